@@ -1,0 +1,37 @@
+import Crypto
+import Foundation
+
+/// Builds compact JWS tokens (RFC 7515) for id tokens, including the deliberately broken ones that
+/// the control API hands out so that verifiers can be tested against each attack.
+enum JWS {
+    /// How the token is signed.
+    enum Signature {
+        /// RS256 with the key; the honest case.
+        case rs256(SigningKey)
+        /// HS256 keyed with the given bytes: the RS256/HS256 confusion attack uses the public key PEM.
+        case hs256(Data)
+        /// `alg: none`, empty signature segment.
+        case none
+        /// RS256 signature, then one bit flipped.
+        case corruptedRS256(SigningKey)
+    }
+
+    static func compact(header: JSONValue, payload: JSONValue, signature: Signature) throws -> String {
+        let signingInput = Base64URL.encode(header.encoded()) + "." + Base64URL.encode(payload.encoded())
+        let bytes: Data
+        switch signature {
+        case .rs256(let key):
+            bytes = try key.signRS256(Data(signingInput.utf8))
+        case .hs256(let secret):
+            let mac = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: SymmetricKey(data: secret))
+            bytes = Data(mac)
+        case .none:
+            bytes = Data()
+        case .corruptedRS256(let key):
+            var signed = try key.signRS256(Data(signingInput.utf8))
+            signed[signed.startIndex] ^= 0x01
+            bytes = signed
+        }
+        return signingInput + "." + Base64URL.encode(bytes)
+    }
+}

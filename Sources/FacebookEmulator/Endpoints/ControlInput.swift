@@ -1,0 +1,42 @@
+import Foundation
+
+/// Fields of a control-API call, from a JSON body or, for curl convenience, form/query parameters.
+struct ControlInput: Sendable {
+    let request: EmulatorRequest
+
+    func string(_ name: String) -> String? {
+        if let value = request.json?[name] {
+            switch value {
+            case .string(let text): return text.isEmpty ? nil : text
+            case .int(let number): return String(number)
+            case .double(let number): return String(number)
+            case .bool(let flag): return String(flag)
+            default: return nil
+            }
+        }
+        return request[name]
+    }
+
+    func requiredString(_ name: String) throws -> String {
+        guard let value = string(name) else { throw ControlError.missing(name) }
+        return value
+    }
+
+    func int(_ name: String) throws -> Int? {
+        guard let text = string(name) else { return nil }
+        guard let value = Int(text) ?? Double(text).flatMap({ $0.rounded() == $0 ? Int($0) : nil }) else {
+            throw ControlError(code: "invalid_field", "'\(name)' must be an integer")
+        }
+        return value
+    }
+
+    func bool(_ name: String) -> Bool? {
+        string(name).map { ["true", "1", "yes"].contains($0.lowercased()) }
+    }
+
+    /// A list given as a JSON array of strings or a comma-separated string.
+    func list(_ name: String) -> [String]? {
+        if let array = request.json?[name]?.arrayValue { return array.compactMap(\.stringValue) }
+        return string(name).map(Permissions.parse)
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension EmulatorEndpoints {
+    /// The control API under `/_emulator/` (documented in the README): minting, revocation, clock,
+    /// keys, faults, call counts and platform callbacks. Not Facebook's, so not in its envelope.
+    func control(_ request: EmulatorRequest, path: [String]) async throws -> Response {
+        let input = ControlInput(request: request)
+        switch (request.method, path) {
+        case (.get, []): return .json(await overview(request))
+        case (.post, ["tokens"]): return .json(try await mintToken(input))
+        case (.post, ["id-tokens"]): return .json(try await mintIDToken(input))
+        case (.post, ["tokens", "revoke"]): return .json(try await revoke(input))
+        case (.post, ["tokens", "expire"]):
+            guard await state.expire(token: try input.requiredString("access_token")) else {
+                throw ControlError(.notFound, code: "unknown_token", "the emulator did not issue this token")
+            }
+            return .json(["expired": true])
+        case (.get, ["clock"]): return .json(["now": .int(Int(await state.now().timeIntervalSince1970))])
+        case (.post, ["clock"]): return .json(try await moveClock(input))
+        case (.get, ["keys"]): return .json(await keyList())
+        case (.post, ["keys", "rotate"]):
+            _ = try await state.rotateKey()
+            return .json(await keyList())
+        case (.post, ["keys"]):
+            _ = try await state.addKey()
+            return .json(await keyList())
+        case (.delete, let parts) where parts.count == 2 && parts[0] == "keys":
+            guard await state.removeKey(kid: parts[1]) else {
+                throw ControlError(.notFound, code: "unknown_key", "no removable key '\(parts[1])' (the last key stays)")
+            }
+            return .json(await keyList())
+        case (.get, ["faults"]): return .json(["faults": .array(await state.faults.map(Self.describe))])
+        case (.post, ["faults"]):
+            let fault = try faultFrom(input)
+            await state.addFault(fault)
+            return .json(Self.describe(fault))
+        case (.delete, ["faults"]):
+            await state.clearFaults()
+            return .json(["faults": []])
+        case (.get, ["calls"]):
+            return .json(["calls": .object(await state.callCounts().mapValues(JSONValue.int))])
+        case (.delete, ["calls"]):
+            await state.resetCallCounts()
+            return .json(["calls": [:]])
+        case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
+        case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
+        default:
+            throw ControlError(.notFound, code: "unknown_control", "no control endpoint \(request.method) /_emulator/\(path.joined(separator: "/"))")
+        }
+    }
+
+    /// Apps (with secrets: this is a development tool), people with their per-app ids, keys, time.
+    private func overview(_ request: EmulatorRequest) async -> JSONValue {
+        let apps = await state.allApps()
+        let people = await state.allPeople()
+        return [
+            "apps": .array(
+                apps.map {
+                    [
+                        "id": .string($0.id), "name": .string($0.name), "secret": .string($0.secret),
+                        "redirect_uris": .array($0.redirectURIs.map(JSONValue.string)),
+                        "require_appsecret_proof": .bool($0.requireAppSecretProof),
+                    ]
+                }),
+            "users": .array(
+                people.map { person in
+                    [
+                        "key": .string(person.key), "name": .string(person.name),
+                        "email": person.email.map(JSONValue.string) ?? .null,
+                        "ids": .object(
+                            Dictionary(
+                                uniqueKeysWithValues: apps.map {
+                                    ($0.id, JSONValue.string(EmulatorState.appScopedID(appID: $0.id, personKey: person.key)))
+                                })),
+                    ]
+                }),
+            "keys": .array(await state.keys.map { .string($0.kid) }),
+            "now": .int(Int(await state.now().timeIntervalSince1970)),
+            "issuer": .string(state.issuer),
+            "base_url": .string(request.baseURL),
+        ]
+    }
+
+    /// The app and person a control call names (`app_id` + `user`, key or app-scoped id).
+    private func appAndPerson(_ input: ControlInput) async throws -> (EmulatorApp, Person) {
+        let appID = try input.requiredString("app_id")
+        guard let app = await state.app(appID) else { throw ControlError.unknownApp(appID) }
+        let reference = try input.requiredString("user")
+        guard let person = await state.resolvePerson(reference, appID: app.id) else {
+            throw ControlError.unknownUser(reference)
+        }
+        return (app, person)
+    }
+
+    /// Grants `scopes` (or the app's defaults) and issues a token without the dialog.
+    private func mintToken(_ input: ControlInput) async throws -> JSONValue {
+        let (app, person) = try await appAndPerson(input)
+        let scopes = try validScopes(input.list("scopes") ?? app.defaultPermissions)
+        let grant = await state.recordGrant(appID: app.id, personKey: person.key, granted: Set(scopes), declined: [])
+        let lifetime: TimeInterval? =
+            input.bool("short_lived") == true ? nil : TimeInterval(try input.int("lifetime_seconds") ?? Int(state.lifetimes.longLivedToken))
+        if let lifetime, lifetime <= 0 {
+            throw ControlError(code: "invalid_field", "'lifetime_seconds' must be positive")
+        }
+        let record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
+        let now = await state.now()
+        return [
+            "access_token": .string(record.token),
+            "user_id": .string(EmulatorState.appScopedID(appID: app.id, personKey: person.key)),
+            "expires_at": .int(Int(record.expiresAt?.timeIntervalSince1970 ?? 0)),
+            "expires_in": .int(Int(record.expiresAt?.timeIntervalSince(now) ?? 0)),
+            "scopes": .array(grant.granted.sorted().map(JSONValue.string)),
+            "appsecret_proof": .string(AppSecretProof.compute(accessToken: record.token, secret: app.secret)),
+        ]
+    }
+
+    /// Signs a Limited Login id token directly, honest or with one `defect`.
+    private func mintIDToken(_ input: ControlInput) async throws -> JSONValue {
+        let (app, person) = try await appAndPerson(input)
+        var defect: IDTokenDefect?
+        if let name = input.string("defect") {
+            guard let parsed = IDTokenDefect(rawValue: name) else {
+                let names = IDTokenDefect.allCases.map(\.rawValue).joined(separator: ", ")
+                throw ControlError(code: "invalid_field", "unknown defect '\(name)'; one of: \(names)")
+            }
+            defect = parsed
+        }
+        let scopes = try validScopes(input.list("scopes") ?? app.defaultPermissions)
+        _ = await state.recordGrant(appID: app.id, personKey: person.key, granted: Set(scopes), declined: [])
+        guard
+            let minted = try await state.mintIDToken(
+                appID: app.id, personKey: person.key, nonce: input.string("nonce"), accessToken: nil,
+                baseURL: input.request.baseURL, defect: defect)
+        else { throw ControlError.unknownUser(person.key) }
+        return ["id_token": .string(minted.token), "claims": minted.claims]
+    }
+
+    private func validScopes(_ scopes: [String]) throws -> [String] {
+        if let unknown = scopes.first(where: { !Permissions.known.contains($0) }) {
+            throw ControlError(code: "invalid_field", "unknown permission '\(unknown)'")
+        }
+        return scopes
+    }
+
+    /// Revokes one token, or every token of a person in an app, for a reason with its own subcode.
+    private func revoke(_ input: ControlInput) async throws -> JSONValue {
+        let reasonName = input.string("reason") ?? TokenInvalidation.invalidated.rawValue
+        guard let reason = TokenInvalidation(rawValue: reasonName) else {
+            let names = TokenInvalidation.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ControlError(code: "invalid_field", "unknown reason '\(reasonName)'; one of: \(names)")
+        }
+        if let token = input.string("access_token") {
+            guard await state.invalidate(token: token, reason: reason) else {
+                throw ControlError(.notFound, code: "unknown_token", "the emulator did not issue this token")
+            }
+            return ["revoked": 1, "reason": .string(reason.rawValue)]
+        }
+        let (app, person) = try await appAndPerson(input)
+        if reason == .appRemoved {
+            await state.removeApp(appID: app.id, personKey: person.key)
+            return ["revoked": .int(1), "reason": .string(reason.rawValue)]
+        }
+        let count = await state.invalidateTokens(personKey: person.key, appID: app.id, reason: reason)
+        return ["revoked": .int(count), "reason": .string(reason.rawValue)]
+    }
+
+    private func moveClock(_ input: ControlInput) async throws -> JSONValue {
+        let now: Date
+        if let seconds = try input.int("advance_seconds") {
+            now = await state.advanceClock(by: TimeInterval(seconds))
+        } else if let epoch = try input.int("now") {
+            now = await state.setClock(to: Date(timeIntervalSince1970: TimeInterval(epoch)))
+        } else {
+            throw ControlError(code: "missing_field", "give 'advance_seconds' or 'now' (epoch seconds)")
+        }
+        return ["now": .int(Int(now.timeIntervalSince1970))]
+    }
+
+    private func keyList() async -> JSONValue {
+        let keys = await state.keys
+        return ["active": .string(keys.first?.kid ?? ""), "keys": .array(keys.map { .string($0.kid) })]
+    }
+
+    private func faultFrom(_ input: ControlInput) throws -> Fault {
+        let endpoint = input.string("endpoint") ?? "*"
+        guard endpoint == "*" || Endpoint.allNames.contains(endpoint) else {
+            throw ControlError(
+                code: "invalid_field",
+                "unknown endpoint '\(endpoint)'; one of: *, \(Endpoint.allNames.sorted().joined(separator: ", "))")
+        }
+        let latency = try input.int("latency_ms") ?? 0
+        guard (0...60_000).contains(latency) else {
+            throw ControlError(code: "invalid_field", "'latency_ms' must be between 0 and 60000")
+        }
+        var error: GraphError?
+        if let preset = input.string("preset") {
+            guard let found = Fault.preset(preset) else {
+                throw ControlError(
+                    code: "invalid_field",
+                    "unknown preset '\(preset)'; one of: server_error, unknown_error, transient, rate_limit_app, rate_limit_user, rate_limit_custom"
+                )
+            }
+            error = found
+        } else if let code = try input.int("code") {
+            let status = try input.int("status") ?? 400
+            guard (400...599).contains(status) else {
+                throw ControlError(code: "invalid_field", "'status' must be an HTTP error status")
+            }
+            error = GraphError(
+                status: HTTPResponse.Status(code: status), message: input.string("message") ?? "Injected error",
+                type: input.string("type") ?? "OAuthException", code: code, subcode: try input.int("subcode"),
+                isTransient: input.bool("is_transient"))
+        }
+        guard error != nil || latency > 0 else {
+            throw ControlError(code: "missing_field", "give 'preset', 'code' or 'latency_ms'")
+        }
+        let count = try input.int("count")
+        if let count, count <= 0 { throw ControlError(code: "invalid_field", "'count' must be positive") }
+        return Fault(endpoint: endpoint, latencyMilliseconds: latency, error: error, remaining: count)
+    }
+
+    private static func describe(_ fault: Fault) -> JSONValue {
+        var body: [String: JSONValue] = [
+            "endpoint": .string(fault.endpoint), "latency_ms": .int(fault.latencyMilliseconds),
+            "remaining": fault.remaining.map(JSONValue.int) ?? .null,
+        ]
+        if let error = fault.error { body["error"] = error.envelope(traceID: "")["error"] ?? .null }
+        return .object(body)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Hummingbird
+
+extension EmulatorEndpoints {
+    /// `GET /debug_token` (§4): HTTP 200 with `data.is_valid` for any input token, 400 for a bad caller.
+    func debugToken(_ request: EmulatorRequest) async throws -> Response {
+        _ = try await appToken(request)
+        guard let input = request["input_token"] else { throw GraphError.missingParameter("input_token") }
+        return .json(["data": await inspect(input)])
+    }
+
+    private func inspect(_ input: String) async -> JSONValue {
+        guard let record = await state.tokenRecord(input) else {
+            switch await state.validate(token: input) {
+            case .success(.app(let app)):
+                return appTokenData(app)
+            case .success(.user), .failure:
+                let message =
+                    input.contains("|")
+                    ? "Invalid OAuth access token signature." : "Invalid OAuth access token - Cannot parse access token"
+                return ["error": ["code": 190, "message": .string(message)], "is_valid": false, "scopes": []]
+            }
+        }
+        guard let app = await state.app(record.appID) else {
+            return ["error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"], "is_valid": false, "scopes": []]
+        }
+        if record.kind == .app { return appTokenData(app) }
+        var data: [String: JSONValue] = [
+            "app_id": .string(app.id), "type": "USER", "application": .string(app.name),
+            "issued_at": .int(Int(record.issuedAt.timeIntervalSince1970)),
+            "expires_at": .int(Int(record.expiresAt?.timeIntervalSince1970 ?? 0)),
+        ]
+        if let dataAccess = record.dataAccessExpiresAt {
+            data["data_access_expires_at"] = .int(Int(dataAccess.timeIntervalSince1970))
+        }
+        if let personKey = record.personKey {
+            data["user_id"] = .string(EmulatorState.appScopedID(appID: app.id, personKey: personKey))
+            let scopes = await state.grant(appID: app.id, personKey: personKey)?.granted.sorted() ?? []
+            data["scopes"] = .array(scopes.map(JSONValue.string))
+            data["granular_scopes"] = .array(scopes.map { ["scope": .string($0)] })
+        }
+        if let authType = record.authType { data["metadata"] = ["auth_type": .string(authType)] }
+        if let problem = await state.problem(with: record) {
+            var error: [String: JSONValue] = ["code": .int(problem.code), "message": .string(problem.message)]
+            if let subcode = problem.subcode { error["subcode"] = .int(subcode) }
+            data["error"] = .object(error)
+            data["is_valid"] = false
+            if problem.subcode == TokenInvalidation.appRemoved.subcode { data["scopes"] = [] }
+        } else {
+            data["is_valid"] = true
+        }
+        return .object(data)
+    }
+
+    private func appTokenData(_ app: EmulatorApp) -> JSONValue {
+        ["app_id": .string(app.id), "type": "APP", "application": .string(app.name), "is_valid": true, "scopes": []]
+    }
+
+    /// `GET /app`: the app a token belongs to (Parse checks user tokens this way).
+    func appInfo(_ request: EmulatorRequest) async throws -> Response {
+        let appID: String
+        switch try await presentedToken(request) {
+        case .app(let app): appID = app.id
+        case .user(let record): appID = record.appID
+        }
+        guard let app = await state.app(appID) else { throw GraphError.unparsableToken }
+        return .json(["id": .string(app.id), "name": .string(app.name), "link": .string("https://www.facebook.com/games/?app_id=\(app.id)")])
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Hummingbird
+
+extension EmulatorEndpoints {
+    /// Whom a Graph call is about, and for which app.
+    struct Subject {
+        let appID: String
+        let personKey: String
+    }
+
+    /// Resolves `me` or an app-scoped id against the caller's token: a user token may read itself,
+    /// an app token may read any user of its app (§5.1).
+    func subject(id: String, _ request: EmulatorRequest) async throws -> Subject {
+        switch try await presentedToken(request) {
+        case .user(let record):
+            guard let personKey = record.personKey else { throw GraphError.unparsableToken }
+            let ownID = EmulatorState.appScopedID(appID: record.appID, personKey: personKey)
+            guard id == "me" || id == ownID else { throw GraphError.unsupportedGet(id) }
+            return Subject(appID: record.appID, personKey: personKey)
+        case .app(let app):
+            guard id != "me" else { throw GraphError.activeTokenRequired }
+            guard let person = await state.person(scopedID: id, appID: app.id) else {
+                throw GraphError.unsupportedGet(id)
+            }
+            return Subject(appID: app.id, personKey: person.key)
+        }
+    }
+
+    /// `GET /me` and `GET /{id}` with `fields=`.
+    func user(id: String, _ request: EmulatorRequest) async throws -> Response {
+        let subject = try await subject(id: id, request)
+        guard
+            let renderer = await state.renderer(
+                appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
+        else { throw GraphError.unsupportedGet(id) }
+        return .json(try renderer.graphFields(FieldSelection(parsing: request["fields"])))
+    }
+
+    /// `GET /me/permissions` (§5.3).
+    func permissions(id: String, _ request: EmulatorRequest) async throws -> Response {
+        let subject = try await subject(id: id, request)
+        guard
+            let renderer = await state.renderer(
+                appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
+        else { throw GraphError.unsupportedGet(id) }
+        return .json(["data": .array(renderer.permissionEntries())])
+    }
+
+    /// `DELETE /me/permissions[/{permission}]`: removing all de-authorizes the app and kills the
+    /// person's tokens for it (190/458 afterwards); removing one marks it declined.
+    func revokePermissions(id: String, permission: String?, _ request: EmulatorRequest) async throws -> Response {
+        let subject = try await subject(id: id, request)
+        if let permission {
+            guard await state.revokePermission(permission, appID: subject.appID, personKey: subject.personKey) else {
+                throw GraphError(message: "(#100) The permission \(permission) is not granted", code: 100)
+            }
+        } else {
+            await state.removeApp(appID: subject.appID, personKey: subject.personKey)
+        }
+        return .json(["success": true])
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// Routes every request by hand rather than through a trie router: Graph mixes fixed paths
+/// (`/me`, `/debug_token`) with object ids at the same depth and allows an optional version
+/// prefix, which a first-match trie cannot express reliably. Counting, fault injection and the
+/// error envelope all live here, so each endpoint only handles its own success and error cases.
+struct EmulatorResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let endpoints: EmulatorEndpoints
+    let publicURL: String?
+    let maximumBodySize: Int
+    let logger: Logger
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let traceID = RandomString.traceID()
+        var response: Response
+        do {
+            let parsed = try await EmulatorRequest.read(
+                request, publicURL: publicURL, maximumBodySize: maximumBodySize)
+            response = try await route(parsed, traceID: traceID)
+        } catch let error as GraphError {
+            response = .json(error.envelope(traceID: traceID), status: error.status)
+        } catch let error as ControlError {
+            response = .json(error.body, status: error.status)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            response = .json(
+                GraphError(status: .contentTooLarge, message: "Request body too large", code: 1).envelope(
+                    traceID: traceID), status: .contentTooLarge)
+        } catch {
+            // Never a Swift error dump: Facebook's generic failure, and the cause in our log only.
+            logger.error("emulator.request.failed", metadata: ["emulator.error": "\(String(reflecting: error))"])
+            response = .json(
+                GraphError(status: .internalServerError, message: "An unknown error has occurred.", code: 1)
+                    .envelope(traceID: traceID), status: .internalServerError)
+        }
+        response.headers[.init("x-fb-trace-id")!] = traceID
+        response.headers[.init("facebook-api-version")!] = "v21.0"
+        return response
+    }
+
+    private func route(_ request: EmulatorRequest, traceID: String) async throws -> Response {
+        let segments = request.segments
+        if segments.first == "_emulator" {
+            return try await endpoints.control(request, path: Array(segments.dropFirst()))
+        }
+        // Graph lets clients that cannot send DELETE or POST say so with `method=`.
+        var method = request.method
+        if method == .get, let override = request["method"]?.uppercased() {
+            if override == "DELETE" { method = .delete } else if override == "POST" { method = .post }
+        }
+        guard let endpoint = Endpoint.match(method: method, segments: segments) else {
+            throw GraphError.unknownPath(segments.joined(separator: "/"))
+        }
+        if let fault = await endpoints.state.recordCall(endpoint: endpoint.name) {
+            if fault.latencyMilliseconds > 0 {
+                try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds))
+            }
+            if let error = fault.error { throw error }
+        }
+        return try await endpoints.handle(endpoint, request)
+    }
+}

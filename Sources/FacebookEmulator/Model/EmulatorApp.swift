@@ -1,0 +1,73 @@
+import Foundation
+
+/// A Facebook app registered with the emulator.
+public struct EmulatorApp: Sendable, Codable, Equatable {
+    /// The numeric app id, as a string (Facebook's ids overflow 32 bits).
+    public var id: String
+    /// The app secret: signs `signed_request`s, keys `appsecret_proof`, and forms `APPID|SECRET`.
+    public var secret: String
+    /// The display name shown in the dialog and `debug_token`'s `application`.
+    public var name: String
+    /// Redirect URIs the dialog accepts, matched exactly. `fb{id}…://authorize` and Facebook's
+    /// `https://www.facebook.com/connect/login_success.html` are always accepted, as on Facebook.
+    public var redirectURIs: [String]
+    /// "Require App Secret": Graph calls with user tokens must carry a valid `appsecret_proof`.
+    public var requireAppSecretProof: Bool
+    /// Permissions granted when a token is minted through the control API without explicit scopes.
+    public var defaultPermissions: [String]
+
+    /// Creates an app.
+    /// - Parameters:
+    ///   - id: numeric app id.
+    ///   - secret: app secret.
+    ///   - name: display name.
+    ///   - redirectURIs: exact redirect URIs accepted by the dialog.
+    ///   - requireAppSecretProof: whether user-token Graph calls need `appsecret_proof`.
+    ///   - defaultPermissions: what minted tokens get by default.
+    public init(
+        id: String, secret: String, name: String, redirectURIs: [String] = [],
+        requireAppSecretProof: Bool = false, defaultPermissions: [String] = ["public_profile", "email"]
+    ) {
+        self.id = id
+        self.secret = secret
+        self.name = name
+        self.redirectURIs = redirectURIs
+        self.requireAppSecretProof = requireAppSecretProof
+        self.defaultPermissions = defaultPermissions
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, secret, name
+        case redirectURIs = "redirect_uris"
+        case requireAppSecretProof = "require_appsecret_proof"
+        case defaultPermissions = "default_permissions"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            secret: try container.decode(String.self, forKey: .secret),
+            name: try container.decodeIfPresent(String.self, forKey: .name) ?? "App",
+            redirectURIs: try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? [],
+            requireAppSecretProof: try container.decodeIfPresent(Bool.self, forKey: .requireAppSecretProof) ?? false,
+            defaultPermissions: try container.decodeIfPresent([String].self, forKey: .defaultPermissions)
+                ?? ["public_profile", "email"]
+        )
+    }
+
+    /// The literal app token Facebook accepts wherever an app token is needed.
+    var literalAppToken: String { "\(id)|\(secret)" }
+
+    /// Whether the dialog may redirect to `uri` for this app.
+    func accepts(redirectURI uri: String) -> Bool {
+        if redirectURIs.contains(uri) { return true }
+        if uri == "https://www.facebook.com/connect/login_success.html" { return true }
+        // The iOS SDK's `fb{APP_ID}{suffix}://authorize`, which Facebook allows for every iOS app.
+        let scheme = "fb\(id)"
+        guard uri.hasPrefix(scheme), let range = uri.range(of: "://") else { return false }
+        let suffix = uri[uri.index(uri.startIndex, offsetBy: scheme.count)..<range.lowerBound]
+        let rest = uri[range.upperBound...]
+        return suffix.allSatisfy { $0.isLetter || $0.isNumber } && (rest == "authorize" || rest == "authorize/")
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// A parsed Graph `fields=` parameter: top-level names with their modifiers
+/// (`picture.type(large)`, `friends.limit(5){name}`).
+struct FieldSelection: Sendable, Equatable {
+    struct Field: Sendable, Equatable {
+        let name: String
+        /// Modifiers like `type(large)` → `["type": "large"]`.
+        let modifiers: [String: String]
+    }
+
+    let fields: [Field]
+
+    /// Without `fields`, Graph answers `id` and `name` only.
+    static let defaultFields = FieldSelection(fields: [.init(name: "id", modifiers: [:]), .init(name: "name", modifiers: [:])])
+
+    init(fields: [Field]) { self.fields = fields }
+
+    /// Parses a `fields` value; `nil` or empty gives the default `id,name`.
+    init(parsing text: String?) {
+        guard let text, !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            self = .defaultFields
+            return
+        }
+        var items: [String] = []
+        var depth = 0
+        var current = ""
+        for character in text {
+            switch character {
+            case "{", "(": depth += 1
+            case "}", ")": depth -= 1
+            case "," where depth == 0:
+                items.append(current)
+                current = ""
+                continue
+            default: break
+            }
+            current.append(character)
+        }
+        items.append(current)
+        var seen = Set<String>()
+        fields = items.compactMap { raw in
+            let item = raw.trimmingCharacters(in: .whitespaces)
+            guard !item.isEmpty else { return nil }
+            let name = String(item.prefix { $0 != "." && $0 != "{" && $0 != "(" })
+            guard seen.insert(name).inserted else { return nil }
+            return Field(name: name, modifiers: Self.modifiers(in: item))
+        }
+    }
+
+    /// Collects `key(value)` pairs that follow dots, e.g. `.type(large).width(200)`.
+    private static func modifiers(in item: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for part in item.split(separator: ".").dropFirst() {
+            guard let open = part.firstIndex(of: "("), let close = part.firstIndex(of: ")"), open < close else {
+                continue
+            }
+            result[String(part[..<open])] = String(part[part.index(after: open)..<close])
+        }
+        return result
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+/// What an `access_token` parameter turned out to be.
+enum PresentedToken: Sendable {
+    /// A valid user token.
+    case user(AccessTokenRecord)
+    /// A valid app token (issued by `client_credentials`, or the literal `APPID|SECRET`).
+    case app(EmulatorApp)
+}
+
+extension EmulatorState {
+    /// Issues a user token for a person who already has a grant for the app.
+    /// - Parameters:
+    ///   - lifetime: seconds until expiry; `nil` gives a short-lived token ending on an hour boundary,
+    ///     one to two hours from now, as Facebook's do.
+    func issueUserToken(appID: String, personKey: String, lifetime: TimeInterval?, authType: String? = nil)
+        -> AccessTokenRecord
+    {
+        let issuedAt = now()
+        let expiresAt: Date
+        if let lifetime {
+            expiresAt = issuedAt.addingTimeInterval(lifetime)
+        } else {
+            let nextHour = (issuedAt.timeIntervalSince1970 / 3600).rounded(.down) * 3600 + 3600
+            expiresAt = Date(timeIntervalSince1970: nextHour + 3600)
+        }
+        let record = AccessTokenRecord(
+            token: RandomString.accessToken(), kind: .user, appID: appID, personKey: personKey, issuedAt: issuedAt,
+            expiresAt: expiresAt, dataAccessExpiresAt: issuedAt.addingTimeInterval(lifetimes.dataAccess),
+            invalidation: nil, authType: authType)
+        tokens[record.token] = record
+        return record
+    }
+
+    /// Issues an app token `APPID|random` (`client_credentials`).
+    func issueAppToken(appID: String) -> String {
+        let record = AccessTokenRecord(
+            token: "\(appID)|\(RandomString.alphanumeric(27))", kind: .app, appID: appID, personKey: nil,
+            issuedAt: now(), expiresAt: nil, dataAccessExpiresAt: nil, invalidation: nil, authType: nil)
+        tokens[record.token] = record
+        return record.token
+    }
+
+    /// The stored record for a token string, valid or not.
+    func tokenRecord(_ token: String) -> AccessTokenRecord? { tokens[token] }
+
+    /// Resolves a presented token, or the Graph error Facebook would answer for it (§6.3).
+    func validate(token: String) -> Result<PresentedToken, GraphError> {
+        if let record = tokens[token] {
+            if let error = problem(with: record) { return .failure(error) }
+            if record.kind == .app {
+                guard let app = apps[record.appID] else { return .failure(.unparsableToken) }
+                return .success(.app(app))
+            }
+            return .success(.user(record))
+        }
+        // The literal `APPID|SECRET` works wherever an app token does (§3.3).
+        let parts = token.split(separator: "|", maxSplits: 1)
+        if parts.count == 2, let app = apps[String(parts[0])] {
+            guard ConstantTime.equals(String(parts[1]), app.secret) else {
+                return .failure(GraphError(message: "Invalid OAuth access token signature.", code: 190))
+            }
+            return .success(.app(app))
+        }
+        return .failure(.unparsableToken)
+    }
+
+    /// Why a known token no longer works, or `nil` while it does.
+    func problem(with record: AccessTokenRecord) -> GraphError? {
+        if let invalidation = record.invalidation {
+            return GraphError(message: invalidation.message(appID: record.appID), code: 190, subcode: invalidation.subcode)
+        }
+        let current = now()
+        if let expiresAt = record.expiresAt, expiresAt <= current {
+            return .expired(
+                expiredAt: FacebookDateText.format(expiresAt), now: FacebookDateText.format(current))
+        }
+        if record.kind == .user, let personKey = record.personKey {
+            guard people[personKey] != nil else { return .unparsableToken }
+            guard grants[GrantKey(appID: record.appID, personKey: personKey)] != nil else {
+                return GraphError(
+                    message: TokenInvalidation.appRemoved.message(appID: record.appID), code: 190,
+                    subcode: TokenInvalidation.appRemoved.subcode)
+            }
+        }
+        return nil
+    }
+
+    /// Revokes one token for `reason`; `false` if the emulator never issued it.
+    func invalidate(token: String, reason: TokenInvalidation) -> Bool {
+        guard tokens[token] != nil else { return false }
+        tokens[token]?.invalidation = reason
+        return true
+    }
+
+    /// Revokes every token of a person (in one app, or all apps when `appID` is `nil`).
+    @discardableResult
+    func invalidateTokens(personKey: String, appID: String?, reason: TokenInvalidation) -> Int {
+        var count = 0
+        for (token, record) in tokens
+        where record.personKey == personKey && (appID == nil || record.appID == appID) && record.invalidation == nil {
+            tokens[token]?.invalidation = reason
+            count += 1
+        }
+        return count
+    }
+
+    /// Makes a token expire now (subcode 463 from then on).
+    func expire(token: String) -> Bool {
+        guard tokens[token] != nil else { return false }
+        tokens[token]?.expiresAt = now()
+        return true
+    }
+
+    // MARK: Codes
+
+    /// Stores a dialog code.
+    func issueCode(_ code: AuthorizationCode) { codes[code.code] = code }
+
+    /// Redeems a code once, with Facebook's error for each mismatch (§3.6).
+    /// Either `secretVerified` or a verifier answering the code's challenge must be given.
+    func redeemCode(
+        _ value: String, appID: String, redirectURI: String, verifier: String?, secretVerified: Bool
+    ) -> Result<AuthorizationCode, GraphError> {
+        guard var code = codes[value], code.appID == appID else {
+            return .failure(GraphError(message: "Invalid verification code format.", code: 100))
+        }
+        guard !code.used else {
+            return .failure(GraphError(message: "This authorization code has been used.", code: 100, subcode: 36009))
+        }
+        guard now() < code.issuedAt.addingTimeInterval(lifetimes.code) else {
+            return .failure(GraphError(message: "This authorization code has expired.", code: 100, subcode: 36007))
+        }
+        guard code.redirectURI == redirectURI else {
+            return .failure(
+                GraphError(
+                    message:
+                        "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
+                    code: 100, subcode: 36008))
+        }
+        if let verifier {
+            guard let challenge = code.challenge, let method = code.challengeMethod,
+                PKCE.verify(verifier: verifier, challenge: challenge, method: method)
+            else {
+                return .failure(GraphError(message: "Invalid code verifier.", code: 100))
+            }
+        } else if !secretVerified {
+            return .failure(GraphError(message: "Missing client_secret parameter.", code: 100))
+        }
+        code.used = true
+        codes[value] = code
+        return .success(code)
+    }
+}
+
+/// Facebook's date wording in token errors: "Wednesday, 16-Nov-22 07:45:51 PST".
+enum FacebookDateText {
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "America/Los_Angeles")
+        formatter.dateFormat = "EEEE, dd-MMM-yy HH:mm:ss zzz"
+        return formatter.string(from: date)
+    }
+}

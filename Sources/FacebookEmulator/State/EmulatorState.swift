@@ -1,0 +1,212 @@
+import Crypto
+import Foundation
+
+/// All mutable emulator state: apps, people, grants, tokens, codes, keys, clock offset, faults and call
+/// counts. One actor, so every request sees a consistent world without locks.
+actor EmulatorState {
+    struct GrantKey: Hashable {
+        let appID: String
+        let personKey: String
+    }
+
+    /// An app-scoped id resolved back to its app and person.
+    struct ScopedUser: Equatable {
+        let appID: String
+        let personKey: String
+    }
+
+    let lifetimes: Lifetimes
+    /// The `iss` of id tokens.
+    let issuer: String
+    private let wallClock: @Sendable () -> Date
+    private var clockOffset: TimeInterval = 0
+
+    private(set) var apps: [String: EmulatorApp] = [:]
+    private(set) var appOrder: [String] = []
+    private(set) var people: [String: Person] = [:]
+    private(set) var personOrder: [String] = []
+    private var scopedIndex: [String: ScopedUser] = [:]
+    var grants: [GrantKey: Grant] = [:]
+    var tokens: [String: AccessTokenRecord] = [:]
+    var codes: [String: AuthorizationCode] = [:]
+    /// Signing keys; the first signs, all are published.
+    var keys: [SigningKey] = []
+    var faults: [Fault] = []
+    var calls: [String: Int] = [:]
+
+    struct Lifetimes: Sendable {
+        let longLivedToken: TimeInterval
+        let dataAccess: TimeInterval
+        let code: TimeInterval
+    }
+
+    init(configuration: EmulatorConfiguration) throws {
+        self.wallClock = configuration.clock
+        self.issuer = configuration.issuer
+        self.lifetimes = Lifetimes(
+            longLivedToken: configuration.longLivedTokenLifetime, dataAccess: configuration.dataAccessLifetime,
+            code: configuration.codeLifetime)
+        let start = configuration.clock()
+        let seed = configuration.seed
+        for app in seed.apps { Self.insert(app, into: &apps, order: &appOrder) }
+        for user in seed.users {
+            people[user.person.key] = user.person
+            personOrder.append(user.person.key)
+            for (appID, permissions) in user.grants {
+                grants[GrantKey(appID: appID, personKey: user.person.key)] = Grant(
+                    granted: Set(permissions), installedAt: start)
+            }
+        }
+        scopedIndex = Self.scopedIndex(appIDs: appOrder, personKeys: personOrder)
+        keys = try seed.signingKeys.map { try SigningKey(pem: $0, now: start) }
+        if keys.isEmpty { keys = [try SigningKey.generate(now: start)] }
+    }
+
+    private static func insert(_ app: EmulatorApp, into apps: inout [String: EmulatorApp], order: inout [String]) {
+        if apps[app.id] == nil { order.append(app.id) }
+        apps[app.id] = app
+    }
+
+    // MARK: Clock
+
+    /// The emulator's time: the wall clock plus the offset moved through the control API.
+    func now() -> Date { wallClock().addingTimeInterval(clockOffset) }
+
+    /// Moves the emulator's clock forward (or back) and returns the new time.
+    func advanceClock(by seconds: TimeInterval) -> Date {
+        clockOffset += seconds
+        return now()
+    }
+
+    /// Sets the emulator's clock to `date` and returns it.
+    func setClock(to date: Date) -> Date {
+        clockOffset = date.timeIntervalSince(wallClock())
+        return now()
+    }
+
+    // MARK: Apps and people
+
+    func app(_ id: String) -> EmulatorApp? { apps[id] }
+
+    /// Apps in registration order.
+    func allApps() -> [EmulatorApp] { appOrder.compactMap { apps[$0] } }
+
+    func person(key: String) -> Person? { people[key] }
+
+    /// People in seed order, then test users in creation order.
+    func allPeople() -> [Person] { personOrder.compactMap { people[$0] } }
+
+    /// The id `personKey` has in `appID`: stable (a hash), numeric and 16 digits, like Facebook's ASIDs.
+    nonisolated static func appScopedID(appID: String, personKey: String) -> String {
+        let digest = SHA256.hash(data: Data("asid:\(appID):\(personKey)".utf8))
+        let value = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return String(1_000_000_000_000_000 + value % 9_000_000_000_000_000)
+    }
+
+    /// Resolves an app-scoped id to its person; `nil` if the id belongs to another app or nobody.
+    func person(scopedID: String, appID: String) -> Person? {
+        guard let scoped = scopedIndex[scopedID], scoped.appID == appID else { return nil }
+        return people[scoped.personKey]
+    }
+
+    /// Resolves an app-scoped id to its app and person, whatever the app.
+    func scopedUser(_ scopedID: String) -> ScopedUser? { scopedIndex[scopedID] }
+
+    /// Accepts either a person key (`alice`) or an app-scoped id, as the control API does.
+    func resolvePerson(_ reference: String, appID: String) -> Person? {
+        people[reference] ?? person(scopedID: reference, appID: appID)
+    }
+
+    private static func scopedIndex(appIDs: [String], personKeys: [String]) -> [String: ScopedUser] {
+        var index: [String: ScopedUser] = [:]
+        for appID in appIDs {
+            for key in personKeys {
+                index[appScopedID(appID: appID, personKey: key)] = ScopedUser(appID: appID, personKey: key)
+            }
+        }
+        return index
+    }
+
+    private func indexScopedID(appID: String, personKey: String) {
+        scopedIndex[Self.appScopedID(appID: appID, personKey: personKey)] = ScopedUser(
+            appID: appID, personKey: personKey)
+    }
+
+    /// Adds a person (the test-user API) and indexes their ids in every app.
+    func addPerson(_ person: Person) {
+        if people[person.key] == nil { personOrder.append(person.key) }
+        people[person.key] = person
+        for appID in appOrder { indexScopedID(appID: appID, personKey: person.key) }
+    }
+
+    /// Deletes a person with their grants and tokens; their tokens then fail as unparsable.
+    func removePerson(key: String) {
+        people[key] = nil
+        personOrder.removeAll { $0 == key }
+        scopedIndex = scopedIndex.filter { $0.value.personKey != key }
+        grants = grants.filter { $0.key.personKey != key }
+        tokens = tokens.filter { $0.value.personKey != key }
+        codes = codes.filter { $0.value.personKey != key }
+    }
+
+    /// Updates a person's name or password (test-user `POST /{id}`).
+    func updatePerson(key: String, name: String?, password: String?) -> Bool {
+        guard var person = people[key] else { return false }
+        if let name {
+            person.name = name
+            let parts = name.split(separator: " ").map(String.init)
+            person.firstName = parts.first
+            person.lastName = parts.count > 1 ? parts.last : nil
+        }
+        if let password {
+            person.password = password
+            // A new password invalidates the person's sessions everywhere, as on Facebook.
+            invalidateTokens(personKey: key, appID: nil, reason: .passwordChanged)
+        }
+        people[key] = person
+        return true
+    }
+
+    /// Makes two people friends (test-user `POST /{u1}/friends/{u2}`).
+    func befriend(_ first: String, _ second: String) -> Bool {
+        guard people[first] != nil, people[second] != nil, first != second else { return false }
+        if people[first]?.friends.contains(second) == false { people[first]?.friends.append(second) }
+        if people[second]?.friends.contains(first) == false { people[second]?.friends.append(first) }
+        return true
+    }
+
+    // MARK: Grants
+
+    func grant(appID: String, personKey: String) -> Grant? {
+        grants[GrantKey(appID: appID, personKey: personKey)]
+    }
+
+    /// Records a dialog's outcome or a minted token's scopes.
+    func recordGrant(appID: String, personKey: String, granted: Set<String>, declined: Set<String>) -> Grant {
+        let key = GrantKey(appID: appID, personKey: personKey)
+        var grant = grants[key] ?? Grant(granted: [], installedAt: now())
+        grant.merge(granted: granted, declined: declined)
+        grants[key] = grant
+        return grant
+    }
+
+    /// `DELETE /me/permissions`: removes the app for the person, invalidating their tokens (458).
+    func removeApp(appID: String, personKey: String) {
+        grants[GrantKey(appID: appID, personKey: personKey)] = nil
+        invalidateTokens(personKey: personKey, appID: appID, reason: .appRemoved)
+    }
+
+    /// `DELETE /me/permissions/{permission}`: the permission becomes declined.
+    func revokePermission(_ permission: String, appID: String, personKey: String) -> Bool {
+        let key = GrantKey(appID: appID, personKey: personKey)
+        guard var grant = grants[key], grant.granted.contains(permission) else { return false }
+        if permission == "public_profile" {
+            removeApp(appID: appID, personKey: personKey)
+            return true
+        }
+        grant.granted.remove(permission)
+        grant.declined.insert(permission)
+        grants[key] = grant
+        return true
+    }
+}

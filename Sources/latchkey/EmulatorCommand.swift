@@ -1,0 +1,62 @@
+import ArgumentParser
+import FacebookEmulator
+import Foundation
+import Hummingbird
+import Logging
+
+/// `latchkey emulator`: a local Facebook (dialog, tokens, Graph, OIDC, test users, controls).
+struct EmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulator",
+        abstract: "Run the Facebook emulator.",
+        discussion: """
+            Each option can also be set in the environment: LATCHKEY_EMULATOR_HOST, LATCHKEY_EMULATOR_PORT, \
+            LATCHKEY_EMULATOR_SEED, LATCHKEY_EMULATOR_PUBLIC_URL, LATCHKEY_EMULATOR_ISSUER. Flags win.
+            """
+    )
+
+    @Option(help: "Address to bind (loopback by default: the control API has no authentication).")
+    var host: String?
+
+    @Option(help: "Port to bind (0 picks a free one).")
+    var port: Int?
+
+    @Option(help: "JSON seed file with apps, users and optional signing keys (default: the demo world).")
+    var seed: String?
+
+    @Option(help: "Base URL handed out in discovery, picture and login URLs (default: from each request's Host).")
+    var publicURL: String?
+
+    @Option(help: "The iss of id tokens.")
+    var issuer: String?
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    mutating func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = EmulatorConfiguration()
+        configuration.host = host ?? environment["LATCHKEY_EMULATOR_HOST"] ?? configuration.host
+        if let port = port ?? environment["LATCHKEY_EMULATOR_PORT"].flatMap(Int.init) { configuration.port = port }
+        configuration.publicURL = publicURL ?? environment["LATCHKEY_EMULATOR_PUBLIC_URL"]
+        configuration.issuer = issuer ?? environment["LATCHKEY_EMULATOR_ISSUER"] ?? configuration.issuer
+        if let path = seed ?? environment["LATCHKEY_EMULATOR_SEED"] {
+            configuration.seed = try EmulatorSeed.load(contentsOf: URL(fileURLWithPath: path))
+        }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var logger = Logger(label: "latchkey.emulator")
+        logger.logLevel = logLevel
+        let seed = configuration.seed
+        let host = configuration.host
+        let app = try await buildEmulator(configuration: configuration, logger: logger) { channel in
+            let port = channel.localAddress?.port ?? 0
+            // Written unbuffered: under a pipe, print() would hold the banner until exit.
+            FileHandle.standardOutput.write(Data((EmulatorBanner.text(seed: seed, baseURL: "http://\(host):\(port)") + "\n").utf8))
+        }
+        try await app.runService()
+    }
+}

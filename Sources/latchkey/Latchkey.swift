@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// The `latchkey` command: thin, it reads configuration and runs what the library builds.
+@main
+struct Latchkey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latchkey",
+        abstract: "Self-hosted Login with Facebook, and a Facebook emulator for offline development.",
+        subcommands: [EmulatorCommand.self]
+    )
+}
