@@ -19,8 +19,14 @@ public enum SignedRequest {
     /// Signs `payload` (which should carry `algorithm: HMAC-SHA256`) with the app secret.
     public static func sign(payload: JSONValue, secret: String) -> String {
         let encodedPayload = Base64URL.encode(payload.encoded())
-        let mac = HMAC<SHA256>.authenticationCode(for: Data(encodedPayload.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return Base64URL.encode(Data(mac)) + "." + encodedPayload
+        return signature(encodedPayload: encodedPayload, secret: secret) + "." + encodedPayload
+    }
+
+    /// The signature segment for an already encoded payload segment.
+    static func signature(encodedPayload: String, secret: String) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Data(encodedPayload.utf8), using: SymmetricKey(data: Data(secret.utf8)))
+        return Base64URL.encode(Data(mac))
     }
 
     /// Builds a signed request and applies `tampering`, if any.
