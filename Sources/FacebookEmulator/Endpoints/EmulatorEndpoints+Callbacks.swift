@@ -35,6 +35,10 @@ extension EmulatorEndpoints {
             }
             tampering = parsed
         }
+        let timeout = try input.int("timeout_ms") ?? 10_000
+        guard (100...60_000).contains(timeout) else {
+            throw ControlError(code: "invalid_field", "'timeout_ms' must be between 100 and 60000")
+        }
         let issuedAt = Int(await state.now().timeIntervalSince1970)
         var payload: [String: JSONValue] = [
             "user_id": .string(userID), "algorithm": "HMAC-SHA256", "issued_at": .int(issuedAt),
@@ -50,7 +54,7 @@ extension EmulatorEndpoints {
         let status: Int
         let body: String
         do {
-            let response = try await httpClient.execute(outgoing, timeout: .seconds(10))
+            let response = try await httpClient.execute(outgoing, timeout: .milliseconds(Int64(timeout)))
             status = Int(response.status.code)
             body = String(buffer: try await response.body.collect(upTo: 64 * 1024))
         } catch {
