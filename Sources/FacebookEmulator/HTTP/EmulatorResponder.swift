@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOCore
 
 /// Routes every request by hand rather than through a trie router: Graph mixes fixed paths
 /// (`/me`, `/debug_token`) with object ids at the same depth and allows an optional version
@@ -26,7 +27,7 @@ struct EmulatorResponder: HTTPResponder {
             response = .json(error.envelope(traceID: traceID), status: error.status)
         } catch let error as ControlError {
             response = .json(error.body, status: error.status)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is NIOTooManyBytesError {
             response = .json(
                 GraphError(status: .contentTooLarge, message: "Request body too large", code: 1).envelope(
                     traceID: traceID), status: .contentTooLarge)

@@ -63,11 +63,12 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     func accepts(redirectURI uri: String) -> Bool {
         if redirectURIs.contains(uri) { return true }
         if uri == "https://www.facebook.com/connect/login_success.html" { return true }
-        // The iOS SDK's `fb{APP_ID}{suffix}://authorize`, which Facebook allows for every iOS app.
+        // The iOS SDK's `fb{APP_ID}{suffix}://authorize`, which Facebook allows for every iOS app;
+        // the suffix is lowercase letters only, so `fb1234` never passes for app `123`.
         let scheme = "fb\(id)"
         guard uri.hasPrefix(scheme), let range = uri.range(of: "://") else { return false }
         let suffix = uri[uri.index(uri.startIndex, offsetBy: scheme.count)..<range.lowerBound]
         let rest = uri[range.upperBound...]
-        return suffix.allSatisfy { $0.isLetter || $0.isNumber } && (rest == "authorize" || rest == "authorize/")
+        return suffix.allSatisfy { $0.isASCII && $0.isLowercase } && (rest == "authorize" || rest == "authorize/")
     }
 }
