@@ -22,7 +22,8 @@ enum EmulatorBanner {
                 "  curl -s -X POST \(baseURL)/_emulator/tokens -H 'content-type: application/json' -d '{\"app_id\":\"\(first.id)\",\"user\":\"\(seed.users.first?.person.key ?? "alice")\"}'"
             )
             lines.append("  curl -s \"\(baseURL)/v21.0/me?fields=id,name,email&access_token=TOKEN\"")
-            lines.append("  curl -s \"\(baseURL)/debug_token?input_token=TOKEN&access_token=\(first.id)|\(first.secret)\"")
+            lines.append(
+                "  curl -s \"\(baseURL)/debug_token?input_token=TOKEN&access_token=\(first.id)|\(first.secret)\"")
             lines.append(
                 "  open \(baseURL)/dialog/oauth?client_id=\(first.id)&redirect_uri=https://www.facebook.com/connect/login_success.html"
             )

@@ -55,7 +55,8 @@ struct EmulatorCommand: AsyncParsableCommand {
         let app = try await buildEmulator(configuration: configuration, logger: logger) { channel in
             let port = channel.localAddress?.port ?? 0
             // Written unbuffered: under a pipe, print() would hold the banner until exit.
-            FileHandle.standardOutput.write(Data((EmulatorBanner.text(seed: seed, baseURL: "http://\(host):\(port)") + "\n").utf8))
+            FileHandle.standardOutput.write(
+                Data((EmulatorBanner.text(seed: seed, baseURL: "http://\(host):\(port)") + "\n").utf8))
         }
         try await app.runService()
     }

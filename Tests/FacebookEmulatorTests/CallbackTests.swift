@@ -51,7 +51,10 @@ struct CallbackTests {
             try await withEmulator { emulator in
                 let response = try await emulator.post(
                     "/_emulator/callbacks/deauthorize",
-                    json: ["app_id": .string(Demo.appID), "user": "alice", "url": .string("http://127.0.0.1:\(port)/facebook/deauthorize")])
+                    json: [
+                        "app_id": .string(Demo.appID), "user": "alice",
+                        "url": .string("http://127.0.0.1:\(port)/facebook/deauthorize"),
+                    ])
                 #expect(response.status == .ok)
                 #expect(try response.json()["status"] == 200)
                 let signed = try #require(await received.signedRequests.first)
@@ -65,10 +68,13 @@ struct CallbackTests {
 
     @Test("data deletion carries expires and checks the reply has url and confirmation_code")
     func dataDeletion() async throws {
-        try await Self.withReceiver(deletionReply: #"{"url":"https://app.example/deletion?id=abc","confirmation_code":"abc"}"#) { port, received in
+        try await Self.withReceiver(
+            deletionReply: #"{"url":"https://app.example/deletion?id=abc","confirmation_code":"abc"}"#
+        ) { port, received in
             try await withEmulator { emulator in
                 let body: JSONValue = [
-                    "app_id": .string(Demo.appID), "user": "bob", "url": .string("http://127.0.0.1:\(port)/facebook/deletion"),
+                    "app_id": .string(Demo.appID), "user": "bob",
+                    "url": .string("http://127.0.0.1:\(port)/facebook/deletion"),
                 ]
                 let response = try await emulator.post("/_emulator/callbacks/data-deletion", json: body).json()
                 #expect(response["valid_response"] == true)
@@ -80,7 +86,8 @@ struct CallbackTests {
         try await Self.withReceiver(deletionReply: #"{"ok":true}"#) { port, _ in
             try await withEmulator { emulator in
                 let body: JSONValue = [
-                    "app_id": .string(Demo.appID), "user": "bob", "url": .string("http://127.0.0.1:\(port)/facebook/deletion"),
+                    "app_id": .string(Demo.appID), "user": "bob",
+                    "url": .string("http://127.0.0.1:\(port)/facebook/deletion"),
                 ]
                 let response = try await emulator.post("/_emulator/callbacks/data-deletion", json: body).json()
                 #expect(response["valid_response"] == false)
@@ -107,17 +114,23 @@ struct CallbackTests {
     @Test("the bk-rs test vector: Facebook's signature over the encoded payload")
     func knownVector() {
         let payload = "eyJ1c2VyX2lkIjoiMCIsImFsZ29yaXRobSI6IkhNQUMtU0hBMjU2IiwiaXNzdWVkX2F0IjoxNjI0MjQ0MTU2fQ"
-        #expect(SignedRequest.signature(encodedPayload: payload, secret: "key") == "Mf_s6nTb38UYqioBmPqu0Ewm9souPZB9I2fIGwV729U")
+        #expect(
+            SignedRequest.signature(encodedPayload: payload, secret: "key")
+                == "Mf_s6nTb38UYqioBmPqu0Ewm9souPZB9I2fIGwV729U")
     }
 
     @Test("an unreachable or invalid URL is a control error, not a crash")
     func badTargets() async throws {
         try await withEmulator { emulator in
             let invalid = try await emulator.post(
-                "/_emulator/callbacks/deauthorize", json: ["app_id": .string(Demo.appID), "user": "alice", "url": "ftp://x"])
+                "/_emulator/callbacks/deauthorize",
+                json: ["app_id": .string(Demo.appID), "user": "alice", "url": "ftp://x"])
             #expect(try invalid.json()["error"]?["code"] == "invalid_field")
             let unreachable = try await emulator.post(
-                "/_emulator/callbacks/deauthorize", json: ["app_id": .string(Demo.appID), "user": "alice", "url": "http://127.0.0.1:1/x", "timeout_ms": 300])
+                "/_emulator/callbacks/deauthorize",
+                json: [
+                    "app_id": .string(Demo.appID), "user": "alice", "url": "http://127.0.0.1:1/x", "timeout_ms": 300,
+                ])
             #expect(unreachable.status == .badGateway)
             #expect(try unreachable.json()["error"]?["code"] == "callback_failed")
         }

@@ -20,8 +20,14 @@ struct ControlTests {
     @Test("the clock moves forward and can be set")
     func clock() async throws {
         try await withEmulator { emulator in
-            #expect(try await emulator.post("/_emulator/clock", json: ["advance_seconds": 90]).json() == ["now": 1_800_000_090])
-            #expect(try await emulator.post("/_emulator/clock", json: ["now": 1_900_000_000]).json() == ["now": 1_900_000_000])
+            #expect(
+                try await emulator.post("/_emulator/clock", json: ["advance_seconds": 90]).json() == [
+                    "now": 1_800_000_090
+                ])
+            #expect(
+                try await emulator.post("/_emulator/clock", json: ["now": 1_900_000_000]).json() == [
+                    "now": 1_900_000_000
+                ])
             #expect(try await emulator.get("/_emulator/clock").json() == ["now": 1_900_000_000])
             let missing = try await emulator.post("/_emulator/clock", json: [:])
             #expect(try missing.json()["error"]?["code"] == "missing_field")
@@ -62,14 +68,18 @@ struct ControlTests {
         }
     }
 
-    @Test("presets and custom errors answer in Facebook's envelope", arguments: [
-        ("server_error", 500, 2), ("unknown_error", 500, 1), ("transient", 400, 2), ("rate_limit_app", 403, 4),
-        ("rate_limit_custom", 403, 613),
-    ])
+    @Test(
+        "presets and custom errors answer in Facebook's envelope",
+        arguments: [
+            ("server_error", 500, 2), ("unknown_error", 500, 1), ("transient", 400, 2), ("rate_limit_app", 403, 4),
+            ("rate_limit_custom", 403, 613),
+        ])
     func presets(preset: String, status: Int, code: Int) async throws {
         try await withEmulator { emulator in
-            _ = try await emulator.post("/_emulator/faults", json: ["endpoint": "/debug_token", "preset": .string(preset)])
-            let response = try await emulator.get(EmulatorClient.path("/debug_token", [("input_token", "x"), ("access_token", Demo.appToken)]))
+            _ = try await emulator.post(
+                "/_emulator/faults", json: ["endpoint": "/debug_token", "preset": .string(preset)])
+            let response = try await emulator.get(
+                EmulatorClient.path("/debug_token", [("input_token", "x"), ("access_token", Demo.appToken)]))
             #expect(response.status.code == status)
             #expect(try response.graphError().code == code)
             _ = try await emulator.delete("/_emulator/faults")
@@ -82,7 +92,10 @@ struct ControlTests {
         try await withEmulator { emulator in
             _ = try await emulator.post(
                 "/_emulator/faults",
-                json: ["endpoint": "/oauth/access_token", "code": 190, "subcode": 463, "status": 401, "message": "nope", "count": 1])
+                json: [
+                    "endpoint": "/oauth/access_token", "code": 190, "subcode": 463, "status": 401, "message": "nope",
+                    "count": 1,
+                ])
             let failed = try await emulator.get("/oauth/access_token")
             #expect(failed.status == .unauthorized)
             let error = try failed.graphError()
@@ -102,7 +115,9 @@ struct ControlTests {
             ] {
                 let response = try await emulator.post("/_emulator/faults", json: body)
                 #expect(response.status == .badRequest)
-                #expect(try ["invalid_field", "missing_field"].contains(response.json()["error"]?["code"]?.stringValue ?? ""))
+                #expect(
+                    try ["invalid_field", "missing_field"].contains(
+                        response.json()["error"]?["code"]?.stringValue ?? ""))
             }
         }
     }

@@ -34,19 +34,24 @@ struct DebugTokenTests {
             #expect(data["is_valid"] == false)
             #expect(data["error"]?["code"] == 190)
             #expect(data["error"]?["subcode"] == 463)
-            #expect(data["error"]?["message"]?.stringValue?.hasPrefix("Error validating access token: Session has expired on ") == true)
+            #expect(
+                data["error"]?["message"]?.stringValue?.hasPrefix(
+                    "Error validating access token: Session has expired on ") == true)
             #expect(data["user_id"] == .string(Demo.id("alice")))
         }
     }
 
-    @Test("each revocation reason has its own subcode", arguments: [
-        ("password_changed", 460), ("logged_out", 467), ("app_removed", 458), ("invalidated", 466),
-    ])
+    @Test(
+        "each revocation reason has its own subcode",
+        arguments: [
+            ("password_changed", 460), ("logged_out", 467), ("app_removed", 458), ("invalidated", 466),
+        ])
     func revoked(reason: String, subcode: Int) async throws {
         try await withEmulator { emulator in
             let token = try await emulator.mintToken()
             let response = try await emulator.post(
-                "/_emulator/tokens/revoke", json: ["app_id": .string(Demo.appID), "user": "alice", "reason": .string(reason)])
+                "/_emulator/tokens/revoke",
+                json: ["app_id": .string(Demo.appID), "user": "alice", "reason": .string(reason)])
             #expect(response.status == .ok)
             let data = try await emulator.debug(token)
             #expect(data["is_valid"] == false)
@@ -64,7 +69,11 @@ struct DebugTokenTests {
     func unknownToken() async throws {
         try await withEmulator { emulator in
             let data = try await emulator.debug("EAAnot-a-token")
-            #expect(data == ["error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"], "is_valid": false, "scopes": []])
+            #expect(
+                data == [
+                    "error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"],
+                    "is_valid": false, "scopes": [],
+                ])
         }
     }
 
@@ -101,7 +110,8 @@ struct DebugTokenTests {
         try await withEmulator { emulator in
             let user = try await emulator.mintToken()
             let response = try await emulator.get(
-                EmulatorClient.path("/debug_token", [("input_token", user)]), headers: [.authorization: "Bearer \(Demo.appToken)"])
+                EmulatorClient.path("/debug_token", [("input_token", user)]),
+                headers: [.authorization: "Bearer \(Demo.appToken)"])
             #expect(try response.json()["data"]?["is_valid"] == true)
         }
     }

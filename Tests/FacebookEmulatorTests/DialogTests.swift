@@ -80,7 +80,9 @@ struct DialogTests {
     @Test("the HTML form's Cancel cancels; Continue without an account re-renders")
     func formCancelAndMissingUser() async throws {
         try await withEmulator { emulator in
-            let base: [(String, String)] = [("client_id", Demo.appID), ("redirect_uri", Demo.redirect), ("emulator_form", "1")]
+            let base: [(String, String)] = [
+                ("client_id", Demo.appID), ("redirect_uri", Demo.redirect), ("emulator_form", "1"),
+            ]
             let cancelled = try await emulator.post("/dialog/oauth", form: base + [("emulator_action", "cancel")])
             #expect(try cancelled.redirectParameters().parameters["error"] == "access_denied")
             let missing = try await emulator.post("/dialog/oauth", form: base + [("emulator_action", "continue")])
@@ -145,7 +147,9 @@ struct DialogTests {
     @Test("an unregistered or look-alike redirect URI gets an error page, never a redirect")
     func unregisteredRedirect() async throws {
         try await withEmulator { emulator in
-            for redirect in ["https://evil.example/cb", "latchkeydemo://auth/../evil", "latchkeydemo://auth2", "fb999://authorize"] {
+            for redirect in [
+                "https://evil.example/cb", "latchkeydemo://auth/../evil", "latchkeydemo://auth2", "fb999://authorize",
+            ] {
                 let response = try await emulator.get(Self.dialogPath(redirect: redirect))
                 #expect(response.status == .badRequest)
                 #expect(response.headers[.location] == nil)
@@ -164,7 +168,9 @@ struct DialogTests {
             let badScope = try await emulator.get(Self.dialogPath([("scope", "email,not_a_permission")]))
             #expect(badScope.text.contains("Invalid Scopes: not_a_permission"))
             let badPKCE = try await emulator.get(
-                Self.dialogPath([("code_challenge", String(repeating: "a", count: 43)), ("code_challenge_method", "S512")]))
+                Self.dialogPath([
+                    ("code_challenge", String(repeating: "a", count: 43)), ("code_challenge_method", "S512"),
+                ]))
             #expect(badPKCE.text.contains("Unsupported code_challenge_method"))
         }
     }

@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Graph /me, /{id}, permissions, appsecret_proof")
 struct GraphUserTests {
-    static func me(_ emulator: EmulatorClient, _ token: String, fields: String? = nil, extra: [(String, String)] = [])
+    static func me(
+        _ emulator: EmulatorClient, _ token: String, fields: String? = nil, extra: [(String, String)] = []
+    )
         async throws -> TestResponse
     {
         var query = [("access_token", token)] + extra
@@ -26,7 +28,8 @@ struct GraphUserTests {
     @Test("fields are gated by granted permissions, nested shapes match Facebook's")
     func gatedFields() async throws {
         try await withEmulator { emulator in
-            let all = "id,name,first_name,last_name,email,birthday,gender,link,location,hometown,age_range,picture.type(large)"
+            let all =
+                "id,name,first_name,last_name,email,birthday,gender,link,location,hometown,age_range,picture.type(large)"
             let limited = try await emulator.mintToken(scopes: ["public_profile"])
             let limitedBody = try await Self.me(emulator, limited, fields: all).json()
             #expect(limitedBody["email"] == nil)
@@ -99,8 +102,10 @@ struct GraphUserTests {
             let missing = try await Self.me(emulator, token).graphError()
             #expect(missing.code == 100 && missing.type == "GraphMethodException" && missing.subcode == nil)
             #expect(missing.message == "API calls from the server require an appsecret_proof argument")
-            let wrong = try await Self.me(emulator, token, extra: [("appsecret_proof", String(repeating: "0", count: 64))])
-                .graphError()
+            let wrong = try await Self.me(
+                emulator, token, extra: [("appsecret_proof", String(repeating: "0", count: 64))]
+            )
+            .graphError()
             #expect(wrong.message == "Invalid appsecret_proof provided in the API argument")
             let proof = AppSecretProof.compute(accessToken: token, secret: Demo.proofSecret)
             let right = try await Self.me(emulator, token, extra: [("appsecret_proof", proof)])
@@ -126,14 +131,17 @@ struct GraphUserTests {
             let listed = try await emulator.get(EmulatorClient.path("/me/permissions", [("access_token", token)]))
             #expect(
                 try listed.json()["data"] == [
-                    ["permission": "email", "status": "granted"], ["permission": "public_profile", "status": "granted"],
+                    ["permission": "email", "status": "granted"],
+                    ["permission": "public_profile", "status": "granted"],
                     ["permission": "user_gender", "status": "granted"],
                 ])
-            let revoked = try await emulator.delete(EmulatorClient.path("/me/permissions/email", [("access_token", token)]))
+            let revoked = try await emulator.delete(
+                EmulatorClient.path("/me/permissions/email", [("access_token", token)]))
             #expect(try revoked.json() == ["success": true])
             #expect(try await Self.me(emulator, token, fields: "email").json()["email"] == nil)
             let after = try await emulator.get(EmulatorClient.path("/me/permissions", [("access_token", token)]))
-            #expect(try after.json()["data"]?.arrayValue?.contains(["permission": "email", "status": "declined"]) == true)
+            #expect(
+                try after.json()["data"]?.arrayValue?.contains(["permission": "email", "status": "declined"]) == true)
         }
     }
 
@@ -157,8 +165,12 @@ struct GraphUserTests {
         try await withEmulator { emulator in
             let bob = try await emulator.mintToken("bob", scopes: ["email"])
             let byApp = try await emulator.get(
-                EmulatorClient.path("/\(Demo.id("bob"))", [("access_token", Demo.appToken), ("fields", "id,name,email")]))
-            #expect(try byApp.json() == ["id": .string(Demo.id("bob")), "name": "Bob Marley Smith", "email": "bob@example.com"])
+                EmulatorClient.path(
+                    "/\(Demo.id("bob"))", [("access_token", Demo.appToken), ("fields", "id,name,email")]))
+            #expect(
+                try byApp.json() == [
+                    "id": .string(Demo.id("bob")), "name": "Bob Marley Smith", "email": "bob@example.com",
+                ])
             _ = try await emulator.mintToken("alice")
             let other = try await emulator.get(EmulatorClient.path("/\(Demo.id("alice"))", [("access_token", bob)]))
             let error = try other.graphError()

@@ -71,7 +71,11 @@ struct OIDCTests {
     func honestToken() async throws {
         try await withEmulator { emulator in
             let token = try await Self.mint(
-                emulator, ["app_id": .string(Demo.appID), "user": "alice", "nonce": "abc 123", "scopes": ["email", "user_age_range"]])
+                emulator,
+                [
+                    "app_id": .string(Demo.appID), "user": "alice", "nonce": "abc 123",
+                    "scopes": ["email", "user_age_range"],
+                ])
             #expect(token.header["alg"] == "RS256" && token.header["typ"] == "JWT")
             let kid = try #require(token.header["kid"]?.stringValue)
             let key = try #require(try await Self.jwks(emulator)[kid])
@@ -152,7 +156,8 @@ struct OIDCTests {
     func defects(defect: IDTokenDefect) async throws {
         try await withEmulator { emulator in
             let token = try await Self.mint(
-                emulator, ["app_id": .string(Demo.appID), "user": "alice", "nonce": "n", "defect": .string(defect.rawValue)])
+                emulator,
+                ["app_id": .string(Demo.appID), "user": "alice", "nonce": "n", "defect": .string(defect.rawValue)])
             let jwks = try await Self.jwks(emulator)
             let kid = token.header["kid"]?.stringValue
             let key = kid.flatMap { jwks[$0] }
@@ -184,7 +189,8 @@ struct OIDCTests {
             let badDefect = try await emulator.post(
                 "/_emulator/id-tokens", json: ["app_id": .string(Demo.appID), "user": "alice", "defect": "sparkly"])
             #expect(try badDefect.json()["error"]?["code"] == "invalid_field")
-            let badUser = try await emulator.post("/_emulator/id-tokens", json: ["app_id": .string(Demo.appID), "user": "zed"])
+            let badUser = try await emulator.post(
+                "/_emulator/id-tokens", json: ["app_id": .string(Demo.appID), "user": "zed"])
             #expect(badUser.status == .notFound)
             #expect(try badUser.json()["error"]?["code"] == "unknown_user")
         }

@@ -78,9 +78,12 @@ struct ParsingTests {
         #expect(Base64URL.decode("a=b") == nil)
     }
 
-    @Test("Graph version prefixes are recognised", arguments: [
-        ("v21.0", true), ("v2.3", true), ("v9", true), ("vx", false), ("v", false), ("me", false), ("v1.2.3", false),
-    ])
+    @Test(
+        "Graph version prefixes are recognised",
+        arguments: [
+            ("v21.0", true), ("v2.3", true), ("v9", true), ("vx", false), ("v", false), ("me", false),
+            ("v1.2.3", false),
+        ])
     func versions(segment: String, isVersion: Bool) {
         #expect(EmulatorRequest.isGraphVersion(segment) == isVersion)
     }
@@ -106,14 +109,16 @@ struct ConfigurationTests {
         try EmulatorConfiguration().validate()
     }
 
-    @Test("bad seeds are refused with a message naming the problem", arguments: [
-        #"{"apps":[{"id":"abc","secret":"s"}]}"#: "must be numeric",
-        #"{"apps":[{"id":"1","secret":"a|b"}]}"#: "without '|'",
-        #"{"apps":[{"id":"1","secret":"s"},{"id":"1","secret":"t"}]}"#: "appears twice",
-        #"{"users":[{"key":"a","name":"A","birthday":"1990-01-01"}]}"#: "MM/DD/YYYY",
-        #"{"users":[{"key":"a","name":"A","friends":["b"]}]}"#: "unknown friend",
-        #"{"users":[{"key":"a","name":"A","grants":{"9":["email"]}}]}"#: "unknown app",
-    ])
+    @Test(
+        "bad seeds are refused with a message naming the problem",
+        arguments: [
+            #"{"apps":[{"id":"abc","secret":"s"}]}"#: "must be numeric",
+            #"{"apps":[{"id":"1","secret":"a|b"}]}"#: "without '|'",
+            #"{"apps":[{"id":"1","secret":"s"},{"id":"1","secret":"t"}]}"#: "appears twice",
+            #"{"users":[{"key":"a","name":"A","birthday":"1990-01-01"}]}"#: "MM/DD/YYYY",
+            #"{"users":[{"key":"a","name":"A","friends":["b"]}]}"#: "unknown friend",
+            #"{"users":[{"key":"a","name":"A","grants":{"9":["email"]}}]}"#: "unknown app",
+        ])
     func badSeeds(json: String, expected: String) throws {
         let seed = try JSONDecoder().decode(EmulatorSeed.self, from: Data(json.utf8))
         #expect {
@@ -138,7 +143,9 @@ struct ConfigurationTests {
                 EmulatorClient.path("/\(Demo.id("zoe", app: "77"))", [("access_token", "77|s"), ("fields", "name")]))
             #expect(try data.json() == ["id": .string(Demo.id("zoe", app: "77")), "name": "Zoe Q Public"])
         }
-        #expect(throws: EmulatorConfigurationError.self) { try EmulatorSeed.load(contentsOf: url.appendingPathExtension("missing")) }
+        #expect(throws: EmulatorConfigurationError.self) {
+            try EmulatorSeed.load(contentsOf: url.appendingPathExtension("missing"))
+        }
     }
 
     @Test("out-of-range settings are refused")

@@ -13,7 +13,10 @@ struct TestUserTests {
         try await withEmulator { emulator in
             let response = try await emulator.post(
                 Self.path,
-                form: [("installed", "true"), ("permissions", "email,user_birthday"), ("name", "Dorothy Test"), ("access_token", Demo.appToken)])
+                form: [
+                    ("installed", "true"), ("permissions", "email,user_birthday"), ("name", "Dorothy Test"),
+                    ("access_token", Demo.appToken),
+                ])
             #expect(response.status == .ok)
             let body = try response.json()
             let id = try #require(body["id"]?.stringValue)
@@ -23,7 +26,8 @@ struct TestUserTests {
             #expect(body["password"]?.stringValue?.count == 8)
             #expect(body["login_url"]?.stringValue?.contains("/dialog/oauth?") == true)
             let token = try #require(body["access_token"]?.stringValue)
-            let me = try await emulator.get(EmulatorClient.path("/me", [("access_token", token), ("fields", "id,name,email")]))
+            let me = try await emulator.get(
+                EmulatorClient.path("/me", [("access_token", token), ("fields", "id,name,email")]))
             #expect(try me.json() == ["id": .string(id), "name": "Dorothy Test", "email": .string(email)])
             let scopes = try await emulator.debug(token)["scopes"]
             #expect(scopes == ["email", "public_profile", "user_birthday"])
@@ -33,10 +37,13 @@ struct TestUserTests {
     @Test("an uninstalled test user has a null access_token; the login_url logs them in")
     func createUninstalled() async throws {
         try await withEmulator { emulator in
-            let body = try await emulator.post(Self.path, form: [("installed", "false"), ("access_token", Demo.appToken)]).json()
+            let body = try await emulator.post(
+                Self.path, form: [("installed", "false"), ("access_token", Demo.appToken)]
+            ).json()
             #expect(body["access_token"] == .null)
             let loginURL = try #require(body["login_url"]?.stringValue)
-            let path = String(loginURL[try #require(loginURL.range(of: "/dialog/oauth"))!.lowerBound...])
+            let start = try #require(loginURL.range(of: "/dialog/oauth")?.lowerBound)
+            let path = String(loginURL[start...])
             let login = try await emulator.get(path)
             #expect(login.status == .found)
             #expect(try login.redirectParameters().parameters["code"] != nil)
@@ -47,7 +54,9 @@ struct TestUserTests {
     func list() async throws {
         try await withEmulator { emulator in
             _ = try await emulator.mintToken("alice")
-            let first = try await emulator.get(EmulatorClient.path(Self.path, [("limit", "3"), ("access_token", Demo.appToken)])).json()
+            let first = try await emulator.get(
+                EmulatorClient.path(Self.path, [("limit", "3"), ("access_token", Demo.appToken)])
+            ).json()
             let page = try #require(first["data"]?.arrayValue)
             #expect(page.count == 3)
             #expect(page[0]["id"] == .string(Demo.id("alice")) && page[0]["access_token"] != nil)
@@ -55,7 +64,8 @@ struct TestUserTests {
             let after = try #require(first["paging"]?["cursors"]?["after"]?.stringValue)
             #expect(first["paging"]?["next"] != nil)
             let second = try await emulator.get(
-                EmulatorClient.path(Self.path, [("limit", "3"), ("after", after), ("access_token", Demo.appToken)])).json()
+                EmulatorClient.path(Self.path, [("limit", "3"), ("after", after), ("access_token", Demo.appToken)])
+            ).json()
             #expect(second["data"]?.arrayValue?.count == 1)
             #expect(second["paging"]?["next"] == nil)
         }
@@ -96,14 +106,20 @@ struct TestUserTests {
     @Test("two test users can be made friends")
     func friends() async throws {
         try await withEmulator { emulator in
-            let one = try await emulator.post(Self.path, form: [("permissions", "user_friends"), ("access_token", Demo.appToken)]).json()
-            let two = try await emulator.post(Self.path, form: [("permissions", "user_friends"), ("access_token", Demo.appToken)]).json()
+            let one = try await emulator.post(
+                Self.path, form: [("permissions", "user_friends"), ("access_token", Demo.appToken)]
+            ).json()
+            let two = try await emulator.post(
+                Self.path, form: [("permissions", "user_friends"), ("access_token", Demo.appToken)]
+            ).json()
             let oneID = try #require(one["id"]?.stringValue)
             let twoID = try #require(two["id"]?.stringValue)
             let made = try await emulator.post("/\(oneID)/friends/\(twoID)", form: [("access_token", Demo.appToken)])
             #expect(try made.json() == ["success": true])
             let token = try #require(one["access_token"]?.stringValue)
-            let friends = try await emulator.get(EmulatorClient.path("/me", [("fields", "friends"), ("access_token", token)])).json()
+            let friends = try await emulator.get(
+                EmulatorClient.path("/me", [("fields", "friends"), ("access_token", token)])
+            ).json()
             #expect(friends["friends"]?["data"]?.arrayValue?.first?["id"] == .string(twoID))
         }
     }

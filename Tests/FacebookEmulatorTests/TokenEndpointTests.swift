@@ -26,7 +26,8 @@ struct TokenEndpointTests {
         if let secret { query.append(("client_secret", secret)) }
         if let verifier { query.append(("code_verifier", verifier)) }
         if usePOST {
-            return try await emulator.post("/v21.0/oauth/access_token", form: query + [("grant_type", "authorization_code")])
+            return try await emulator.post(
+                "/v21.0/oauth/access_token", form: query + [("grant_type", "authorization_code")])
         }
         return try await emulator.get(EmulatorClient.path("/v21.0/oauth/access_token", query))
     }
@@ -72,13 +73,16 @@ struct TokenEndpointTests {
             let mismatch = try await Self.exchange(emulator, code: code, redirect: "latchkeydemo://other")
             #expect(mismatch.status == .badRequest)
             let mismatchError = try mismatch.graphError()
-            #expect(mismatchError.code == 100 && mismatchError.subcode == 36008 && mismatchError.type == "OAuthException")
+            #expect(
+                mismatchError.code == 100 && mismatchError.subcode == 36008 && mismatchError.type == "OAuthException")
             let wrongSecret = try await Self.exchange(emulator, code: code, secret: "nope").graphError()
             #expect(wrongSecret.code == 1 && wrongSecret.message == "Error validating client secret.")
             // Failed attempts do not spend the code.
             #expect(try await Self.exchange(emulator, code: code).status == .ok)
             let unknownApp = try await emulator.get(
-                EmulatorClient.path("/oauth/access_token", [("client_id", "5"), ("client_secret", "x"), ("code", code), ("redirect_uri", Demo.redirect)]))
+                EmulatorClient.path(
+                    "/oauth/access_token",
+                    [("client_id", "5"), ("client_secret", "x"), ("code", code), ("redirect_uri", Demo.redirect)]))
             #expect(try unknownApp.graphError().code == 101)
             let garbage = try await Self.exchange(emulator, code: "AQnot-a-code").graphError()
             #expect(garbage.code == 100 && garbage.message == "Invalid verification code format.")
@@ -100,15 +104,18 @@ struct TokenEndpointTests {
         try await withEmulator { emulator in
             let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
             let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"  // RFC 7636 appendix B
-            let s256 = try await Self.code(emulator, extra: [("code_challenge", challenge), ("code_challenge_method", "S256")])
+            let s256 = try await Self.code(
+                emulator, extra: [("code_challenge", challenge), ("code_challenge_method", "S256")])
             let wrong = try await Self.exchange(emulator, code: s256, secret: nil, verifier: verifier + "x")
             #expect(try wrong.graphError().code == 100)
             #expect(try await Self.exchange(emulator, code: s256, secret: nil, verifier: verifier).status == .ok)
 
-            let plain = try await Self.code(emulator, extra: [("code_challenge", verifier), ("code_challenge_method", "plain")])
+            let plain = try await Self.code(
+                emulator, extra: [("code_challenge", verifier), ("code_challenge_method", "plain")])
             #expect(try await Self.exchange(emulator, code: plain, secret: nil, verifier: verifier).status == .ok)
 
-            let noVerifier = try await Self.code(emulator, extra: [("code_challenge", challenge), ("code_challenge_method", "S256")])
+            let noVerifier = try await Self.code(
+                emulator, extra: [("code_challenge", challenge), ("code_challenge_method", "S256")])
             let missing = try await Self.exchange(emulator, code: noVerifier, secret: nil).graphError()
             #expect(missing.code == 100 && missing.message == "Missing client_secret parameter.")
         }
@@ -124,7 +131,8 @@ struct TokenEndpointTests {
             let appToken = try #require(try response.json()["access_token"]?.stringValue)
             #expect(appToken.hasPrefix("\(Demo.appID)|"))
             let user = try await emulator.mintToken()
-            let debug = try await emulator.get(EmulatorClient.path("/debug_token", [("input_token", user), ("access_token", appToken)]))
+            let debug = try await emulator.get(
+                EmulatorClient.path("/debug_token", [("input_token", user), ("access_token", appToken)]))
             #expect(try debug.json()["data"]?["is_valid"] == true)
             let appData = try await emulator.debug(appToken)
             #expect(appData["type"] == "APP")

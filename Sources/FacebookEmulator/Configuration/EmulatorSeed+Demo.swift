@@ -6,7 +6,8 @@ extension EmulatorSeed {
             EmulatorApp(
                 id: "100000000000001", secret: "demo-app-secret-change-me", name: "Latchkey Demo",
                 redirectURIs: [
-                    "http://127.0.0.1:8080/v1/oauth/facebook/callback", "http://localhost:8080/v1/oauth/facebook/callback",
+                    "http://127.0.0.1:8080/v1/oauth/facebook/callback",
+                    "http://localhost:8080/v1/oauth/facebook/callback",
                     "latchkeydemo://auth",
                 ]),
             EmulatorApp(
@@ -36,7 +37,8 @@ extension EmulatorSeed {
             SeededPerson(
                 person: Person(
                     key: "dave", name: "Dave Teen", firstName: "Dave", lastName: "Teen", email: "dave@example.com",
-                    birthday: "03/15/2011", gender: "male", ageRange: .init(min: 13, max: 17), password: "dave-password")),
+                    birthday: "03/15/2011", gender: "male", ageRange: .init(min: 13, max: 17), password: "dave-password"
+                )),
         ]
     )
 }

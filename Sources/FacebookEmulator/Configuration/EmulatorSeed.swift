@@ -21,12 +21,14 @@ public struct EmulatorSeed: Sendable, Codable, Equatable {
             self.grants = grants
         }
 
+        /// Decodes a person with an optional `grants` member beside the profile fields.
         public init(from decoder: any Decoder) throws {
             person = try Person(from: decoder)
             let container = try decoder.container(keyedBy: GrantKey.self)
             grants = try container.decodeIfPresent([String: [String]].self, forKey: .grants) ?? [:]
         }
 
+        /// Encodes the profile fields and `grants` side by side, as the seed format has them.
         public func encode(to encoder: any Encoder) throws {
             try person.encode(to: encoder)
             var container = encoder.container(keyedBy: GrantKey.self)
@@ -55,6 +57,7 @@ public struct EmulatorSeed: Sendable, Codable, Equatable {
         case signingKeys = "signing_keys"
     }
 
+    /// Decodes a seed; every member is optional.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         apps = try container.decodeIfPresent([EmulatorApp].self, forKey: .apps) ?? []

@@ -40,7 +40,8 @@ enum DialogPage {
                 + "\(HTML.escape(permission))</label>"
         }
         body += "</fieldset>"
-        body += "<button class=\"primary\" type=\"submit\" name=\"emulator_action\" value=\"continue\">Continue</button>"
+        body +=
+            "<button class=\"primary\" type=\"submit\" name=\"emulator_action\" value=\"continue\">Continue</button>"
         body +=
             "<button class=\"secondary\" type=\"submit\" name=\"emulator_action\" value=\"cancel\">Cancel</button>"
         body += "</form></div>"

@@ -60,7 +60,9 @@ extension EmulatorEndpoints {
         return .json(.object(body))
     }
 
-    private func exchangeForLongLived(_ token: String, app: EmulatorApp, includeExpiresAt: Bool = false) async throws
+    private func exchangeForLongLived(
+        _ token: String, app: EmulatorApp, includeExpiresAt: Bool = false
+    ) async throws
         -> Response
     {
         guard case .user(let record) = try await state.validate(token: token).get(), record.appID == app.id,

@@ -31,7 +31,8 @@ extension EmulatorEndpoints {
         var tampering: SignedRequest.Tampering?
         if let name = input.string("tamper") {
             guard let parsed = SignedRequest.Tampering(rawValue: name) else {
-                throw ControlError(code: "invalid_field", "unknown tamper '\(name)'; one of: signature, algorithm, secret")
+                throw ControlError(
+                    code: "invalid_field", "unknown tamper '\(name)'; one of: signature, algorithm, secret")
             }
             tampering = parsed
         }

@@ -28,7 +28,8 @@ extension EmulatorEndpoints {
             return .json(await keyList())
         case (.delete, let parts) where parts.count == 2 && parts[0] == "keys":
             guard await state.removeKey(kid: parts[1]) else {
-                throw ControlError(.notFound, code: "unknown_key", "no removable key '\(parts[1])' (the last key stays)")
+                throw ControlError(
+                    .notFound, code: "unknown_key", "no removable key '\(parts[1])' (the last key stays)")
             }
             return .json(await keyList())
         case (.get, ["faults"]): return .json(["faults": .array(await state.faults.map(Self.describe))])
@@ -47,7 +48,9 @@ extension EmulatorEndpoints {
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
         case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
         default:
-            throw ControlError(.notFound, code: "unknown_control", "no control endpoint \(request.method) /_emulator/\(path.joined(separator: "/"))")
+            throw ControlError(
+                .notFound, code: "unknown_control",
+                "no control endpoint \(request.method) /_emulator/\(path.joined(separator: "/"))")
         }
     }
 
@@ -72,7 +75,10 @@ extension EmulatorEndpoints {
                         "ids": .object(
                             Dictionary(
                                 uniqueKeysWithValues: apps.map {
-                                    ($0.id, JSONValue.string(EmulatorState.appScopedID(appID: $0.id, personKey: person.key)))
+                                    (
+                                        $0.id,
+                                        JSONValue.string(EmulatorState.appScopedID(appID: $0.id, personKey: person.key))
+                                    )
                                 })),
                     ]
                 }),
@@ -100,7 +106,8 @@ extension EmulatorEndpoints {
         let scopes = try validScopes(input.list("scopes") ?? app.defaultPermissions)
         let grant = await state.recordGrant(appID: app.id, personKey: person.key, granted: Set(scopes), declined: [])
         let lifetime: TimeInterval? =
-            input.bool("short_lived") == true ? nil : TimeInterval(try input.int("lifetime_seconds") ?? Int(state.lifetimes.longLivedToken))
+            input.bool("short_lived") == true
+            ? nil : TimeInterval(try input.int("lifetime_seconds") ?? Int(state.lifetimes.longLivedToken))
         if let lifetime, lifetime <= 0 {
             throw ControlError(code: "invalid_field", "'lifetime_seconds' must be positive")
         }

@@ -22,7 +22,10 @@ extension EmulatorEndpoints {
             }
         }
         guard let app = await state.app(record.appID) else {
-            return ["error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"], "is_valid": false, "scopes": []]
+            return [
+                "error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"],
+                "is_valid": false, "scopes": [],
+            ]
         }
         if record.kind == .app { return appTokenData(app) }
         var data: [String: JSONValue] = [
@@ -64,6 +67,9 @@ extension EmulatorEndpoints {
         case .user(let record): appID = record.appID
         }
         guard let app = await state.app(appID) else { throw GraphError.unparsableToken }
-        return .json(["id": .string(app.id), "name": .string(app.name), "link": .string("https://www.facebook.com/games/?app_id=\(app.id)")])
+        return .json([
+            "id": .string(app.id), "name": .string(app.name),
+            "link": .string("https://www.facebook.com/games/?app_id=\(app.id)"),
+        ])
     }
 }

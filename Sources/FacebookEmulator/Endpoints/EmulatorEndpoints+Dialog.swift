@@ -52,7 +52,9 @@ extension EmulatorEndpoints {
             return .html(DialogPage.login(dialog, people: await state.allPeople(), error: nil))
         }
         guard let person = await state.resolvePerson(userReference, appID: dialog.app.id) else {
-            return .html(DialogPage.login(dialog, people: await state.allPeople(), error: "Unknown account."), status: .badRequest)
+            return .html(
+                DialogPage.login(dialog, people: await state.allPeople(), error: "Unknown account."),
+                status: .badRequest)
         }
         let chosen = chosenPermissions(request, dialog: dialog)
         return try await approve(dialog, person: person, chosen: chosen, baseURL: request.baseURL)
@@ -69,7 +71,8 @@ extension EmulatorEndpoints {
 
     private func parseDialog(_ parameters: [String: String]) async throws -> DialogRequest {
         guard let clientID = parameters["client_id"], !clientID.isEmpty, let app = await state.app(clientID) else {
-            throw DialogFailure(title: "Invalid App ID", message: "The provided app ID does not look like a valid app ID.")
+            throw DialogFailure(
+                title: "Invalid App ID", message: "The provided app ID does not look like a valid app ID.")
         }
         guard let redirectURI = parameters["redirect_uri"], !redirectURI.isEmpty else {
             throw DialogFailure(title: "Missing redirect_uri", message: "The redirect_uri parameter is required.")
@@ -86,7 +89,8 @@ extension EmulatorEndpoints {
         guard invalid.isEmpty else {
             throw DialogFailure(
                 title: "Invalid Scopes",
-                message: "Invalid Scopes: \(invalid.joined(separator: ", ")). This message is only shown to developers.")
+                message: "Invalid Scopes: \(invalid.joined(separator: ", ")). This message is only shown to developers."
+            )
         }
         var challengeMethod: PKCE.Method?
         let challenge = parameters["code_challenge"].flatMap { $0.isEmpty ? nil : $0 }
@@ -94,7 +98,8 @@ extension EmulatorEndpoints {
             // RFC 7636 §4.3: the method defaults to plain.
             let methodName = parameters["code_challenge_method"].flatMap { $0.isEmpty ? nil : $0 } ?? "plain"
             guard let method = PKCE.Method(rawValue: methodName) else {
-                throw DialogFailure(title: "Invalid PKCE", message: "Unsupported code_challenge_method '\(methodName)'.")
+                throw DialogFailure(
+                    title: "Invalid PKCE", message: "Unsupported code_challenge_method '\(methodName)'.")
             }
             guard PKCE.isWellFormed(challenge) else {
                 throw DialogFailure(title: "Invalid PKCE", message: "The code_challenge is malformed.")
@@ -114,7 +119,9 @@ extension EmulatorEndpoints {
     }
 
     /// Records the grant and answers the app with code, tokens or both (§2.2–2.3).
-    private func approve(_ dialog: DialogRequest, person: Person, chosen: Set<String>, baseURL: String) async throws
+    private func approve(
+        _ dialog: DialogRequest, person: Person, chosen: Set<String>, baseURL: String
+    ) async throws
         -> Response
     {
         let existing = await state.grant(appID: dialog.app.id, personKey: person.key)
@@ -137,7 +144,8 @@ extension EmulatorEndpoints {
             let now = await state.now()
             pairs.append(("access_token", record.token))
             pairs.append(("expires_in", String(Int(record.expiresAt?.timeIntervalSince(now) ?? 0))))
-            pairs.append(("data_access_expiration_time", String(Int(record.dataAccessExpiresAt?.timeIntervalSince1970 ?? 0))))
+            pairs.append(
+                ("data_access_expiration_time", String(Int(record.dataAccessExpiresAt?.timeIntervalSince1970 ?? 0))))
         }
         var code: String?
         if dialog.responseTypes.contains("code") {

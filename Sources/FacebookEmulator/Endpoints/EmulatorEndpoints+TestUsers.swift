@@ -40,7 +40,8 @@ extension EmulatorEndpoints {
         let app = try await testUserApp(appID, request)
         let limit = min(max(Int(request["limit"] ?? "") ?? 25, 1), 500)
         let people = await state.allPeople().filter { $0.testUserOf == nil || $0.testUserOf == app.id }
-        let start = request["after"].flatMap { Base64URL.decode($0) }.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+        let start =
+            request["after"].flatMap { Base64URL.decode($0) }.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
         guard start >= 0, start <= people.count else {
             throw GraphError(message: "(#100) Invalid cursor", code: 100)
         }
@@ -65,7 +66,8 @@ extension EmulatorEndpoints {
         var paging: [String: JSONValue] = [:]
         if start + page.count < people.count {
             let after = cursors["after"]?.stringValue ?? ""
-            paging["next"] = .string("\(request.baseURL)/v21.0/\(app.id)/accounts/test-users?limit=\(limit)&after=\(after)")
+            paging["next"] = .string(
+                "\(request.baseURL)/v21.0/\(app.id)/accounts/test-users?limit=\(limit)&after=\(after)")
         }
         if page.isEmpty { cursors = [:] }
         paging["cursors"] = .object(cursors)
@@ -97,8 +99,12 @@ extension EmulatorEndpoints {
         case .app(let app): appID = app.id
         case .user(let record): appID = record.appID
         }
-        guard let one = await state.person(scopedID: first, appID: appID) else { throw GraphError.unsupportedGet(first) }
-        guard let two = await state.person(scopedID: second, appID: appID) else { throw GraphError.unsupportedGet(second) }
+        guard let one = await state.person(scopedID: first, appID: appID) else {
+            throw GraphError.unsupportedGet(first)
+        }
+        guard let two = await state.person(scopedID: second, appID: appID) else {
+            throw GraphError.unsupportedGet(second)
+        }
         _ = await state.befriend(one.key, two.key)
         return .json(["success": true])
     }

@@ -27,7 +27,8 @@ struct EmulatorEndpoints: Sendable {
         case .revokePermissions(let id, let permission):
             return try await revokePermissions(id: id, permission: permission, request)
         case .testUsers(let appID, let create):
-            return create ? try await createTestUser(appID: appID, request) : try await listTestUsers(appID: appID, request)
+            return create
+                ? try await createTestUser(appID: appID, request) : try await listTestUsers(appID: appID, request)
         case .friendship(let first, let second): return try await befriend(first, second, request)
         }
     }

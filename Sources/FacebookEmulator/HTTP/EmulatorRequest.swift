@@ -61,7 +61,8 @@ struct EmulatorRequest: Sendable {
         guard segment.hasPrefix("v"), segment.count > 1 else { return false }
         let rest = segment.dropFirst()
         let parts = rest.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count <= 2 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+        return parts.count <= 2
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 }
 

@@ -43,6 +43,7 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
         case defaultPermissions = "default_permissions"
     }
 
+    /// Decodes a seed entry; everything but `id` and `secret` has a default.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(

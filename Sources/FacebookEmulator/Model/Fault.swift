@@ -28,14 +28,19 @@ public struct Fault: Sendable, Equatable {
         switch name {
         case "server_error":
             GraphError(
-                status: .internalServerError, message: "An unexpected error has occurred. Please retry your request later.",
+                status: .internalServerError,
+                message: "An unexpected error has occurred. Please retry your request later.",
                 code: 2, isTransient: true)
         case "unknown_error":
-            GraphError(status: .internalServerError, message: "An unknown error has occurred.", code: 1, isTransient: true)
+            GraphError(
+                status: .internalServerError, message: "An unknown error has occurred.", code: 1, isTransient: true)
         case "transient":
-            GraphError(message: "An unexpected error has occurred. Please retry your request later.", code: 2, isTransient: true)
+            GraphError(
+                message: "An unexpected error has occurred. Please retry your request later.", code: 2,
+                isTransient: true)
         case "rate_limit_app":
-            GraphError(status: .forbidden, message: "(#4) Application request limit reached", code: 4, isTransient: true)
+            GraphError(
+                status: .forbidden, message: "(#4) Application request limit reached", code: 4, isTransient: true)
         case "rate_limit_user":
             GraphError(status: .forbidden, message: "(#17) User request limit reached", code: 17, isTransient: true)
         case "rate_limit_custom":

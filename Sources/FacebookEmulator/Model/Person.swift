@@ -95,6 +95,7 @@ public struct Person: Sendable, Codable, Equatable {
         case testUserOf = "test_user_of"
     }
 
+    /// Decodes a seed entry; `first_name`/`last_name` default to the parts of `name`.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         let name = try c.decode(String.self, forKey: .name)

@@ -12,7 +12,9 @@ struct FieldSelection: Sendable, Equatable {
     let fields: [Field]
 
     /// Without `fields`, Graph answers `id` and `name` only.
-    static let defaultFields = FieldSelection(fields: [.init(name: "id", modifiers: [:]), .init(name: "name", modifiers: [:])])
+    static let defaultFields = FieldSelection(fields: [
+        .init(name: "id", modifiers: [:]), .init(name: "name", modifiers: [:]),
+    ])
 
     init(fields: [Field]) { self.fields = fields }
 

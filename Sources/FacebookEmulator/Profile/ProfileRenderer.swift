@@ -59,7 +59,8 @@ struct ProfileRenderer: Sendable {
         case "friends":
             let limit = field.modifiers["limit"].flatMap(Int.init) ?? appFriends.count
             return [
-                "data": .array(appFriends.prefix(max(0, limit)).map { ["id": .string($0.id), "name": .string($0.name)] }),
+                "data": .array(
+                    appFriends.prefix(max(0, limit)).map { ["id": .string($0.id), "name": .string($0.name)] }),
                 "summary": ["total_count": .int(person.friends.count)],
             ]
         case "permissions": return ["data": .array(permissionEntries())]

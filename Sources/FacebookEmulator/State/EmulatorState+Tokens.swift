@@ -13,7 +13,9 @@ extension EmulatorState {
     /// - Parameters:
     ///   - lifetime: seconds until expiry; `nil` gives a short-lived token ending on an hour boundary,
     ///     one to two hours from now, as Facebook's do.
-    func issueUserToken(appID: String, personKey: String, lifetime: TimeInterval?, authType: String? = nil)
+    func issueUserToken(
+        appID: String, personKey: String, lifetime: TimeInterval?, authType: String? = nil
+    )
         -> AccessTokenRecord
     {
         let issuedAt = now()
@@ -68,7 +70,8 @@ extension EmulatorState {
     /// Why a known token no longer works, or `nil` while it does.
     func problem(with record: AccessTokenRecord) -> GraphError? {
         if let invalidation = record.invalidation {
-            return GraphError(message: invalidation.message(appID: record.appID), code: 190, subcode: invalidation.subcode)
+            return GraphError(
+                message: invalidation.message(appID: record.appID), code: 190, subcode: invalidation.subcode)
         }
         let current = now()
         if let expiresAt = record.expiresAt, expiresAt <= current {

@@ -14,6 +14,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
     case object([String: JSONValue])
     case null
 
+    /// Decodes any JSON value, preferring integers over doubles so `iat`-style numbers stay whole.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -33,6 +34,7 @@ public enum JSONValue: Sendable, Equatable, Codable {
         }
     }
 
+    /// Encodes the value as the JSON primitive it holds.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -96,10 +98,15 @@ public enum JSONValue: Sendable, Equatable, Codable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral,
     ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// A string literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer literal.
     public init(integerLiteral value: Int) { self = .int(value) }
+    /// A boolean literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// An array literal.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// An object literal; a repeated key keeps its last value.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

@@ -102,19 +102,24 @@ extension TestResponse {
     /// The Graph error fields `code`, `error_subcode`, `type`, `message`.
     func graphError() throws -> (code: Int?, subcode: Int?, type: String?, message: String?) {
         let error = try json()["error"]
-        return (error?["code"]?.intValue, error?["error_subcode"]?.intValue, error?["type"]?.stringValue,
-            error?["message"]?.stringValue)
+        return (
+            error?["code"]?.intValue, error?["error_subcode"]?.intValue, error?["type"]?.stringValue,
+            error?["message"]?.stringValue
+        )
     }
 
     /// The `Location` header split into its parameters (query or fragment).
     func redirectParameters() throws -> (base: String, parameters: [String: String], fragment: Bool) {
         let location = try #require(headers[.location])
         if let hash = location.firstIndex(of: "#") {
-            return (String(location[..<hash]), FormEncoding.decode(String(location[location.index(after: hash)...])), true)
+            return (
+                String(location[..<hash]), FormEncoding.decode(String(location[location.index(after: hash)...])), true
+            )
         }
         if let question = location.firstIndex(of: "?") {
             return (
-                String(location[..<question]), FormEncoding.decode(String(location[location.index(after: question)...])),
+                String(location[..<question]),
+                FormEncoding.decode(String(location[location.index(after: question)...])),
                 false
             )
         }
