@@ -112,12 +112,11 @@ extension EmulatorEndpoints {
             throw ControlError(code: "invalid_field", "'lifetime_seconds' must be positive")
         }
         let record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
-        let now = await state.now()
         return [
             "access_token": .string(record.token),
             "user_id": .string(EmulatorState.appScopedID(appID: app.id, personKey: person.key)),
             "expires_at": .int(Int(record.expiresAt?.timeIntervalSince1970 ?? 0)),
-            "expires_in": .int(Int(record.expiresAt?.timeIntervalSince(now) ?? 0)),
+            "expires_in": .int(Int(record.expiresAt?.timeIntervalSince(record.issuedAt) ?? 0)),
             "scopes": .array(grant.granted.sorted().map(JSONValue.string)),
             "appsecret_proof": .string(AppSecretProof.compute(accessToken: record.token, secret: app.secret)),
         ]

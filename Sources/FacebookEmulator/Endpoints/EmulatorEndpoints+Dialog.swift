@@ -141,9 +141,8 @@ extension EmulatorEndpoints {
             let record = await state.issueUserToken(
                 appID: dialog.app.id, personKey: person.key, lifetime: nil, authType: dialog.authType)
             accessToken = record.token
-            let now = await state.now()
             pairs.append(("access_token", record.token))
-            pairs.append(("expires_in", String(Int(record.expiresAt?.timeIntervalSince(now) ?? 0))))
+            pairs.append(("expires_in", String(Int(record.expiresAt?.timeIntervalSince(record.issuedAt) ?? 0))))
             pairs.append(
                 ("data_access_expiration_time", String(Int(record.dataAccessExpiresAt?.timeIntervalSince1970 ?? 0))))
         }
