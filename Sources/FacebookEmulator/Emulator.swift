@@ -26,6 +26,7 @@ public func buildEmulator(
         logger: logger)
     return Application(
         responder: responder,
+        server: .http1(configuration: .init(idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "facebook-emulator"),
         onServerRunning: onServerRunning,

@@ -23,6 +23,9 @@ public struct EmulatorConfiguration: Sendable {
     public var clock: @Sendable () -> Date
     /// Largest request body accepted, in bytes.
     public var maximumBodySize: Int
+    /// Seconds before an idle connection is closed; above the usual 60 s client pool timeout, so
+    /// clients close first and never send on a connection the server is closing.
+    public var idleTimeout: TimeInterval
 
     /// Creates a configuration with Facebook's defaults.
     public init(
@@ -30,7 +33,7 @@ public struct EmulatorConfiguration: Sendable {
         issuer: String = "https://www.facebook.com", seed: EmulatorSeed = .demo,
         longLivedTokenLifetime: TimeInterval = 5_184_000, dataAccessLifetime: TimeInterval = 7_776_000,
         codeLifetime: TimeInterval = 600, clock: @escaping @Sendable () -> Date = { Date() },
-        maximumBodySize: Int = 1 << 20
+        maximumBodySize: Int = 1 << 20, idleTimeout: TimeInterval = 75
     ) {
         self.host = host
         self.port = port
@@ -42,6 +45,7 @@ public struct EmulatorConfiguration: Sendable {
         self.codeLifetime = codeLifetime
         self.clock = clock
         self.maximumBodySize = maximumBodySize
+        self.idleTimeout = idleTimeout
     }
 
     /// Refuses a configuration that would fail later, with a message naming the setting.
@@ -61,6 +65,7 @@ public struct EmulatorConfiguration: Sendable {
         ] where value <= 0 {
             throw EmulatorConfigurationError("\(name) must be positive")
         }
+        guard idleTimeout > 0 else { throw EmulatorConfigurationError("idle timeout must be positive") }
         guard maximumBodySize >= 1024 else { throw EmulatorConfigurationError("maximum body size must be ≥ 1024") }
         try seed.validate()
     }

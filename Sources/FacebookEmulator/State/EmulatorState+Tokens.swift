@@ -117,8 +117,15 @@ extension EmulatorState {
 
     // MARK: Codes
 
-    /// Stores a dialog code.
-    func issueCode(_ code: AuthorizationCode) { codes[code.code] = code }
+    /// Stores a dialog code; expired codes are dropped now and then, so a long-running
+    /// emulator under load does not keep every code it ever issued.
+    func issueCode(_ code: AuthorizationCode) {
+        if codes.count >= 10_000 {
+            let cutoff = now().addingTimeInterval(-lifetimes.code)
+            codes = codes.filter { $0.value.issuedAt > cutoff }
+        }
+        codes[code.code] = code
+    }
 
     /// Redeems a code once, with Facebook's error for each mismatch (§3.6).
     /// Either `secretVerified` or a verifier answering the code's challenge must be given.
