@@ -107,6 +107,10 @@ struct CallbackTests {
                     ])
                 let signed = try #require(await received.signedRequests.first)
                 #expect(Self.verify(signed, secret: Demo.secret) == nil)
+                if tampering == .algorithm {
+                    let payload = try #require(Base64URL.decode(signed.split(separator: ".")[1]))
+                    #expect(try JSONValue.decode(payload)["algorithm"] == "HMAC-SHA1")
+                }
             }
         }
     }

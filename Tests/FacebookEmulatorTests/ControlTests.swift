@@ -112,6 +112,7 @@ struct ControlTests {
             for body: JSONValue in [
                 ["endpoint": "/nope", "preset": "transient"], ["preset": "volcano"], ["endpoint": "/me"],
                 ["latency_ms": -5], ["preset": "transient", "count": 0], ["code": 1, "status": 200],
+                ["preset": "transient", "count": .double(1e300)], ["latency_ms": .double(.infinity)],
             ] {
                 let response = try await emulator.post("/_emulator/faults", json: body)
                 #expect(response.status == .badRequest)
@@ -119,6 +120,44 @@ struct ControlTests {
                     try ["invalid_field", "missing_field"].contains(
                         response.json()["error"]?["code"]?.stringValue ?? ""))
             }
+        }
+    }
+
+    @Test("out-of-range numbers are refused, never trapped on")
+    func numericBounds() async throws {
+        try await withEmulator { emulator in
+            for (path, body) in [
+                ("/_emulator/clock", ["advance_seconds": .double(1e300)]), ("/_emulator/clock", ["now": .int(.max)]),
+                (
+                    "/_emulator/tokens",
+                    ["app_id": .string(Demo.appID), "user": "alice", "lifetime_seconds": .int(.max)]
+                ),
+                ("/_emulator/clock", ["advance_seconds": "1.5"]),
+            ] as [(String, JSONValue)] {
+                let response = try await emulator.post(path, json: body)
+                #expect(try response.json()["error"]?["code"] == "invalid_field")
+            }
+            #expect(try await emulator.get("/_emulator/clock").json() == ["now": 1_800_000_000])
+        }
+    }
+
+    @Test("minting can decline or replace permissions")
+    func mintDeclinedAndReplace() async throws {
+        try await withEmulator { emulator in
+            let token = try await emulator.mintToken(scopes: ["email", "user_gender"])
+            let replaced = try await emulator.post(
+                "/_emulator/tokens",
+                json: [
+                    "app_id": .string(Demo.appID), "user": "alice", "scopes": ["user_link"], "declined": ["email"],
+                    "replace": true,
+                ])
+            #expect(try replaced.json()["scopes"] == ["public_profile", "user_link"])
+            let permissions = try await emulator.get(EmulatorClient.path("/me/permissions", [("access_token", token)]))
+            #expect(
+                try permissions.json()["data"] == [
+                    ["permission": "public_profile", "status": "granted"],
+                    ["permission": "user_link", "status": "granted"], ["permission": "email", "status": "declined"],
+                ])
         }
     }
 

@@ -35,17 +35,21 @@ struct GraphUserTests {
             #expect(limitedBody["email"] == nil)
             #expect(limitedBody["birthday"] == nil)
             #expect(limitedBody["location"] == nil)
-            #expect(limitedBody["age_range"] == ["min": 21])
+            #expect(limitedBody["age_range"] == nil)
             #expect(limitedBody["picture"]?["data"]?["width"] == 200)
 
             let full = try await emulator.mintToken(
-                scopes: ["email", "user_birthday", "user_gender", "user_link", "user_location", "user_hometown"])
+                scopes: [
+                    "email", "user_birthday", "user_gender", "user_link", "user_location", "user_hometown",
+                    "user_age_range",
+                ])
             let body = try await Self.me(emulator, full, fields: all).json()
             #expect(body["email"] == "alice@example.com")
             #expect(body["birthday"] == "05/04/1992")
             #expect(body["location"] == ["id": "106078429431815", "name": "London, United Kingdom"])
             #expect(body["hometown"]?["name"] == "Oxford, United Kingdom")
             #expect(body["link"] == "https://www.facebook.com/alice.liddell")
+            #expect(body["age_range"] == ["min": 21])
             let url = try #require(body["picture"]?["data"]?["url"]?.stringValue)
             #expect(url.contains("/platform/profilepic/?asid=\(Demo.id("alice"))"))
         }
@@ -153,6 +157,13 @@ struct GraphUserTests {
             let response = try await emulator.get(
                 EmulatorClient.path("/me/permissions", [("access_token", token), ("method", "delete")]))
             #expect(try response.json() == ["success": true])
+            // A code issued before the removal no longer yields a working token.
+            let code = try await TokenEndpointTests.code(emulator)
+            _ = try await emulator.post(
+                "/_emulator/tokens/revoke",
+                json: ["app_id": .string(Demo.appID), "user": "alice", "reason": "app_removed"])
+            let exchanged = try await TokenEndpointTests.exchange(emulator, code: code).graphError()
+            #expect(exchanged.code == 190 && exchanged.subcode == 458)
             for used in [token, other] {
                 let error = try await Self.me(emulator, used).graphError()
                 #expect(error.code == 190 && error.subcode == 458)
@@ -178,6 +189,26 @@ struct GraphUserTests {
             let otherAppsID = try await emulator.get(
                 EmulatorClient.path("/\(Demo.id("bob", app: Demo.proofAppID))", [("access_token", Demo.appToken)]))
             #expect(try otherAppsID.graphError().code == 100)
+        }
+    }
+
+    @Test("/{id}/picture redirects to the picture; an app token may send an appsecret_proof too")
+    func pictureEdge() async throws {
+        try await withEmulator { emulator in
+            let token = try await emulator.mintToken()
+            let response = try await emulator.get(
+                EmulatorClient.path("/me/picture", [("access_token", token), ("type", "large")]))
+            #expect(response.status == .found)
+            #expect(response.headers[.location]?.contains("asid=\(Demo.id("alice"))&height=200&width=200") == true)
+            let proof = AppSecretProof.compute(accessToken: Demo.appToken, secret: Demo.secret)
+            let withProof = try await emulator.get(
+                EmulatorClient.path(
+                    "/\(Demo.id("alice"))", [("access_token", Demo.appToken), ("appsecret_proof", proof)]))
+            #expect(withProof.status == .ok)
+            let wrongProof = try await emulator.get(
+                EmulatorClient.path(
+                    "/\(Demo.id("alice"))", [("access_token", Demo.appToken), ("appsecret_proof", "00")]))
+            #expect(try wrongProof.graphError().code == 100)
         }
     }
 

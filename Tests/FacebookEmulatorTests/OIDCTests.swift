@@ -149,6 +149,11 @@ struct OIDCTests {
             #expect(try removed.json()["keys"] == [.string(kids[0])])
             let last = try await emulator.delete("/_emulator/keys/\(kids[0])")
             #expect(last.status == .notFound)
+            // A pre-published key is the one rotation promotes.
+            let addedAgain = try await emulator.post("/_emulator/keys").json()
+            let pending = try #require(addedAgain["keys"]?.arrayValue?.last?.stringValue)
+            let rotated = try await emulator.post("/_emulator/keys/rotate").json()
+            #expect(rotated == ["active": .string(pending), "keys": [.string(pending), .string(kids[0])]])
         }
     }
 

@@ -148,6 +148,16 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("the same signing key twice in a seed is published once")
+    func duplicateSeedKeys() async throws {
+        let pem = try SigningKey.generate(now: Demo.start).privateKey.pemRepresentation
+        try await withEmulator({ $0.seed.signingKeys = [pem, pem] }) { emulator in
+            let jwks = try await emulator.get("/.well-known/oauth/openid/jwks/").json()
+            #expect(jwks["keys"]?.arrayValue?.count == 1)
+            #expect(try await emulator.get("/.well-known/oauth/openid/certs/").status == .ok)
+        }
+    }
+
     @Test("out-of-range settings are refused")
     func badSettings() {
         for configure: (inout EmulatorConfiguration) -> Void in [

@@ -84,11 +84,46 @@ struct TestUserTests {
                 EmulatorClient.path(Self.path, [("access_token", "\(Demo.proofAppID)|\(Demo.proofSecret)")]))
             #expect(try otherApp.graphError().code == 100)
 
-            let deleted = try await emulator.delete(EmulatorClient.path("/\(id)", [("access_token", Demo.appToken)]))
+            // Koala deletes with POST and method=delete.
+            let deleted = try await emulator.post(
+                "/\(id)", form: [("method", "delete"), ("access_token", Demo.appToken)])
             #expect(try deleted.json() == ["success": true])
             #expect(try await emulator.debug(token)["is_valid"] == false)
             let again = try await emulator.delete(EmulatorClient.path("/\(id)", [("access_token", Demo.appToken)]))
             #expect(try again.graphError().code == 100)
+        }
+    }
+
+    @Test("a test user belongs to its app: other apps neither list, log in, nor change them")
+    func ownership() async throws {
+        try await withEmulator { emulator in
+            _ = try await emulator.post(Self.path, form: [("name", "Only Demo"), ("access_token", Demo.appToken)])
+            let users = try await emulator.get("/_emulator").json()["users"]?.arrayValue
+            let key = try #require(users?.last?["key"]?.stringValue)
+            let otherApp = "\(Demo.proofAppID)|\(Demo.proofSecret)"
+            let otherList = try await emulator.get(
+                EmulatorClient.path("/\(Demo.proofAppID)/accounts/test-users", [("access_token", otherApp)])
+            ).json()
+            #expect(otherList["data"]?.arrayValue?.count == 4)
+            let dialog = [("client_id", Demo.proofAppID), ("redirect_uri", "fb\(Demo.proofAppID)://authorize")]
+            let page = try await emulator.get(EmulatorClient.path("/dialog/oauth", dialog))
+            #expect(page.text.contains("Alice Liddell") && !page.text.contains("Only Demo"))
+            let login = try await emulator.get(EmulatorClient.path("/dialog/oauth", dialog + [("emulator_user", key)]))
+            #expect(login.status == .badRequest)
+            let rename = try await emulator.post(
+                "/\(Demo.id(key, app: Demo.proofAppID))", form: [("name", "Hijacked"), ("access_token", otherApp)])
+            #expect(try rename.graphError().code == 100)
+        }
+    }
+
+    @Test("listing returns the same token each time rather than minting new ones")
+    func stableListingTokens() async throws {
+        try await withEmulator { emulator in
+            _ = try await emulator.mintToken("alice")
+            let path = EmulatorClient.path(Self.path, [("access_token", Demo.appToken)])
+            let first = try await emulator.get(path).json()["data"]?.arrayValue?.first?["access_token"]
+            let second = try await emulator.get(path).json()["data"]?.arrayValue?.first?["access_token"]
+            #expect(first != nil && first == second)
         }
     }
 
@@ -117,6 +152,12 @@ struct TestUserTests {
             let made = try await emulator.post("/\(oneID)/friends/\(twoID)", form: [("access_token", Demo.appToken)])
             #expect(try made.json() == ["success": true])
             let token = try #require(one["access_token"]?.stringValue)
+            let otherToken = try #require(two["access_token"]?.stringValue)
+            let onBehalfOfOther = try await emulator.post(
+                "/\(oneID)/friends/\(twoID)", form: [("access_token", otherToken)])
+            #expect(try onBehalfOfOther.graphError().code == 100)
+            let withSelf = try await emulator.post("/\(oneID)/friends/\(oneID)", form: [("access_token", token)])
+            #expect(try withSelf.graphError().code == 100)
             let friends = try await emulator.get(
                 EmulatorClient.path("/me", [("fields", "friends"), ("access_token", token)])
             ).json()

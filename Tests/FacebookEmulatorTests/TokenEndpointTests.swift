@@ -114,10 +114,18 @@ struct TokenEndpointTests {
                 emulator, extra: [("code_challenge", verifier), ("code_challenge_method", "plain")])
             #expect(try await Self.exchange(emulator, code: plain, secret: nil, verifier: verifier).status == .ok)
 
+            // A code bound to a challenge needs the verifier, even from a client that knows the secret.
             let noVerifier = try await Self.code(
                 emulator, extra: [("code_challenge", challenge), ("code_challenge_method", "S256")])
-            let missing = try await Self.exchange(emulator, code: noVerifier, secret: nil).graphError()
-            #expect(missing.code == 100 && missing.message == "Missing client_secret parameter.")
+            let missing = try await Self.exchange(emulator, code: noVerifier).graphError()
+            #expect(missing.code == 100 && missing.message == "Missing code_verifier parameter.")
+            // A verifier for a code that had no challenge is refused too.
+            let unbound = try await Self.code(emulator)
+            #expect(try await Self.exchange(emulator, code: unbound, verifier: verifier).graphError().code == 100)
+            // Without secret or verifier, the secret is what is missing.
+            let bare = try await Self.code(emulator)
+            let noSecret = try await Self.exchange(emulator, code: bare, secret: nil).graphError()
+            #expect(noSecret.message == "Missing client_secret parameter.")
         }
     }
 
@@ -137,6 +145,24 @@ struct TokenEndpointTests {
             let appData = try await emulator.debug(appToken)
             #expect(appData["type"] == "APP")
             #expect(appData["is_valid"] == true)
+        }
+    }
+
+    @Test("fb_extend_sso_token extends a user token and reports expires_at")
+    func extendSSOToken() async throws {
+        try await withEmulator { emulator in
+            let token = try await emulator.mintToken(lifetime: 3600)
+            let response = try await emulator.get(
+                EmulatorClient.path(
+                    "/v2.0/oauth/access_token", [("grant_type", "fb_extend_sso_token"), ("access_token", token)]))
+            let body = try response.json()
+            #expect(body["expires_at"] == .int(1_800_000_000 + 5_184_000))
+            #expect(body["graph_domain"] == "facebook")
+            let proofApp = try await emulator.mintToken(app: Demo.proofAppID)
+            let refused = try await emulator.get(
+                EmulatorClient.path(
+                    "/oauth/access_token", [("grant_type", "fb_extend_sso_token"), ("access_token", proofApp)]))
+            #expect(try refused.graphError().message == "API calls from the server require an appsecret_proof argument")
         }
     }
 

@@ -30,22 +30,22 @@ public enum SignedRequest {
     }
 
     /// Builds a signed request and applies `tampering`, if any.
-    static func make(payload: JSONValue, secret: String, tampering: Tampering?) -> String {
-        guard case .object(var members) = payload else { return sign(payload: payload, secret: secret) }
+    /// - Returns: the signed request and the payload it really carries.
+    static func make(payload: JSONValue, secret: String, tampering: Tampering?) -> (String, JSONValue) {
+        guard case .object(var members) = payload else { return (sign(payload: payload, secret: secret), payload) }
         switch tampering {
         case nil:
-            return sign(payload: payload, secret: secret)
+            return (sign(payload: payload, secret: secret), payload)
         case .algorithm:
             members["algorithm"] = "HMAC-SHA1"
-            return sign(payload: .object(members), secret: secret)
+            return (sign(payload: .object(members), secret: secret), .object(members))
         case .secret:
-            return sign(payload: payload, secret: secret + "-wrong")
+            return (sign(payload: payload, secret: secret + "-wrong"), payload)
         case .signature:
-            let honest = sign(payload: payload, secret: secret)
+            // The honest signature of the original payload, attached to a different payload.
+            let signature = signature(encodedPayload: Base64URL.encode(payload.encoded()), secret: secret)
             members["user_id"] = .string((members["user_id"]?.stringValue ?? "") + "0")
-            let forgedPayload = Base64URL.encode(JSONValue.object(members).encoded())
-            let signature = honest.split(separator: ".").first.map(String.init) ?? ""
-            return signature + "." + forgedPayload
+            return (signature + "." + Base64URL.encode(JSONValue.object(members).encoded()), .object(members))
         }
     }
 }

@@ -22,10 +22,15 @@ struct ControlInput: Sendable {
         return value
     }
 
-    func int(_ name: String) throws -> Int? {
+    /// An integer within `range` (every numeric control is bounded, so no later date arithmetic can overflow).
+    func int(_ name: String, in range: ClosedRange<Int> = -1_000_000_000...1_000_000_000) throws -> Int? {
         guard let text = string(name) else { return nil }
-        guard let value = Int(text) ?? Double(text).flatMap({ $0.rounded() == $0 ? Int($0) : nil }) else {
+        guard let value = Int(text) ?? Double(text).flatMap({ Int(exactly: $0) }) else {
             throw ControlError(code: "invalid_field", "'\(name)' must be an integer")
+        }
+        guard range.contains(value) else {
+            throw ControlError(
+                code: "invalid_field", "'\(name)' must be between \(range.lowerBound) and \(range.upperBound)")
         }
         return value
     }

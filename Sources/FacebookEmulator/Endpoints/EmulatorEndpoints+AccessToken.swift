@@ -17,8 +17,7 @@ extension EmulatorEndpoints {
             return try await exchangeForLongLived(old, app: app)
         case "fb_extend_sso_token":
             guard let old = request.accessToken else { throw GraphError.activeTokenRequired }
-            guard case .user(let record) = try await state.validate(token: old).get(),
-                let app = await state.app(record.appID)
+            guard case .user(let record) = try await presentedToken(request), let app = await state.app(record.appID)
             else { throw GraphError.unparsableToken }
             return try await exchangeForLongLived(old, app: app, includeExpiresAt: true)
         case nil, "authorization_code":
@@ -40,21 +39,19 @@ extension EmulatorEndpoints {
             try verifySecret(request, app: app)
             secretVerified = true
         }
-        let redeemed = try await state.redeemCode(
-            code, appID: app.id, redirectURI: redirectURI, verifier: verifier, secretVerified: secretVerified
+        let (redeemed, record) = try await state.exchange(
+            code: code, appID: app.id, redirectURI: redirectURI, verifier: verifier, secretVerified: secretVerified
         ).get()
-        let record = await state.issueUserToken(
-            appID: app.id, personKey: redeemed.personKey, lifetime: state.lifetimes.longLivedToken,
-            authType: redeemed.authType)
         var body: [String: JSONValue] = [
             "access_token": .string(record.token), "token_type": "bearer",
             "expires_in": .int(Int(state.lifetimes.longLivedToken)),
         ]
-        if redeemed.openID,
-            let minted = try await state.mintIDToken(
-                appID: app.id, personKey: redeemed.personKey, nonce: redeemed.nonce, accessToken: record.token,
-                baseURL: request.baseURL)
-        {
+        if redeemed.openID {
+            guard
+                let minted = try await state.mintIDToken(
+                    appID: app.id, personKey: redeemed.personKey, nonce: redeemed.nonce, accessToken: record.token,
+                    baseURL: request.baseURL)
+            else { throw GraphError.unparsableToken }
             body["id_token"] = .string(minted.token)
         }
         return .json(.object(body))

@@ -36,16 +36,14 @@ extension EmulatorEndpoints {
             }
             tampering = parsed
         }
-        let timeout = try input.int("timeout_ms") ?? 10_000
-        guard (100...60_000).contains(timeout) else {
-            throw ControlError(code: "invalid_field", "'timeout_ms' must be between 100 and 60000")
-        }
+        let timeout = try input.int("timeout_ms", in: 100...60_000) ?? 10_000
         let issuedAt = Int(await state.now().timeIntervalSince1970)
         var payload: [String: JSONValue] = [
             "user_id": .string(userID), "algorithm": "HMAC-SHA256", "issued_at": .int(issuedAt),
         ]
         if kind == .dataDeletion { payload["expires"] = .int(issuedAt + 3600) }
-        let signed = SignedRequest.make(payload: .object(payload), secret: app.secret, tampering: tampering)
+        let (signed, sentPayload) = SignedRequest.make(
+            payload: .object(payload), secret: app.secret, tampering: tampering)
 
         var outgoing = HTTPClientRequest(url: target)
         outgoing.method = .POST
@@ -63,7 +61,7 @@ extension EmulatorEndpoints {
         }
         var result: [String: JSONValue] = [
             "status": .int(status), "body": .string(body), "signed_request": .string(signed),
-            "payload": .object(payload),
+            "payload": sentPayload,
         ]
         if kind == .dataDeletion {
             let reply = try? JSONValue.decode(Data(body.utf8))

@@ -29,7 +29,7 @@ extension EmulatorEndpoints {
         case (.delete, let parts) where parts.count == 2 && parts[0] == "keys":
             guard await state.removeKey(kid: parts[1]) else {
                 throw ControlError(
-                    .notFound, code: "unknown_key", "no removable key '\(parts[1])' (the last key stays)")
+                    .notFound, code: "unknown_key", "no removable key '\(parts[1])' (the signing key stays)")
             }
             return .json(await keyList())
         case (.get, ["faults"]): return .json(["faults": .array(await state.faults.map(Self.describe))])
@@ -104,13 +104,19 @@ extension EmulatorEndpoints {
     private func mintToken(_ input: ControlInput) async throws -> JSONValue {
         let (app, person) = try await appAndPerson(input)
         let scopes = try validScopes(input.list("scopes") ?? app.defaultPermissions)
-        let grant = await state.recordGrant(appID: app.id, personKey: person.key, granted: Set(scopes), declined: [])
+        let declined = try validScopes(input.list("declined") ?? [])
+        // `replace: true` sets the grant to exactly these permissions instead of adding to it.
+        let grant =
+            input.bool("replace") == true
+            ? await state.replaceGrant(
+                appID: app.id, personKey: person.key, granted: Set(scopes), declined: Set(declined))
+            : await state.recordGrant(
+                appID: app.id, personKey: person.key, granted: Set(scopes), declined: Set(declined))
         let lifetime: TimeInterval? =
             input.bool("short_lived") == true
-            ? nil : TimeInterval(try input.int("lifetime_seconds") ?? Int(state.lifetimes.longLivedToken))
-        if let lifetime, lifetime <= 0 {
-            throw ControlError(code: "invalid_field", "'lifetime_seconds' must be positive")
-        }
+            ? nil
+            : TimeInterval(
+                try input.int("lifetime_seconds", in: 1...3_153_600_000) ?? Int(state.lifetimes.longLivedToken))
         let record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
         return [
             "access_token": .string(record.token),
@@ -174,9 +180,10 @@ extension EmulatorEndpoints {
 
     private func moveClock(_ input: ControlInput) async throws -> JSONValue {
         let now: Date
-        if let seconds = try input.int("advance_seconds") {
+        // About ±100 years: far enough for any expiry test, near enough that dates stay representable.
+        if let seconds = try input.int("advance_seconds", in: -3_153_600_000...3_153_600_000) {
             now = await state.advanceClock(by: TimeInterval(seconds))
-        } else if let epoch = try input.int("now") {
+        } else if let epoch = try input.int("now", in: 0...4_102_444_800) {
             now = await state.setClock(to: Date(timeIntervalSince1970: TimeInterval(epoch)))
         } else {
             throw ControlError(code: "missing_field", "give 'advance_seconds' or 'now' (epoch seconds)")
@@ -196,10 +203,7 @@ extension EmulatorEndpoints {
                 code: "invalid_field",
                 "unknown endpoint '\(endpoint)'; one of: *, \(Endpoint.allNames.sorted().joined(separator: ", "))")
         }
-        let latency = try input.int("latency_ms") ?? 0
-        guard (0...60_000).contains(latency) else {
-            throw ControlError(code: "invalid_field", "'latency_ms' must be between 0 and 60000")
-        }
+        let latency = try input.int("latency_ms", in: 0...60_000) ?? 0
         var error: GraphError?
         if let preset = input.string("preset") {
             guard let found = Fault.preset(preset) else {
@@ -210,10 +214,7 @@ extension EmulatorEndpoints {
             }
             error = found
         } else if let code = try input.int("code") {
-            let status = try input.int("status") ?? 400
-            guard (400...599).contains(status) else {
-                throw ControlError(code: "invalid_field", "'status' must be an HTTP error status")
-            }
+            let status = try input.int("status", in: 400...599) ?? 400
             error = GraphError(
                 status: HTTPResponse.Status(code: status), message: input.string("message") ?? "Injected error",
                 type: input.string("type") ?? "OAuthException", code: code, subcode: try input.int("subcode"),
@@ -222,8 +223,7 @@ extension EmulatorEndpoints {
         guard error != nil || latency > 0 else {
             throw ControlError(code: "missing_field", "give 'preset', 'code' or 'latency_ms'")
         }
-        let count = try input.int("count")
-        if let count, count <= 0 { throw ControlError(code: "invalid_field", "'count' must be positive") }
+        let count = try input.int("count", in: 1...1_000_000)
         return Fault(endpoint: endpoint, latencyMilliseconds: latency, error: error, remaining: count)
     }
 

@@ -10,7 +10,7 @@ extension EmulatorEndpoints {
     }
 
     private func inspect(_ input: String) async -> JSONValue {
-        guard let record = await state.tokenRecord(input) else {
+        guard let (record, app, grant, problem) = await state.debugSnapshot(input) else {
             switch await state.validate(token: input) {
             case .success(.app(let app)):
                 return appTokenData(app)
@@ -20,12 +20,6 @@ extension EmulatorEndpoints {
                     ? "Invalid OAuth access token signature." : "Invalid OAuth access token - Cannot parse access token"
                 return ["error": ["code": 190, "message": .string(message)], "is_valid": false, "scopes": []]
             }
-        }
-        guard let app = await state.app(record.appID) else {
-            return [
-                "error": ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"],
-                "is_valid": false, "scopes": [],
-            ]
         }
         if record.kind == .app { return appTokenData(app) }
         var data: [String: JSONValue] = [
@@ -38,12 +32,12 @@ extension EmulatorEndpoints {
         }
         if let personKey = record.personKey {
             data["user_id"] = .string(EmulatorState.appScopedID(appID: app.id, personKey: personKey))
-            let scopes = await state.grant(appID: app.id, personKey: personKey)?.granted.sorted() ?? []
+            let scopes = grant?.granted.sorted() ?? []
             data["scopes"] = .array(scopes.map(JSONValue.string))
             data["granular_scopes"] = .array(scopes.map { ["scope": .string($0)] })
         }
         if let authType = record.authType { data["metadata"] = ["auth_type": .string(authType)] }
-        if let problem = await state.problem(with: record) {
+        if let problem {
             var error: [String: JSONValue] = ["code": .int(problem.code), "message": .string(problem.message)]
             if let subcode = problem.subcode { error["subcode"] = .int(subcode) }
             data["error"] = .object(error)

@@ -46,14 +46,19 @@ extension EmulatorEndpoints {
         guard let userReference = request["emulator_user"] else {
             if submitted {
                 return .html(
-                    DialogPage.login(dialog, people: await state.allPeople(), error: "Choose an account to continue."),
+                    DialogPage.login(
+                        dialog, people: await state.people(visibleTo: dialog.app.id),
+                        error: "Choose an account to continue."),
                     status: .badRequest)
             }
-            return .html(DialogPage.login(dialog, people: await state.allPeople(), error: nil))
+            return .html(DialogPage.login(dialog, people: await state.people(visibleTo: dialog.app.id), error: nil))
         }
-        guard let person = await state.resolvePerson(userReference, appID: dialog.app.id) else {
+        guard let person = await state.resolvePerson(userReference, appID: dialog.app.id),
+            person.testUserOf == nil || person.testUserOf == dialog.app.id
+        else {
             return .html(
-                DialogPage.login(dialog, people: await state.allPeople(), error: "Unknown account."),
+                DialogPage.login(
+                    dialog, people: await state.people(visibleTo: dialog.app.id), error: "Unknown account."),
                 status: .badRequest)
         }
         let chosen = chosenPermissions(request, dialog: dialog)
@@ -124,15 +129,9 @@ extension EmulatorEndpoints {
     ) async throws
         -> Response
     {
-        let existing = await state.grant(appID: dialog.app.id, personKey: person.key)
-        // Without auth_type=rerequest, permissions declined before are not asked again.
-        var asked = Set(dialog.permissions)
-        if dialog.authType != "rerequest", let existing { asked.subtract(existing.declined) }
-        asked.subtract(existing?.granted ?? [])
-        let granted = asked.intersection(chosen).union(["public_profile"])
-        let declined = asked.subtracting(granted)
-        let grant = await state.recordGrant(
-            appID: dialog.app.id, personKey: person.key, granted: granted, declined: declined)
+        let grant = await state.recordDialogGrant(
+            appID: dialog.app.id, personKey: person.key, requested: Set(dialog.permissions), chosen: chosen,
+            rerequest: dialog.authType == "rerequest")
         let scopedID = EmulatorState.appScopedID(appID: dialog.app.id, personKey: person.key)
 
         var pairs: [(String, String)] = []

@@ -39,7 +39,7 @@ extension EmulatorEndpoints {
     func listTestUsers(appID: String, _ request: EmulatorRequest) async throws -> Response {
         let app = try await testUserApp(appID, request)
         let limit = min(max(Int(request["limit"] ?? "") ?? 25, 1), 500)
-        let people = await state.allPeople().filter { $0.testUserOf == nil || $0.testUserOf == app.id }
+        let people = await state.people(visibleTo: app.id)
         let start =
             request["after"].flatMap { Base64URL.decode($0) }.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
         guard start >= 0, start <= people.count else {
@@ -52,10 +52,8 @@ extension EmulatorEndpoints {
             var entry: [String: JSONValue] = [
                 "id": .string(scopedID), "login_url": .string(loginURL(app: app, scopedID: scopedID, request)),
             ]
-            if await state.grant(appID: app.id, personKey: person.key) != nil {
-                let token = await state.issueUserToken(
-                    appID: app.id, personKey: person.key, lifetime: state.lifetimes.longLivedToken)
-                entry["access_token"] = .string(token.token)
+            if let token = await state.currentUserToken(appID: app.id, personKey: person.key) {
+                entry["access_token"] = .string(token)
             }
             data.append(.object(entry))
         }
@@ -77,7 +75,9 @@ extension EmulatorEndpoints {
     /// `POST /{test-user-id}`: change name or password (a new password revokes the user's tokens).
     func updateTestUser(id: String, _ request: EmulatorRequest) async throws -> Response {
         let app = try await appToken(request)
-        guard let person = await state.person(scopedID: id, appID: app.id) else { throw GraphError.unsupportedGet(id) }
+        guard let person = await state.person(scopedID: id, appID: app.id),
+            person.testUserOf == nil || person.testUserOf == app.id
+        else { throw GraphError.unsupportedGet(id) }
         _ = await state.updatePerson(key: person.key, name: request["name"], password: request["password"])
         return .json(["success": true])
     }
@@ -96,8 +96,13 @@ extension EmulatorEndpoints {
     func befriend(_ first: String, _ second: String, _ request: EmulatorRequest) async throws -> Response {
         let appID: String
         switch try await presentedToken(request) {
-        case .app(let app): appID = app.id
-        case .user(let record): appID = record.appID
+        case .app(let app):
+            appID = app.id
+        case .user(let record):
+            // A user may only befriend on their own behalf.
+            guard record.personKey.map({ EmulatorState.appScopedID(appID: record.appID, personKey: $0) }) == first
+            else { throw GraphError.unsupportedGet(first) }
+            appID = record.appID
         }
         guard let one = await state.person(scopedID: first, appID: appID) else {
             throw GraphError.unsupportedGet(first)
@@ -105,7 +110,9 @@ extension EmulatorEndpoints {
         guard let two = await state.person(scopedID: second, appID: appID) else {
             throw GraphError.unsupportedGet(second)
         }
-        _ = await state.befriend(one.key, two.key)
+        guard await state.befriend(one.key, two.key) else {
+            throw GraphError(message: "(#100) Cannot befriend a user with themselves", code: 100)
+        }
         return .json(["success": true])
     }
 

@@ -36,6 +36,20 @@ extension EmulatorEndpoints {
         return .json(try renderer.graphFields(FieldSelection(parsing: request["fields"])))
     }
 
+    /// `GET /{id}/picture`: redirects to the picture, honouring `type`, `width` and `height`
+    /// (allauth fetches avatars this way).
+    func pictureEdge(id: String, _ request: EmulatorRequest) async throws -> Response {
+        let subject = try await subject(id: id, request)
+        guard
+            let renderer = await state.renderer(
+                appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
+        else { throw GraphError.unsupportedGet(id) }
+        let side = ["large": 200, "normal": 100].first { $0.key == request["type"] }?.value ?? 50
+        let width = min(max(Int(request["width"] ?? "") ?? side, 1), 2048)
+        let height = min(max(Int(request["height"] ?? "") ?? side, 1), 2048)
+        return .redirect(to: renderer.pictureURL(width: width, height: height))
+    }
+
     /// `GET /me/permissions` (§5.3).
     func permissions(id: String, _ request: EmulatorRequest) async throws -> Response {
         let subject = try await subject(id: id, request)

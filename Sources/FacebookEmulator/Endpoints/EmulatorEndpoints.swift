@@ -30,6 +30,7 @@ struct EmulatorEndpoints: Sendable {
             return create
                 ? try await createTestUser(appID: appID, request) : try await listTestUsers(appID: appID, request)
         case .friendship(let first, let second): return try await befriend(first, second, request)
+        case .pictureEdge(let id): return try await pictureEdge(id: id, request)
         }
     }
 
@@ -60,8 +61,13 @@ struct EmulatorEndpoints: Sendable {
     func presentedToken(_ request: EmulatorRequest) async throws -> PresentedToken {
         guard let token = request.accessToken else { throw GraphError.activeTokenRequired }
         let presented = try await state.validate(token: token).get()
-        if case .user(let record) = presented, let app = await state.app(record.appID) {
-            try verifyProof(request, token: token, app: app)
+        switch presented {
+        case .user(let record):
+            if let app = await state.app(record.appID) { try verifyProof(request, token: token, app: app) }
+        case .app(let app):
+            // Server-to-server calls with the app token carry the secret already; a proof is
+            // checked when sent but never required.
+            if request["appsecret_proof"] != nil { try verifyProof(request, token: token, app: app) }
         }
         return presented
     }

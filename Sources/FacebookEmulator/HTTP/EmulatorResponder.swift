@@ -48,9 +48,10 @@ struct EmulatorResponder: HTTPResponder {
         if segments.first == "_emulator" {
             return try await endpoints.control(request, path: Array(segments.dropFirst()))
         }
-        // Graph lets clients that cannot send DELETE or POST say so with `method=`.
+        // Graph lets clients that cannot send DELETE or POST say so with `method=` (Koala sends
+        // deletions as POST with `method=delete`).
         var method = request.method
-        if method == .get, let override = request["method"]?.uppercased() {
+        if method == .get || method == .post, let override = request["method"]?.uppercased() {
             if override == "DELETE" { method = .delete } else if override == "POST" { method = .post }
         }
         guard let endpoint = Endpoint.match(method: method, segments: segments) else {

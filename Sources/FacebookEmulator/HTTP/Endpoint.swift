@@ -19,6 +19,7 @@ enum Endpoint: Sendable, Equatable {
     case revokePermissions(id: String, permission: String?)
     case testUsers(appID: String, create: Bool)
     case friendship(first: String, second: String)
+    case pictureEdge(id: String)
 
     /// The template name, e.g. `/me` or `/{id}/permissions`.
     var name: String {
@@ -36,6 +37,7 @@ enum Endpoint: Sendable, Equatable {
         case .permissions(let id), .revokePermissions(let id, _): id == "me" ? "/me/permissions" : "/{id}/permissions"
         case .testUsers: "/{app-id}/accounts/test-users"
         case .friendship: "/{id}/friends/{id}"
+        case .pictureEdge(let id): id == "me" ? "/me/picture" : "/{id}/picture"
         }
     }
 
@@ -44,7 +46,7 @@ enum Endpoint: Sendable, Equatable {
         "/dialog/oauth", "/oauth/access_token", "/debug_token", "/app", "/.well-known/openid-configuration",
         "/.well-known/oauth/openid/jwks", "/.well-known/oauth/openid/certs", "/.well-known/oauth/openid/keys",
         "/platform/profilepic", "/me", "/{id}", "/me/permissions", "/{id}/permissions",
-        "/{app-id}/accounts/test-users", "/{id}/friends/{id}",
+        "/{app-id}/accounts/test-users", "/{id}/friends/{id}", "/me/picture", "/{id}/picture",
     ]
 
     static func match(method: HTTPRequest.Method, segments: [String]) -> Endpoint? {
@@ -66,6 +68,7 @@ enum Endpoint: Sendable, Equatable {
         case (.post, 1): return .updateTestUser(id: segments[0])
         case (.delete, 1): return .deleteUser(id: segments[0])
         case (.get, 2) where segments[1] == "permissions": return .permissions(id: segments[0])
+        case (.get, 2) where segments[1] == "picture": return .pictureEdge(id: segments[0])
         case (.delete, 2) where segments[1] == "permissions":
             return .revokePermissions(id: segments[0], permission: nil)
         case (.delete, 3) where segments[1] == "permissions":

@@ -8,7 +8,12 @@ enum Permissions {
         "user_hometown", "user_location", "user_link", "user_photos", "user_posts", "user_likes", "user_videos",
         "user_events", "user_messenger_contact", "gaming_profile", "gaming_user_picture", "pages_show_list",
         "pages_read_engagement", "pages_manage_posts", "business_management", "instagram_basic",
-        "ads_management", "ads_read", "publish_video", "read_insights",
+        "ads_management", "ads_read", "publish_video", "read_insights", "pages_messaging", "pages_manage_metadata",
+        "pages_read_user_content", "pages_manage_engagement", "instagram_content_publish", "instagram_manage_comments",
+        "instagram_manage_insights", "instagram_manage_messages", "leads_retrieval", "catalog_management",
+        "whatsapp_business_management", "whatsapp_business_messaging", "user_managed_groups",
+        "groups_access_member_info",
+        "publish_to_groups", "attribution_read", "email_pending",
     ]
 
     /// The permission that unlocks each Graph user field (§5.1); fields not listed need only a token.
@@ -20,6 +25,7 @@ enum Permissions {
         "location": "user_location",
         "hometown": "user_hometown",
         "friends": "user_friends",
+        "age_range": "user_age_range",
     ]
 
     /// Graph user fields the emulator serves; others are "nonexisting field" errors.

@@ -4,28 +4,32 @@ extension EmulatorState {
     // MARK: Keys
 
     /// The key that signs new id tokens.
-    var activeKey: SigningKey? { keys.first }
+    var activeKey: SigningKey? { signingKeys.first }
 
-    /// Generates a key and makes it the signing key; the previous one stays published (Facebook
-    /// publishes two at a time), older ones are retired.
+    /// Makes the oldest pre-published key (from `addKey`) the signing key, or a fresh one when none
+    /// is waiting; the previous signing key stays published (Facebook publishes two at a time) and
+    /// older ones are retired.
     func rotateKey() throws -> SigningKey {
-        let key = try SigningKey.generate(now: now())
-        keys.insert(key, at: 0)
-        if keys.count > 2 { keys.removeLast(keys.count - 2) }
-        return key
+        let next = pendingKeys.isEmpty ? try SigningKey.generate(now: now()) : pendingKeys.removeFirst()
+        signingKeys = [next] + signingKeys.prefix(1)
+        return next
     }
 
     /// Publishes a new key without signing with it yet, as before a planned rotation.
     func addKey() throws -> SigningKey {
         let key = try SigningKey.generate(now: now())
-        keys.append(key)
+        pendingKeys.append(key)
         return key
     }
 
-    /// Stops publishing a key; the last key cannot be removed.
+    /// Stops publishing a key; the signing key cannot be removed.
     func removeKey(kid: String) -> Bool {
-        guard keys.count > 1, let index = keys.firstIndex(where: { $0.kid == kid }) else { return false }
-        keys.remove(at: index)
+        if let index = pendingKeys.firstIndex(where: { $0.kid == kid }) {
+            pendingKeys.remove(at: index)
+            return true
+        }
+        guard let index = signingKeys.firstIndex(where: { $0.kid == kid }), index > 0 else { return false }
+        signingKeys.remove(at: index)
         return true
     }
 

@@ -43,6 +43,18 @@ extension EmulatorState {
         return record.token
     }
 
+    /// A valid long-lived token the person already has for the app, or a new one; `nil` without a
+    /// grant. The test-user list uses it so that listing does not mint a token per call.
+    func currentUserToken(appID: String, personKey: String) -> String? {
+        guard grant(appID: appID, personKey: personKey) != nil else { return nil }
+        let existing = tokens.values.first { record in
+            record.appID == appID && record.personKey == personKey && problem(with: record) == nil
+                && (record.expiresAt.map { $0.timeIntervalSince(record.issuedAt) } ?? 0) >= lifetimes.longLivedToken
+        }
+        return existing?.token
+            ?? issueUserToken(appID: appID, personKey: personKey, lifetime: lifetimes.longLivedToken).token
+    }
+
     /// The stored record for a token string, valid or not.
     func tokenRecord(_ token: String) -> AccessTokenRecord? { tokens[token] }
 
@@ -148,18 +160,49 @@ extension EmulatorState {
                         "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
                     code: 100, subcode: 36008))
         }
-        if let verifier {
-            guard let challenge = code.challenge, let method = code.challengeMethod,
-                PKCE.verify(verifier: verifier, challenge: challenge, method: method)
-            else {
+        // A code issued with a challenge is bound to it (RFC 7636 §4.6): the secret alone is not enough.
+        if let challenge = code.challenge, let method = code.challengeMethod {
+            guard let verifier else {
+                return .failure(GraphError(message: "Missing code_verifier parameter.", code: 100))
+            }
+            guard PKCE.verify(verifier: verifier, challenge: challenge, method: method) else {
                 return .failure(GraphError(message: "Invalid code verifier.", code: 100))
             }
+        } else if verifier != nil {
+            return .failure(GraphError(message: "Invalid code verifier.", code: 100))
         } else if !secretVerified {
             return .failure(GraphError(message: "Missing client_secret parameter.", code: 100))
+        }
+        guard grant(appID: appID, personKey: code.personKey) != nil else {
+            return .failure(
+                GraphError(
+                    message: TokenInvalidation.appRemoved.message(appID: appID), code: 190,
+                    subcode: TokenInvalidation.appRemoved.subcode))
         }
         code.used = true
         codes[value] = code
         return .success(code)
+    }
+
+    /// Redeems a code and issues its long-lived token in one step, so nothing can revoke the grant
+    /// in between.
+    func exchange(
+        code value: String, appID: String, redirectURI: String, verifier: String?, secretVerified: Bool
+    ) -> Result<(AuthorizationCode, AccessTokenRecord), GraphError> {
+        redeemCode(value, appID: appID, redirectURI: redirectURI, verifier: verifier, secretVerified: secretVerified)
+            .map { code in
+                let record = issueUserToken(
+                    appID: appID, personKey: code.personKey, lifetime: lifetimes.longLivedToken,
+                    authType: code.authType)
+                return (code, record)
+            }
+    }
+
+    /// Everything `debug_token` reports about a token, read in one step.
+    func debugSnapshot(_ token: String) -> (AccessTokenRecord, EmulatorApp, Grant?, GraphError?)? {
+        guard let record = tokens[token], let app = apps[record.appID] else { return nil }
+        let personGrant = record.personKey.flatMap { self.grant(appID: record.appID, personKey: $0) }
+        return (record, app, personGrant, problem(with: record))
     }
 }
 

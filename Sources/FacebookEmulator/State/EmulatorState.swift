@@ -29,8 +29,12 @@ actor EmulatorState {
     var grants: [GrantKey: Grant] = [:]
     var tokens: [String: AccessTokenRecord] = [:]
     var codes: [String: AuthorizationCode] = [:]
-    /// Signing keys; the first signs, all are published.
-    var keys: [SigningKey] = []
+    /// Keys that sign or signed: the first signs new tokens, the others still verify older ones.
+    var signingKeys: [SigningKey] = []
+    /// Keys published ahead of a rotation, not signing yet.
+    var pendingKeys: [SigningKey] = []
+    /// Every published key, as the JWKS lists them.
+    var keys: [SigningKey] { signingKeys + pendingKeys }
     var faults: [Fault] = []
     var calls: [String: Int] = [:]
 
@@ -58,8 +62,12 @@ actor EmulatorState {
             }
         }
         scopedIndex = Self.scopedIndex(appIDs: appOrder, personKeys: personOrder)
-        keys = try seed.signingKeys.map { try SigningKey(pem: $0, now: start) }
-        if keys.isEmpty { keys = [try SigningKey.generate(now: start)] }
+        // The same PEM twice would publish one kid twice; keep the first.
+        for pem in seed.signingKeys {
+            let key = try SigningKey(pem: pem, now: start)
+            if !signingKeys.contains(where: { $0.kid == key.kid }) { signingKeys.append(key) }
+        }
+        if signingKeys.isEmpty { signingKeys = [try SigningKey.generate(now: start)] }
     }
 
     private static func insert(_ app: EmulatorApp, into apps: inout [String: EmulatorApp], order: inout [String]) {
@@ -95,6 +103,11 @@ actor EmulatorState {
 
     /// People in seed order, then test users in creation order.
     func allPeople() -> [Person] { personOrder.compactMap { people[$0] } }
+
+    /// The people an app can log in: seeded people, and test users created by that app.
+    func people(visibleTo appID: String) -> [Person] {
+        allPeople().filter { $0.testUserOf == nil || $0.testUserOf == appID }
+    }
 
     /// The id `personKey` has in `appID`: stable (a hash), numeric and 16 digits, like Facebook's ASIDs.
     nonisolated static func appScopedID(appID: String, personKey: String) -> String {
@@ -187,6 +200,27 @@ actor EmulatorState {
         var grant = grants[key] ?? Grant(granted: [], installedAt: now())
         grant.merge(granted: granted, declined: declined)
         grants[key] = grant
+        return grant
+    }
+
+    /// The dialog's outcome, decided in one step so a concurrent revocation cannot interleave:
+    /// without `auth_type=rerequest`, permissions declined before are not asked again; of those
+    /// asked, the chosen ones are granted and the rest declined.
+    func recordDialogGrant(
+        appID: String, personKey: String, requested: Set<String>, chosen: Set<String>, rerequest: Bool
+    ) -> Grant {
+        let existing = grant(appID: appID, personKey: personKey)
+        var asked = requested
+        if !rerequest, let existing { asked.subtract(existing.declined) }
+        asked.subtract(existing?.granted ?? [])
+        let granted = asked.intersection(chosen).union(["public_profile"])
+        return recordGrant(appID: appID, personKey: personKey, granted: granted, declined: asked.subtracting(granted))
+    }
+
+    /// Sets a grant to exactly these permissions (control API `replace`).
+    func replaceGrant(appID: String, personKey: String, granted: Set<String>, declined: Set<String>) -> Grant {
+        let grant = Grant(granted: granted, declined: declined, installedAt: now())
+        grants[GrantKey(appID: appID, personKey: personKey)] = grant
         return grant
     }
 
