@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Hummingbird
+import LatchkeyAPI
 import Logging
 import NIOCore
 

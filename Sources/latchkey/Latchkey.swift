@@ -6,6 +6,6 @@ struct Latchkey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Self-hosted Login with Facebook, and a Facebook emulator for offline development.",
-        subcommands: [EmulatorCommand.self]
+        subcommands: [ServeCommand.self, EmulatorCommand.self, KeysCommand.self]
     )
 }

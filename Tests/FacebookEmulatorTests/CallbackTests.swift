@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import LatchkeyAPI
 import Testing
 
 @testable import FacebookEmulator

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import LatchkeyAPI
 import Testing
 
 @testable import FacebookEmulator

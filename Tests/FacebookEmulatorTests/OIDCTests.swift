@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HummingbirdTesting
+import LatchkeyAPI
 import Testing
 import X509
 import _CryptoExtras

@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import LatchkeyAPI
 import NIOCore
 import Testing
 

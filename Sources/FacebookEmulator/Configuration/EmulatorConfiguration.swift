@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Everything an emulator instance needs; a value, so tests build one per case.
 public struct EmulatorConfiguration: Sendable {

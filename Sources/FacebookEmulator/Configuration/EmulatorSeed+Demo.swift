@@ -1,3 +1,5 @@
+import LatchkeyAPI
+
 extension EmulatorSeed {
     /// The demo world `latchkey emulator` starts with when no seed file is given: one app and four
     /// people who cover the awkward cases (no email, partial birthday, friends, a second app).

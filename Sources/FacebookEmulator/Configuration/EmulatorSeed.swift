@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// The apps and people an emulator starts with, readable from a JSON file.
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// `appsecret_proof`: lowercase hex HMAC-SHA256 of the access token keyed with the app secret (§5.2).
 enum AppSecretProof {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// Builds compact JWS tokens (RFC 7515) for id tokens, including the deliberately broken ones that
 /// the control API hands out so that verifiers can be tested against each attack.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// Proof Key for Code Exchange (RFC 7636) as Facebook's dialog accepts it: `S256` and `plain`.
 enum PKCE {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// Facebook's `signed_request`: `base64url(HMAC-SHA256(secret, encodedPayload)) + "." + encodedPayload`.
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 import SwiftASN1
 import X509
 import _CryptoExtras

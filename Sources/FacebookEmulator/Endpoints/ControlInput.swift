@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Fields of a control-API call, from a JSON body or, for curl convenience, form/query parameters.
 struct ControlInput: Sendable {

@@ -1,3 +1,5 @@
+import LatchkeyAPI
+
 /// The dialog's HTML: a plain, accessible page that a person (or a headless browser) can use.
 enum DialogPage {
     private static let style = """

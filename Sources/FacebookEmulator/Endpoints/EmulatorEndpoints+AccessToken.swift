@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// `GET|POST /oauth/access_token`: code exchange (secret or PKCE), `fb_exchange_token`,

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyAPI
 import NIOCore
 import NIOHTTP1
 

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// The control API under `/_emulator/` (documented in the README): minting, revocation, clock,

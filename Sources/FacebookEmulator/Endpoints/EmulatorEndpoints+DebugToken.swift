@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// `GET /debug_token` (§4): HTTP 200 with `data.is_valid` for any input token, 400 for a bad caller.

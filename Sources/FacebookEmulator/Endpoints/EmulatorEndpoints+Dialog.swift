@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 /// What the OAuth dialog was asked for, validated before anything is shown or redirected.
 struct DialogRequest: Sendable {

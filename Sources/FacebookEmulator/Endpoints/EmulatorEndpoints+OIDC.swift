@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// The OpenID discovery document (§7.1), with this emulator's own URLs for keys and dialog.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// `POST /{app-id}/accounts/test-users` (§10): `installed`, `permissions`, `name`.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 
 extension EmulatorEndpoints {
     /// Whom a Graph call is about, and for which app.

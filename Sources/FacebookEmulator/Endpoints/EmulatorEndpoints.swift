@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 import Logging
 
 /// The handlers behind every emulator path; one file per concept extends it.

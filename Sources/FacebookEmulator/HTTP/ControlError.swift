@@ -1,4 +1,5 @@
 import HTTPTypes
+import LatchkeyAPI
 
 /// An error of the control API (`/_emulator/…`): our own shape, a stable snake_case `code` and a
 /// message, because these endpoints are not Facebook's.

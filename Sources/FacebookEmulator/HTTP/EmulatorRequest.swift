@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyAPI
 
 /// A request as the emulator's endpoints see it: the path without its Graph version, and one
 /// parameter map merged from the query string and a form body, as Graph accepts either.

@@ -1,4 +1,5 @@
 import HTTPTypes
+import LatchkeyAPI
 
 /// Every path the emulator serves outside the control API, with the template name used for call
 /// counts and fault targeting (`/_emulator/calls`, `/_emulator/faults`).

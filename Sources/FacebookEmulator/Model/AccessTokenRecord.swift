@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// An access token the emulator issued, and everything `debug_token` reports about it.
 struct AccessTokenRecord: Sendable {

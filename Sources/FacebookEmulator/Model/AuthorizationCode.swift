@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// A code the dialog issued: single use, bound to its app, redirect URI and PKCE challenge.
 struct AuthorizationCode: Sendable {

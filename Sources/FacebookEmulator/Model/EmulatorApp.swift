@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// A Facebook app registered with the emulator.
 public struct EmulatorApp: Sendable, Codable, Equatable {

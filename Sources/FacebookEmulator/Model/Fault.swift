@@ -1,4 +1,5 @@
 import HTTPTypes
+import LatchkeyAPI
 
 /// A failure or delay injected into one endpoint (or all, with `*`) through the control API.
 public struct Fault: Sendable, Equatable {

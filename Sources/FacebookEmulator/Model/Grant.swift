@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// What one person has granted one app: Facebook keeps permissions per user and app, not per token,
 /// so `/me/permissions`, `debug_token`'s `scopes` and field gating all read this record.

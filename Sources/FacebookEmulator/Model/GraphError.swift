@@ -1,4 +1,5 @@
 import HTTPTypes
+import LatchkeyAPI
 
 /// A Graph API error in Facebook's envelope (facebook-protocol.md §6.1):
 /// `{"error": {"message", "type", "code", "error_subcode", "is_transient", "fbtrace_id"}}`.

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// The permissions the emulator knows, and which profile data each unlocks.
 enum Permissions {

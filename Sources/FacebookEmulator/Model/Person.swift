@@ -1,3 +1,5 @@
+import LatchkeyAPI
+
 /// A person who can log in through the emulator: a seeded demo user or a test user.
 ///
 /// A person has one profile but a different app-scoped id in every app, as on Facebook.

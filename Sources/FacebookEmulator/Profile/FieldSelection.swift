@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// A parsed Graph `fields=` parameter: top-level names with their modifiers
 /// (`picture.type(large)`, `friends.limit(5){name}`).

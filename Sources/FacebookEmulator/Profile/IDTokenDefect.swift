@@ -1,3 +1,5 @@
+import LatchkeyAPI
+
 /// Ways the control API can break an id token, one per check a Limited Login verifier must make.
 public enum IDTokenDefect: String, Sendable, Codable, CaseIterable {
     /// `aud` is another app.

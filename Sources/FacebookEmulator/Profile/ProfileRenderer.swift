@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Renders a person for one app, exactly as far as the grant allows: Graph fields for `/me` and
 /// claims for id tokens. Everything here is pure, so the gating is easy to test and reason about.

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 extension EmulatorState {
     // MARK: Keys

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 extension EmulatorState {
     /// A renderer for `personKey` as seen by `appID`; `nil` without a grant (the app is not installed).

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// What an `access_token` parameter turned out to be.
 enum PresentedToken: Sendable {

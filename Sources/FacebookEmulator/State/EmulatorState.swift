@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// All mutable emulator state: apps, people, grants, tokens, codes, keys, clock offset, faults and call
 /// counts. One actor, so every request sees a consistent world without locks.

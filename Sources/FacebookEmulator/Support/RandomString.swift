@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Random identifiers with the look of Facebook's, from the system's secure generator.
 enum RandomString {

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 import Testing
 
 @testable import FacebookEmulator

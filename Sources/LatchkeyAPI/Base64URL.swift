@@ -1,9 +1,9 @@
 import Foundation
 
 /// Unpadded base64url (RFC 4648 §5), the encoding of JWS segments and Facebook's `signed_request`.
-enum Base64URL {
+public enum Base64URL {
     /// Encodes bytes without `=` padding.
-    static func encode(_ bytes: some DataProtocol) -> String {
+    public static func encode(_ bytes: some DataProtocol) -> String {
         Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_")
@@ -13,7 +13,7 @@ enum Base64URL {
     /// Decodes padded or unpadded base64url; `nil` when the text is not base64url.
     ///
     /// Padding is accepted because one report has Facebook's signature segment carrying a trailing `=`.
-    static func decode(_ text: some StringProtocol) -> Data? {
+    public static func decode(_ text: some StringProtocol) -> Data? {
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         guard !base64.contains("=") || base64.hasSuffix("=") else { return nil }
         base64 = base64.replacingOccurrences(of: "=", with: "")

@@ -111,3 +111,17 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
 }
+
+extension JSONValue {
+    /// Whether the value is a JSON object.
+    public var isObject: Bool {
+        if case .object = self { return true }
+        return false
+    }
+
+    /// The members of an object, or `nil` for other shapes.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let members) = self { return members }
+        return nil
+    }
+}

@@ -1,0 +1,140 @@
+/// `POST /v1/auth/facebook`: exchange a Facebook credential for a Latchkey session.
+///
+/// Send exactly one of `accessToken` (classic login) or `idToken` (Limited Login, with `nonce`).
+public struct FacebookExchangeRequest: Codable, Sendable, Equatable {
+    /// A classic Facebook user access token.
+    public var accessToken: String?
+    /// A Limited Login OIDC id token.
+    public var idToken: String?
+    /// The raw nonce the app generated (the id token's `nonce` may be it or its SHA-256 hex).
+    public var nonce: String?
+    /// Facebook field → user property, e.g. `{"email": "email", "first_name": "givenName"}`.
+    public var fieldsMapping: [String: String]?
+
+    /// Creates a request.
+    public init(
+        accessToken: String? = nil, idToken: String? = nil, nonce: String? = nil, fieldsMapping: [String: String]? = nil
+    ) {
+        self.accessToken = accessToken
+        self.idToken = idToken
+        self.nonce = nonce
+        self.fieldsMapping = fieldsMapping
+    }
+}
+
+/// A Latchkey session: a short-lived access token (JWT) and a rotating refresh token.
+public struct SessionBody: Codable, Sendable, Equatable {
+    /// ES256 JWT for `Authorization: Bearer`, verifiable offline with `/.well-known/jwks.json`.
+    public var accessToken: String
+    /// Always `Bearer`.
+    public var tokenType: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+    /// Single-use token for `POST /v1/oauth/token` with `grant_type=refresh_token`.
+    public var refreshToken: String
+    /// Seconds until the refresh token expires if unused.
+    public var refreshTokenExpiresIn: Int
+
+    /// RFC 6749 §5.1 names, the same in the exchange answer and the token endpoint.
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case refreshTokenExpiresIn = "refresh_token_expires_in"
+    }
+
+    /// Creates a session body.
+    public init(accessToken: String, expiresIn: Int, refreshToken: String, refreshTokenExpiresIn: Int) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.refreshTokenExpiresIn = refreshTokenExpiresIn
+    }
+}
+
+/// A linked sign-in provider account.
+public struct IdentityBody: Codable, Sendable, Equatable {
+    /// `facebook`.
+    public var provider: String
+    /// The app-scoped Facebook user id.
+    public var subject: String
+    /// The Facebook app the subject is scoped to.
+    public var appID: String
+    /// Permissions granted at the last sign-in.
+    public var grantedPermissions: [String]
+
+    enum CodingKeys: String, CodingKey {
+        case provider, subject, grantedPermissions
+        case appID = "appId"
+    }
+
+    /// Creates an identity body.
+    public init(provider: String, subject: String, appID: String, grantedPermissions: [String]) {
+        self.provider = provider
+        self.subject = subject
+        self.appID = appID
+        self.grantedPermissions = grantedPermissions
+    }
+}
+
+/// A Latchkey user.
+public struct UserBody: Codable, Sendable, Equatable {
+    /// Random, URL-safe user id.
+    public var id: String
+    /// Mapped Facebook fields and app-set values.
+    public var properties: [String: JSONValue]
+    /// Linked provider accounts.
+    public var identities: [IdentityBody]
+    /// Creation time, seconds since 1970.
+    public var createdAt: Int
+
+    /// Creates a user body.
+    public init(id: String, properties: [String: JSONValue], identities: [IdentityBody], createdAt: Int) {
+        self.id = id
+        self.properties = properties
+        self.identities = identities
+        self.createdAt = createdAt
+    }
+}
+
+/// The answer of `POST /v1/auth/facebook`.
+public struct SignInBody: Codable, Sendable, Equatable {
+    /// The signed-in user.
+    public var user: UserBody
+    /// Whether this login created the user.
+    public var isNewUser: Bool
+    /// Permissions the person granted to the Facebook app.
+    public var grantedPermissions: [String]
+    /// Permissions the person declined.
+    public var declinedPermissions: [String]
+    /// The new session.
+    public var session: SessionBody
+
+    /// Creates a sign-in body.
+    public init(
+        user: UserBody, isNewUser: Bool, grantedPermissions: [String], declinedPermissions: [String],
+        session: SessionBody
+    ) {
+        self.user = user
+        self.isNewUser = isNewUser
+        self.grantedPermissions = grantedPermissions
+        self.declinedPermissions = declinedPermissions
+        self.session = session
+    }
+}
+
+/// The answer of `POST /v1/auth/nonce`.
+public struct NonceBody: Codable, Sendable, Equatable {
+    /// The single-use nonce to pass to Facebook's `LoginConfiguration`.
+    public var nonce: String
+    /// Seconds until it expires.
+    public var expiresIn: Int
+
+    /// Creates a nonce body.
+    public init(nonce: String, expiresIn: Int) {
+        self.nonce = nonce
+        self.expiresIn = expiresIn
+    }
+}

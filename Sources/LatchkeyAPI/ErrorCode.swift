@@ -1,0 +1,86 @@
+/// Every error code the Latchkey server answers with: stable snake_case strings that clients
+/// switch on. New codes may be added; existing ones never change meaning. The README lists them.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// Wraps a wire value (unknown values are kept, so old clients survive new codes).
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// The wire value.
+    public var description: String { rawValue }
+
+    // MARK: Requests
+
+    /// The body is not valid JSON or form data, or has the wrong shape.
+    public static let malformedRequest = ErrorCode(rawValue: "malformed_request")
+    /// A field is missing, unknown, or out of range.
+    public static let invalidRequest = ErrorCode(rawValue: "invalid_request")
+    /// The body is larger than the server accepts.
+    public static let requestTooLarge = ErrorCode(rawValue: "request_too_large")
+    /// No such endpoint.
+    public static let notFound = ErrorCode(rawValue: "not_found")
+    /// The endpoint exists but not with this method.
+    public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
+
+    // MARK: Facebook credentials
+
+    /// The Facebook access token is invalid (unknown, malformed, or rejected without a reason).
+    public static let facebookTokenInvalid = ErrorCode(rawValue: "facebook_token_invalid")
+    /// The Facebook access token has expired (Graph 190/463).
+    public static let facebookTokenExpired = ErrorCode(rawValue: "facebook_token_expired")
+    /// The user changed their Facebook password (Graph 190/460).
+    public static let facebookPasswordChanged = ErrorCode(rawValue: "facebook_password_changed")
+    /// The user removed the app on Facebook (Graph 190/458).
+    public static let facebookAppRemoved = ErrorCode(rawValue: "facebook_app_removed")
+    /// The user logged out of Facebook (Graph 190/467).
+    public static let facebookLoggedOut = ErrorCode(rawValue: "facebook_logged_out")
+    /// The token was issued to an app this server does not serve.
+    public static let facebookWrongApp = ErrorCode(rawValue: "facebook_token_wrong_app")
+    /// The token is not a user token (an app or page token).
+    public static let facebookNotUserToken = ErrorCode(rawValue: "facebook_token_not_user")
+    /// A JWT was sent as `accessToken`: send it as `idToken` instead.
+    public static let idTokenSentAsAccessToken = ErrorCode(rawValue: "id_token_sent_as_access_token")
+    /// The id token is malformed, badly signed, or uses an algorithm other than RS256.
+    public static let idTokenInvalid = ErrorCode(rawValue: "id_token_invalid")
+    /// The id token's `kid` is not among Facebook's published keys.
+    public static let idTokenUnknownKey = ErrorCode(rawValue: "id_token_unknown_key")
+    /// The id token's `iss` is not an accepted issuer.
+    public static let idTokenWrongIssuer = ErrorCode(rawValue: "id_token_wrong_issuer")
+    /// The id token's `aud` is not a configured app.
+    public static let idTokenWrongAudience = ErrorCode(rawValue: "id_token_wrong_audience")
+    /// The id token has expired.
+    public static let idTokenExpired = ErrorCode(rawValue: "id_token_expired")
+    /// The id token was issued too long ago, or in the future.
+    public static let idTokenIssuedAtInvalid = ErrorCode(rawValue: "id_token_iat_invalid")
+    /// The id token's nonce does not match the nonce sent (raw or SHA-256), or is missing.
+    public static let nonceMismatch = ErrorCode(rawValue: "nonce_mismatch")
+    /// The server-issued nonce is unknown, expired or already used.
+    public static let nonceInvalid = ErrorCode(rawValue: "nonce_invalid")
+    /// The id token (its `jti`) was already used.
+    public static let idTokenReplayed = ErrorCode(rawValue: "id_token_replayed")
+    /// Facebook did not answer in time or answered with a server error; retry later.
+    public static let facebookUnavailable = ErrorCode(rawValue: "facebook_unavailable")
+    /// Facebook is throttling this app; retry later.
+    public static let facebookRateLimited = ErrorCode(rawValue: "facebook_rate_limited")
+
+    // MARK: Sessions
+
+    /// The access token is missing, malformed, badly signed or expired.
+    public static let unauthorized = ErrorCode(rawValue: "unauthorized")
+    /// The session was revoked (sign-out, reuse detection).
+    public static let sessionRevoked = ErrorCode(rawValue: "session_revoked")
+    /// The refresh token is unknown or expired.
+    public static let refreshTokenInvalid = ErrorCode(rawValue: "refresh_token_invalid")
+    /// A spent refresh token was presented again: the whole session is revoked.
+    public static let refreshTokenReused = ErrorCode(rawValue: "refresh_token_reused")
+    /// The user is disabled.
+    public static let userDisabled = ErrorCode(rawValue: "user_disabled")
+    /// The property may not be written by users.
+    public static let propertyNotWritable = ErrorCode(rawValue: "property_not_writable")
+
+    // MARK: Server
+
+    /// The server is starting or its database is unreachable.
+    public static let unavailable = ErrorCode(rawValue: "unavailable")
+    /// Anything unexpected; details are in the server log only.
+    public static let internalError = ErrorCode(rawValue: "internal_error")
+}

@@ -1,0 +1,47 @@
+/// The schema, as numbered migrations applied in order and recorded in `schema_migrations`.
+enum SQLiteSchema {
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE users (
+                id TEXT PRIMARY KEY, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+                disabled INTEGER NOT NULL DEFAULT 0, properties TEXT NOT NULL DEFAULT '{}')
+            """,
+            """
+            CREATE TABLE identities (
+                provider TEXT NOT NULL, subject TEXT NOT NULL, app_id TEXT NOT NULL,
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                granted TEXT NOT NULL DEFAULT '[]', first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+                PRIMARY KEY (provider, subject))
+            """,
+            "CREATE INDEX identities_user ON identities(user_id)",
+            """
+            CREATE TABLE sessions (
+                id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                created_at REAL NOT NULL, revoked_at REAL)
+            """,
+            "CREATE INDEX sessions_user ON sessions(user_id)",
+            """
+            CREATE TABLE refresh_tokens (
+                hash BLOB PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                created_at REAL NOT NULL, expires_at REAL NOT NULL, used_at REAL)
+            """,
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id)",
+            """
+            CREATE TABLE single_use (
+                kind TEXT NOT NULL, value TEXT NOT NULL, expires_at REAL NOT NULL, PRIMARY KEY (kind, value))
+            """,
+            "CREATE INDEX single_use_expiry ON single_use(expires_at)",
+            "CREATE TABLE nonces (value TEXT PRIMARY KEY, expires_at REAL NOT NULL)",
+            """
+            CREATE TABLE signing_keys (
+                kid TEXT PRIMARY KEY, private_key BLOB NOT NULL, created_at REAL NOT NULL, retired_at REAL)
+            """,
+            """
+            CREATE TABLE audit_events (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, type TEXT NOT NULL, user_id TEXT,
+                detail TEXT NOT NULL DEFAULT '{}')
+            """,
+        ]
+    ]
+}

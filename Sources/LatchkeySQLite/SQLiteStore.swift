@@ -1,0 +1,327 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import Logging
+import NIOCore
+import SQLiteNIO
+
+/// The embedded default store: one SQLite file in WAL mode, one connection, every operation a
+/// transaction behind a FIFO gate, so writes never interleave and nothing is half-written.
+public final class SQLiteStore: LatchkeyStore {
+    private let connection: SQLiteConnection
+    private let gate = SerialGate()
+
+    /// Opens (creating if needed) the database at `location`.
+    public static func open(
+        _ location: DatabaseLocation, logger: Logger = Logger(label: "latchkey.sqlite")
+    ) async throws
+        -> SQLiteStore
+    {
+        let storage: SQLiteConnection.Storage
+        switch location {
+        case .sqliteMemory: storage = .memory
+        case .sqliteFile(let path):
+            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            storage = .file(path: path)
+        }
+        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
+        for pragma in [
+            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
+            "PRAGMA busy_timeout = 5000",
+        ] {
+            _ = try await connection.query(pragma, [])
+        }
+        return SQLiteStore(connection: connection)
+    }
+
+    private init(connection: SQLiteConnection) { self.connection = connection }
+
+    /// Closes the connection.
+    public func close() async throws { try await connection.close() }
+
+    /// Runs `body` in one `BEGIN IMMEDIATE … COMMIT`, rolled back on any error.
+    private func transaction<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
+        await gate.acquire()
+        do {
+            _ = try await connection.query("BEGIN IMMEDIATE", [])
+            let result = try await body(connection)
+            _ = try await connection.query("COMMIT", [])
+            await gate.release()
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK", [])
+            await gate.release()
+            throw error
+        }
+    }
+
+    public func migrate() async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)",
+                [])
+            let applied = try await db.query("SELECT MAX(version) AS version FROM schema_migrations", [])
+            let current = applied.first?.column("version")?.integer ?? 0
+            for (index, statements) in SQLiteSchema.migrations.enumerated() where index + 1 > current {
+                for statement in statements { _ = try await db.query(statement, []) }
+                _ = try await db.query(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    [.integer(index + 1), .float(Date().timeIntervalSince1970)])
+            }
+        }
+    }
+
+    public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
+        try await transaction { db in
+            let identity = login.identity
+            let existing = try await db.query(
+                "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
+                [.text(identity.provider), .text(identity.subject)])
+            let userID: String
+            let created: Bool
+            if let found = existing.first?.column("user_id")?.string {
+                userID = found
+                created = false
+                _ = try await db.query(
+                    "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
+                    [
+                        .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
+                        .text(identity.provider), .text(identity.subject),
+                    ])
+                if login.refreshProperties, !login.mappedProperties.isEmpty {
+                    var properties = try await Self.properties(of: userID, db)
+                    properties.merge(login.mappedProperties) { _, mapped in mapped }
+                    _ = try await db.query(
+                        "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+                        [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(userID)])
+                }
+            } else {
+                userID = login.newUserID
+                created = true
+                _ = try await db.query(
+                    "INSERT INTO users (id, created_at, updated_at, disabled, properties) VALUES (?, ?, ?, 0, ?)",
+                    [
+                        .text(userID), .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
+                        .text(Self.json(login.mappedProperties)),
+                    ])
+                _ = try await db.query(
+                    """
+                    INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(userID),
+                        .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
+                        .float(now.timeIntervalSince1970),
+                    ])
+            }
+            let session = login.session
+            _ = try await db.query(
+                "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
+                [.text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970)])
+            _ = try await db.query(
+                "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                [
+                    .blob(ByteBuffer(bytes: session.refreshTokenHash)), .text(session.id),
+                    .float(session.createdAt.timeIntervalSince1970),
+                    .float(session.refreshExpiresAt.timeIntervalSince1970),
+                ])
+            _ = try await db.query(
+                "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
+                [
+                    .float(now.timeIntervalSince1970), .text(created ? "user.created" : "user.signed_in"),
+                    .text(userID),
+                    .text(Self.json(["subject": .string(identity.subject), "app_id": .string(identity.appID)])),
+                ])
+            guard let user = try await Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
+            return (user, created)
+        }
+    }
+
+    public func user(id: String) async throws -> StoredUser? {
+        try await transaction { db in try await Self.loadUser(id, db) }
+    }
+
+    public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
+    {
+        try await transaction { db in
+            guard try await Self.loadUser(userID, db) != nil else { return nil }
+            var current = try await Self.properties(of: userID, db)
+            for (key, value) in properties { current[key] = value == .null ? nil : value }
+            _ = try await db.query(
+                "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+                [.text(Self.json(current)), .float(now.timeIntervalSince1970), .text(userID)])
+            return try await Self.loadUser(userID, db)
+        }
+    }
+
+    public func rotateRefreshToken(
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date
+    ) async throws
+        -> RefreshOutcome
+    {
+        try await transaction { db in
+            let rows = try await db.query(
+                """
+                SELECT r.session_id, r.expires_at, r.used_at, s.revoked_at, s.user_id
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = ?
+                """, [.blob(ByteBuffer(bytes: hash))])
+            guard let row = rows.first, let sessionID = row.column("session_id")?.string,
+                let userID = row.column("user_id")?.string
+            else { return .invalid }
+            if row.column("revoked_at")?.isNull == false { return .invalid }
+            if row.column("used_at")?.isNull == false {
+                // A spent token again: someone holds a copy. End the whole session (RFC 6819 §5.2.2.3).
+                _ = try await db.query(
+                    "UPDATE sessions SET revoked_at = ? WHERE id = ?",
+                    [.float(now.timeIntervalSince1970), .text(sessionID)])
+                return .reused(sessionID: sessionID)
+            }
+            guard let expiresAt = row.column("expires_at")?.double, expiresAt > now.timeIntervalSince1970 else {
+                return .invalid
+            }
+            _ = try await db.query(
+                "UPDATE refresh_tokens SET used_at = ? WHERE hash = ?",
+                [.float(now.timeIntervalSince1970), .blob(ByteBuffer(bytes: hash))])
+            _ = try await db.query(
+                "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                [
+                    .blob(ByteBuffer(bytes: newHash)), .text(sessionID), .float(now.timeIntervalSince1970),
+                    .float(newExpiresAt.timeIntervalSince1970),
+                ])
+            return .rotated(sessionID: sessionID, userID: userID)
+        }
+    }
+
+    public func isSessionActive(id: String) async throws -> Bool {
+        try await transaction { db in
+            let rows = try await db.query("SELECT revoked_at FROM sessions WHERE id = ?", [.text(id)])
+            return rows.first.map { $0.column("revoked_at")?.isNull ?? true } ?? false
+        }
+    }
+
+    public func revokeSession(id: String, now: Date) async throws -> Bool {
+        try await transaction { db in
+            let rows = try await db.query(
+                "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
+                [.float(now.timeIntervalSince1970), .text(id)])
+            return !rows.isEmpty
+        }
+    }
+
+    public func revokeSessions(userID: String, now: Date) async throws -> Int {
+        try await transaction { db in
+            try await db.query(
+                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
+                [.float(now.timeIntervalSince1970), .text(userID)]
+            ).count
+        }
+    }
+
+    public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
+        try await transaction { db in
+            _ = try await db.query("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
+            let rows = try await db.query(
+                "INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING value",
+                [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970)])
+            return !rows.isEmpty
+        }
+    }
+
+    public func storeNonce(_ nonce: String, expiresAt: Date) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
+                [.text(nonce), .float(expiresAt.timeIntervalSince1970)])
+        }
+    }
+
+    public func consumeNonce(_ nonce: String, now: Date) async throws -> Bool {
+        try await transaction { db in
+            _ = try await db.query("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
+            return try await !db.query("DELETE FROM nonces WHERE value = ? RETURNING value", [.text(nonce)]).isEmpty
+        }
+    }
+
+    public func signingKeys() async throws -> [StoredSigningKey] {
+        try await transaction { db in
+            try await db.query(
+                "SELECT kid, private_key, created_at, retired_at FROM signing_keys ORDER BY created_at DESC", []
+            ).compactMap { row in
+                guard let kid = row.column("kid")?.string, let blob = row.column("private_key")?.blob,
+                    let created = row.column("created_at")?.double
+                else { return nil }
+                return StoredSigningKey(
+                    kid: kid, privateKey: Data(blob.readableBytesView), createdAt: Date(timeIntervalSince1970: created),
+                    retiredAt: row.column("retired_at")?.double.map(Date.init(timeIntervalSince1970:)))
+            }
+        }
+    }
+
+    public func addSigningKey(_ key: StoredSigningKey) async throws {
+        try await transaction { db in
+            _ = try await db.query(
+                "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
+                [.float(key.createdAt.timeIntervalSince1970)])
+            _ = try await db.query(
+                "INSERT INTO signing_keys (kid, private_key, created_at) VALUES (?, ?, ?)",
+                [.text(key.kid), .blob(ByteBuffer(bytes: key.privateKey)), .float(key.createdAt.timeIntervalSince1970)])
+        }
+    }
+
+    public func ping() async throws {
+        try await transaction { db in _ = try await db.query("SELECT 1", []) }
+    }
+
+    // MARK: Helpers
+
+    private static func loadUser(_ id: String, _ db: SQLiteConnection) async throws -> StoredUser? {
+        guard
+            let row = try await db.query(
+                "SELECT id, created_at, updated_at, disabled, properties FROM users WHERE id = ?", [.text(id)]
+            ).first,
+            let created = row.column("created_at")?.double, let updated = row.column("updated_at")?.double
+        else { return nil }
+        let identities = try await db.query(
+            "SELECT provider, subject, app_id, granted, first_seen, last_seen FROM identities WHERE user_id = ? ORDER BY first_seen",
+            [.text(id)]
+        ).map { row in
+            StoredIdentity(
+                provider: row.column("provider")?.string ?? "", subject: row.column("subject")?.string ?? "",
+                appID: row.column("app_id")?.string ?? "",
+                grantedPermissions: (try? JSONValue.decode(Data((row.column("granted")?.string ?? "[]").utf8)))?
+                    .arrayValue?.compactMap(\.stringValue) ?? [],
+                firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
+                lastSeen: Date(timeIntervalSince1970: row.column("last_seen")?.double ?? 0))
+        }
+        return StoredUser(
+            id: id, createdAt: Date(timeIntervalSince1970: created), updatedAt: Date(timeIntervalSince1970: updated),
+            disabled: row.column("disabled")?.integer == 1,
+            properties: Self.decodeProperties(row.column("properties")?.string), identities: identities)
+    }
+
+    private static func properties(of userID: String, _ db: SQLiteConnection) async throws -> [String: JSONValue] {
+        decodeProperties(
+            try await db.query("SELECT properties FROM users WHERE id = ?", [.text(userID)]).first?.column(
+                "properties")?
+                .string)
+    }
+
+    private static func decodeProperties(_ text: String?) -> [String: JSONValue] {
+        text.flatMap { try? JSONValue.decode(Data($0.utf8)) }?.objectValue ?? [:]
+    }
+
+    private static func json(_ value: [String: JSONValue]) -> String {
+        String(decoding: JSONValue.object(value).encoded(), as: UTF8.self)
+    }
+
+    private static func json(_ values: [String]) -> String {
+        String(decoding: JSONValue.array(values.map(JSONValue.string)).encoded(), as: UTF8.self)
+    }
+}
+
+/// A database state that should be impossible (a row vanished inside its own transaction).
+enum SQLiteStoreError: Error, Sendable {
+    case inconsistent
+}

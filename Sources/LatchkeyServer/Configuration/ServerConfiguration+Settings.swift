@@ -1,0 +1,123 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+extension ServerConfiguration {
+    /// Every setting's name, for the README and for rejecting typos in configuration files.
+    public static let settingNames: [String] = [
+        "LATCHKEY_HOST", "LATCHKEY_PORT", "LATCHKEY_PUBLIC_URL", "LATCHKEY_DATABASE_URL", "LATCHKEY_FACEBOOK_APP_ID",
+        "LATCHKEY_FACEBOOK_APP_SECRET", "LATCHKEY_FACEBOOK_GRAPH_URL", "LATCHKEY_FACEBOOK_JWKS_URL",
+        "LATCHKEY_FACEBOOK_ISSUERS", "LATCHKEY_FACEBOOK_DIALOG_URL", "LATCHKEY_ACCESS_TOKEN_TTL",
+        "LATCHKEY_REFRESH_TOKEN_TTL", "LATCHKEY_ID_TOKEN_MAX_AGE", "LATCHKEY_CLOCK_SKEW",
+        "LATCHKEY_ALLOW_MISSING_NONCE",
+        "LATCHKEY_REQUIRE_SERVER_NONCE", "LATCHKEY_NONCE_TTL", "LATCHKEY_DEFAULT_FIELDS_MAPPING",
+        "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES", "LATCHKEY_USER_WRITABLE_PROPERTIES",
+        "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
+        "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
+    ]
+
+    /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
+    /// - Throws: `ConfigurationError` naming a setting whose value cannot be parsed.
+    public init(settings: [String: String]) throws {
+        self.init()
+        func value(_ name: String) -> String? {
+            guard let raw = settings[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
+            return raw
+        }
+        func list(_ name: String) -> [String]? {
+            value(name).map {
+                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
+        }
+        func seconds(_ name: String) throws -> TimeInterval? {
+            guard let raw = value(name) else { return nil }
+            guard let number = TimeInterval(raw), number.isFinite else {
+                throw ConfigurationError("\(name) must be a number of seconds, not '\(raw)'")
+            }
+            return number
+        }
+        func flag(_ name: String) throws -> Bool? {
+            guard let raw = value(name)?.lowercased() else { return nil }
+            switch raw {
+            case "1", "true", "yes", "on": return true
+            case "0", "false", "no", "off": return false
+            default: throw ConfigurationError("\(name) must be true or false, not '\(raw)'")
+            }
+        }
+        if let host = value("LATCHKEY_HOST") { self.host = host }
+        if let raw = value("LATCHKEY_PORT") {
+            guard let port = Int(raw) else { throw ConfigurationError("LATCHKEY_PORT must be a number, not '\(raw)'") }
+            self.port = port
+        }
+        publicURL = value("LATCHKEY_PUBLIC_URL")
+        if let url = value("LATCHKEY_DATABASE_URL") { databaseURL = url }
+        let ids = list("LATCHKEY_FACEBOOK_APP_ID") ?? []
+        let secrets = list("LATCHKEY_FACEBOOK_APP_SECRET") ?? []
+        if !ids.isEmpty {
+            guard secrets.count == ids.count || secrets.count == 1 else {
+                throw ConfigurationError(
+                    "LATCHKEY_FACEBOOK_APP_SECRET needs one secret per app id in LATCHKEY_FACEBOOK_APP_ID (comma-separated, same order)"
+                )
+            }
+            facebookApps = ids.enumerated().map { index, id in
+                FacebookApp(id: id, secret: secrets.count == 1 ? secrets[0] : secrets[index])
+            }
+        }
+        if let url = value("LATCHKEY_FACEBOOK_GRAPH_URL") { graphURL = url }
+        if let url = value("LATCHKEY_FACEBOOK_JWKS_URL") { jwksURL = url }
+        if let issuers = list("LATCHKEY_FACEBOOK_ISSUERS") { self.issuers = issuers }
+        if let url = value("LATCHKEY_FACEBOOK_DIALOG_URL") { dialogURL = url }
+        if let number = try seconds("LATCHKEY_ACCESS_TOKEN_TTL") { accessTokenLifetime = number }
+        if let number = try seconds("LATCHKEY_REFRESH_TOKEN_TTL") { refreshTokenLifetime = number }
+        if let number = try seconds("LATCHKEY_ID_TOKEN_MAX_AGE") { idTokenMaxAge = number }
+        if let number = try seconds("LATCHKEY_CLOCK_SKEW") { clockSkew = number }
+        if let number = try seconds("LATCHKEY_NONCE_TTL") { nonceLifetime = number }
+        if let number = try seconds("LATCHKEY_FACEBOOK_TIMEOUT") { facebookTimeout = number }
+        if let number = try seconds("LATCHKEY_JWKS_REFETCH_INTERVAL") { jwksRefetchInterval = number }
+        if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }
+        if let require = try flag("LATCHKEY_REQUIRE_SERVER_NONCE") { requireServerNonce = require }
+        if let refresh = try flag("LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN") { refreshPropertiesOnLogin = refresh }
+        if let pairs = list("LATCHKEY_DEFAULT_FIELDS_MAPPING") {
+            var mapping: [String: String] = [:]
+            for pair in pairs {
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else {
+                    throw ConfigurationError(
+                        "LATCHKEY_DEFAULT_FIELDS_MAPPING entries look like field=property, not '\(pair)'")
+                }
+                mapping[parts[0]] = parts[1]
+            }
+            defaultFieldsMapping = mapping
+        }
+        if let names = list("LATCHKEY_CLIENT_MAPPABLE_PROPERTIES") {
+            clientMappableProperties = names == ["*"] ? nil : Set(names)
+        }
+        if let names = list("LATCHKEY_USER_WRITABLE_PROPERTIES") { userWritableProperties = Set(names) }
+        if let raw = value("LATCHKEY_MAX_BODY_BYTES") {
+            guard let bytes = Int(raw) else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be a number") }
+            maximumBodySize = bytes
+        }
+    }
+
+    /// Reads a `KEY=VALUE` file (blank lines and `#` comments allowed), refusing unknown keys so a
+    /// typo cannot silently leave a default in place.
+    public static func settings(fromFile path: String) throws -> [String: String] {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError("cannot read configuration file \(path): \(error.localizedDescription)")
+        }
+        var settings: [String: String] = [:]
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, settingNames.contains(parts[0]) else {
+                throw ConfigurationError("\(path):\(number + 1): expected LATCHKEY_NAME=value with a known name")
+            }
+            settings[parts[0]] = parts[1]
+        }
+        return settings
+    }
+}

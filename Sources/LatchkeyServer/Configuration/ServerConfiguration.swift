@@ -1,0 +1,136 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// Everything the server needs, with production defaults pointing at the real Facebook.
+///
+/// Filled from `LATCHKEY_…` settings (`init(settings:)`), which the CLI builds from its flags, the
+/// environment and an optional file, in that order of precedence.
+public struct ServerConfiguration: Sendable {
+    /// A Facebook app whose users may sign in.
+    public struct FacebookApp: Sendable, Equatable {
+        /// The numeric app id.
+        public var id: String
+        /// The app secret (app token `id|secret`, `appsecret_proof`, signed requests).
+        public var secret: String
+        /// Creates an app.
+        public init(id: String, secret: String) {
+            self.id = id
+            self.secret = secret
+        }
+    }
+
+    /// Address to bind.
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 picks a free one.
+    public var port: Int = 8080
+    /// The base URL clients reach the server at; the `iss` of access tokens. Defaults to `http://host:port`.
+    public var publicURL: String?
+    /// `sqlite:PATH`, a file path, or `file:PATH`; PostgreSQL URLs arrive later.
+    public var databaseURL: String = "latchkey.sqlite"
+    /// The Facebook apps served; the first is the default.
+    public var facebookApps: [FacebookApp] = []
+    /// Graph API base, with or without a version (`https://graph.facebook.com/v21.0`).
+    public var graphURL: String = "https://graph.facebook.com/v21.0"
+    /// Limited Login keys.
+    public var jwksURL: String = "https://www.facebook.com/.well-known/oauth/openid/jwks/"
+    /// Accepted `iss` values for id tokens.
+    public var issuers: [String] = ["https://www.facebook.com"]
+    /// Facebook's login dialog (Easy Login).
+    public var dialogURL: String = "https://www.facebook.com/v21.0/dialog/oauth"
+    /// Lifetime of access tokens, seconds.
+    public var accessTokenLifetime: TimeInterval = 900
+    /// Lifetime of refresh tokens (renewed by each rotation), seconds.
+    public var refreshTokenLifetime: TimeInterval = 30 * 86_400
+    /// Largest accepted age of a Limited Login id token (`now - iat`), seconds. Facebook's SDKs use 600.
+    public var idTokenMaxAge: TimeInterval = 600
+    /// Tolerated clock difference with Facebook, seconds.
+    public var clockSkew: TimeInterval = 60
+    /// Accept id tokens without a nonce (not recommended: replay protection then rests on `jti` only).
+    public var allowMissingNonce: Bool = false
+    /// Require nonces issued by `POST /v1/auth/nonce`.
+    public var requireServerNonce: Bool = false
+    /// Lifetime of server-issued nonces, seconds.
+    public var nonceLifetime: TimeInterval = 600
+    /// Facebook field → property, applied when a request has no mapping.
+    public var defaultFieldsMapping: [String: String] = [
+        "name": "name", "first_name": "firstName", "last_name": "lastName", "email": "email", "picture": "picture",
+    ]
+    /// Properties a client may target through `fieldsMapping`; `nil` allows any valid name.
+    public var clientMappableProperties: Set<String>?
+    /// Properties a signed-in user may change with `PATCH /v1/users/me`.
+    public var userWritableProperties: Set<String> = []
+    /// Refresh mapped properties on every login, not only the first.
+    public var refreshPropertiesOnLogin: Bool = true
+    /// Upper bound on each Facebook call, seconds; beyond it the client gets 503 `facebook_unavailable`.
+    public var facebookTimeout: TimeInterval = 5
+    /// Least time between two JWKS fetches caused by an unknown `kid`, seconds.
+    public var jwksRefetchInterval: TimeInterval = 60
+    /// Largest request body, bytes.
+    public var maximumBodySize: Int = 64 * 1024
+    /// The clock; tests inject a fixed one.
+    public var clock: @Sendable () -> Date = { Date() }
+
+    /// Creates a configuration with defaults.
+    public init() {}
+
+    /// The base URL, trailing slash removed.
+    public var resolvedPublicURL: String {
+        let url = publicURL ?? "http://\(host):\(port)"
+        return url.hasSuffix("/") ? String(url.dropLast()) : url
+    }
+
+    /// The Graph base, trailing slash removed.
+    var graphBase: String { graphURL.hasSuffix("/") ? String(graphURL.dropLast()) : graphURL }
+
+    /// The app with `id`, if served.
+    func app(_ id: String) -> FacebookApp? { facebookApps.first { $0.id == id } }
+
+    /// Refuses a configuration that cannot work, naming the setting to fix.
+    public func validate() throws {
+        guard !facebookApps.isEmpty else {
+            throw ConfigurationError("LATCHKEY_FACEBOOK_APP_ID is required (one or more Facebook app ids)")
+        }
+        for app in facebookApps {
+            guard !app.id.isEmpty, app.id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw ConfigurationError("Facebook app id '\(app.id)' must be numeric")
+            }
+            guard !app.secret.isEmpty else {
+                throw ConfigurationError("LATCHKEY_FACEBOOK_APP_SECRET is required for app \(app.id)")
+            }
+        }
+        guard (0...65_535).contains(port) else { throw ConfigurationError("LATCHKEY_PORT \(port) is out of range") }
+        for (name, url) in [
+            ("LATCHKEY_FACEBOOK_GRAPH_URL", graphURL), ("LATCHKEY_FACEBOOK_JWKS_URL", jwksURL),
+            ("LATCHKEY_FACEBOOK_DIALOG_URL", dialogURL), ("LATCHKEY_PUBLIC_URL", resolvedPublicURL),
+        ] {
+            guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", parsed.host != nil
+            else { throw ConfigurationError("\(name) '\(url)' must be an absolute http(s) URL") }
+        }
+        guard !issuers.isEmpty else {
+            throw ConfigurationError("LATCHKEY_FACEBOOK_ISSUERS must name at least one issuer")
+        }
+        for (name, value) in [
+            ("LATCHKEY_ACCESS_TOKEN_TTL", accessTokenLifetime), ("LATCHKEY_REFRESH_TOKEN_TTL", refreshTokenLifetime),
+            ("LATCHKEY_ID_TOKEN_MAX_AGE", idTokenMaxAge), ("LATCHKEY_NONCE_TTL", nonceLifetime),
+            ("LATCHKEY_FACEBOOK_TIMEOUT", facebookTimeout),
+        ] where !(value > 0 && value <= 10 * 365 * 86_400) {
+            throw ConfigurationError("\(name) must be a positive number of seconds")
+        }
+        guard clockSkew >= 0, clockSkew <= 600 else {
+            throw ConfigurationError("LATCHKEY_CLOCK_SKEW must be between 0 and 600 seconds")
+        }
+        guard maximumBodySize >= 1024 else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be at least 1024") }
+        for (field, property) in defaultFieldsMapping {
+            try FieldMapping.validate(field: field, property: property)
+        }
+        _ = try DatabaseLocation(databaseURL)
+    }
+}
+
+/// A configuration problem, reported before the server binds.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    /// What to fix.
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import NIOCore
+
+/// The server's one error type: an HTTP status, a stable code, a public message, and an optional
+/// underlying cause that is logged, never sent.
+public struct APIError: Error, Sendable {
+    /// HTTP status.
+    public let status: HTTPResponse.Status
+    /// Stable code from `ErrorCode`.
+    public let code: ErrorCode
+    /// Safe, human message.
+    public let message: String
+    /// Seconds a client should wait before retrying (sent as `Retry-After`).
+    public let retryAfter: Int?
+    /// What really went wrong, for the log.
+    public let cause: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(
+        _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, retryAfter: Int? = nil,
+        cause: (any Error & Sendable)? = nil
+    ) {
+        self.status = status
+        self.code = code
+        self.message = message
+        self.retryAfter = retryAfter
+        self.cause = cause
+    }
+
+    /// The JSON response for this error.
+    func response() -> Response {
+        let body = (try? JSONEncoder.latchkey.encode(ErrorBody(code: code, message: message))) ?? Data()
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+extension APIError {
+    static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, .invalidRequest, message) }
+    static func malformed(_ message: String) -> APIError { APIError(.badRequest, .malformedRequest, message) }
+    static let unauthorized = APIError(.unauthorized, .unauthorized, "A valid access token is required.")
+    static func facebookUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> APIError {
+        APIError(.serviceUnavailable, .facebookUnavailable, message, retryAfter: 5, cause: cause)
+    }
+}

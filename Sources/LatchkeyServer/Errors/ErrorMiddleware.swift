@@ -1,0 +1,49 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import Logging
+import NIOCore
+
+/// Turns every error into the JSON error body: `APIError`s as they are, Hummingbird's own errors
+/// (404, 413, …) into the matching code, and anything else into a bare 500 whose cause is logged.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            if let cause = error.cause {
+                context.logger.warning(
+                    "latchkey.request.failed",
+                    metadata: [
+                        "latchkey.error.code": "\(error.code)", "latchkey.error.cause": "\(String(describing: cause))",
+                    ])
+            }
+            return error.response()
+        } catch let error as HTTPError {
+            return Self.translate(error).response()
+        } catch is NIOTooManyBytesError {
+            return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.").response()
+        } catch {
+            context.logger.error(
+                "latchkey.request.internal_error", metadata: ["latchkey.error.cause": "\(String(reflecting: error))"])
+            return APIError(.internalServerError, .internalError, "Something went wrong on our side.").response()
+        }
+    }
+
+    static func translate(_ error: HTTPError) -> APIError {
+        switch error.status {
+        case .notFound: APIError(.notFound, .notFound, "No such endpoint.")
+        case .methodNotAllowed:
+            APIError(.methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method.")
+        case .contentTooLarge: APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
+        case .badRequest: APIError(.badRequest, .malformedRequest, "The request body could not be read.")
+        case .unsupportedMediaType: APIError(.unsupportedMediaType, .malformedRequest, "Send JSON (application/json).")
+        default: APIError(error.status, .invalidRequest, error.body ?? "The request was refused.")
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+
+/// What either verifier proves about the person: one normalized shape for classic and Limited Login.
+struct FacebookIdentity: Sendable {
+    enum TokenKind: String, Sendable {
+        case classic
+        case limitedLogin = "limited_login"
+    }
+
+    /// The Facebook app the credential was issued to.
+    let appID: String
+    /// The app-scoped user id.
+    let subject: String
+    /// Profile fields under Graph's field names (`first_name`, `picture`, …), already flattened
+    /// where Graph nests (`picture` is the URL).
+    let profile: [String: JSONValue]
+    let granted: [String]
+    let declined: [String]
+    let kind: TokenKind
+}

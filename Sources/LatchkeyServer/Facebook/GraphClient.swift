@@ -1,0 +1,60 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+import NIOHTTP1
+
+/// Calls to the Graph API over the server's one shared, pooled HTTP client, with a bounded time
+/// per call. Every transport problem becomes `facebook_unavailable` (503 + Retry-After), never a hang.
+struct GraphClient: Sendable {
+    let client: HTTPClient
+    let base: String
+    let timeout: TimeAmount
+
+    /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
+    struct Answer: Sendable {
+        let status: Int
+        let body: JSONValue
+    }
+
+    func get(_ path: String, query: [(String, String)]) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path + "?" + Self.encode(query))
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/json")
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await client.execute(request, timeout: timeout)
+            bytes = try await response.body.collect(upTo: 1 << 20)
+        } catch {
+            throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
+        }
+        let status = Int(response.status.code)
+        guard let body = try? JSONValue.decode(Data(bytes.readableBytesView)) else {
+            throw APIError.facebookUnavailable("Facebook answered something unreadable (HTTP \(status)).")
+        }
+        // Throttling codes (§6.2) first: Facebook marks them transient too, but they need a longer wait.
+        if let code = body["error"]?["code"]?.intValue, Self.throttlingCodes.contains(code) {
+            throw APIError(
+                .serviceUnavailable, .facebookRateLimited, "Facebook is rate-limiting this app; try again later.",
+                retryAfter: 60)
+        }
+        if status >= 500 || body["error"]?["is_transient"] == .bool(true) {
+            throw APIError.facebookUnavailable(
+                "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
+        }
+        return Answer(status: status, body: body)
+    }
+
+    private static let throttlingCodes: Set<Int> = [4, 17, 32, 341, 613]
+
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    static func encode(_ query: [(String, String)]) -> String {
+        query.map { key, value in
+            key + "=" + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value)
+        }.joined(separator: "&")
+    }
+}

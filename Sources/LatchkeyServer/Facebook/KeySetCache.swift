@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+import NIOHTTP1
+import _CryptoExtras
+
+/// Facebook's Limited Login keys, cached as Facebook's `Cache-Control` allows.
+///
+/// An unknown `kid` triggers a refetch at most once per `refetchInterval` (so forged kids cannot
+/// make us hammer Facebook), and a failed fetch keeps serving the keys already known.
+actor KeySetCache {
+    private let client: HTTPClient
+    private let url: String
+    private let timeout: TimeAmount
+    private let refetchInterval: TimeInterval
+    private let clock: @Sendable () -> Date
+
+    private var keys: [String: _RSA.Signing.PublicKey] = [:]
+    private var freshUntil: Date = .distantPast
+    private var lastFetch: Date = .distantPast
+    private var inFlight: Task<Void, any Error>?
+
+    init(
+        client: HTTPClient, url: String, timeout: TimeAmount, refetchInterval: TimeInterval,
+        clock: @escaping @Sendable () -> Date
+    ) {
+        self.client = client
+        self.url = url
+        self.timeout = timeout
+        self.refetchInterval = refetchInterval
+        self.clock = clock
+    }
+
+    /// The key for `kid`, fetching when the cache is stale or the kid is new; `nil` when Facebook
+    /// does not publish it.
+    /// - Throws: `facebook_unavailable` only when no key set was ever fetched.
+    func key(kid: String) async throws -> _RSA.Signing.PublicKey? {
+        let now = clock()
+        let stale = now >= freshUntil
+        let unknownAndMayRefetch = keys[kid] == nil && now.timeIntervalSince(lastFetch) >= refetchInterval
+        if stale || unknownAndMayRefetch {
+            do {
+                try await refresh()
+            } catch {
+                if keys.isEmpty {
+                    throw APIError.facebookUnavailable("Facebook's signing keys could not be fetched.", cause: error)
+                }
+            }
+        }
+        return keys[kid]
+    }
+
+    /// One fetch at a time; concurrent callers share it.
+    private func refresh() async throws {
+        if let inFlight { return try await inFlight.value }
+        let task = Task { try await self.fetch() }
+        inFlight = task
+        defer { inFlight = nil }
+        try await task.value
+    }
+
+    private func fetch() async throws {
+        lastFetch = clock()
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "Accept", value: "application/json")
+        let response = try await client.execute(request, timeout: timeout)
+        let body = try await response.body.collect(upTo: 1 << 20)
+        guard response.status == .ok else { throw KeySetError.badStatus(Int(response.status.code)) }
+        let document = try JSONValue.decode(Data(body.readableBytesView))
+        var parsed: [String: _RSA.Signing.PublicKey] = [:]
+        for jwk in document["keys"]?.arrayValue ?? [] {
+            guard jwk["kty"] == "RSA", let kid = jwk["kid"]?.stringValue,
+                let n = jwk["n"]?.stringValue.flatMap(Base64URL.decode),
+                let e = jwk["e"]?.stringValue.flatMap(Base64URL.decode),
+                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
+            else { continue }
+            parsed[kid] = key
+        }
+        guard !parsed.isEmpty else { throw KeySetError.noKeys }
+        keys = parsed
+        freshUntil = clock().addingTimeInterval(Self.maxAge(response.headers["Cache-Control"].first) ?? 3600)
+    }
+
+    /// `max-age` from a Cache-Control header, bounded to a day; `no-store`/`no-cache` mean a minute,
+    /// so a misconfigured header cannot turn every login into a key fetch.
+    static func maxAge(_ header: String?) -> TimeInterval? {
+        guard let header else { return nil }
+        let directives = header.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        if directives.contains("no-store") || directives.contains("no-cache") { return 60 }
+        for directive in directives where directive.hasPrefix("max-age=") {
+            if let seconds = TimeInterval(directive.dropFirst(8)) { return min(max(seconds, 60), 86_400) }
+        }
+        return nil
+    }
+}
+
+enum KeySetError: Error, Sendable {
+    case badStatus(Int)
+    case noKeys
+}

@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import NIOCore
+
+/// Reads request bodies with the server's size limit and turns every shape problem into a typed
+/// 400: malformed JSON, a non-object, unknown fields, wrong field types.
+struct RequestReading: Sendable {
+    let maximumBodySize: Int
+
+    /// The body as a JSON object or a form (`application/x-www-form-urlencoded`), as string or
+    /// structured values, refusing fields outside `allowed`.
+    func fields(_ request: Request, allowed: Set<String>) async throws -> [String: JSONValue] {
+        var request = request
+        let buffer = try await request.collectBody(upTo: maximumBodySize)
+        let text = String(buffer: buffer)
+        let contentType = request.headers[.contentType]?.lowercased() ?? ""
+        var fields: [String: JSONValue]
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            fields = [:]
+            for pair in text.split(separator: "&") {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                func unescape(_ part: Substring) -> String {
+                    let spaced = part.replacingOccurrences(of: "+", with: " ")
+                    return spaced.removingPercentEncoding ?? spaced
+                }
+                fields[unescape(parts[0])] = .string(parts.count > 1 ? unescape(parts[1]) : "")
+            }
+        } else if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            fields = [:]
+        } else {
+            guard let json = try? JSONValue.decode(Data(text.utf8)) else {
+                throw APIError.malformed("The request body is not valid JSON.")
+            }
+            guard let object = json.objectValue else {
+                throw APIError.malformed("The request body must be a JSON object.")
+            }
+            fields = object
+        }
+        let unknown = Set(fields.keys).subtracting(allowed)
+        guard unknown.isEmpty else {
+            throw APIError.invalidRequest("Unknown field(s): \(unknown.sorted().joined(separator: ", ")).")
+        }
+        return fields
+    }
+
+    /// A string field, `nil` when absent; other types are refused.
+    static func string(_ fields: [String: JSONValue], _ name: String, maxLength: Int = 8192) throws -> String? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard let string = value.stringValue else { throw APIError.invalidRequest("'\(name)' must be a string.") }
+        guard string.utf8.count <= maxLength else { throw APIError.invalidRequest("'\(name)' is too long.") }
+        return string
+    }
+
+    /// A `{string: string}` field.
+    static func stringMap(_ fields: [String: JSONValue], _ name: String) throws -> [String: String]? {
+        guard let value = fields[name], value != .null else { return nil }
+        guard let object = value.objectValue else { throw APIError.invalidRequest("'\(name)' must be an object.") }
+        var result: [String: String] = [:]
+        for (key, entry) in object {
+            guard let string = entry.stringValue else {
+                throw APIError.invalidRequest("'\(name).\(key)' must be a string.")
+            }
+            result[key] = string
+        }
+        return result
+    }
+}
+
+extension Response {
+    /// A JSON response from an `Encodable` value, never cached (tokens and user data).
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try JSONEncoder.latchkey.encode(value)
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension JSONEncoder {
+    /// Sorted keys for stable output; slashes unescaped for readable URLs.
+    static let latchkey: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+}

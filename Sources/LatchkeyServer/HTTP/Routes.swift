@@ -1,0 +1,141 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import NIOCore
+
+/// Every HTTP endpoint, thin: read and validate the request, call a service, encode the answer.
+struct Routes: Sendable {
+    let configuration: ServerConfiguration
+    let store: any LatchkeyStore
+    let signIn: SignInService
+    let tokens: SessionTokens
+    let reading: RequestReading
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/health") { _, _ in try Response.json(["status": "ok"]) }
+        router.get("/ready") { _, _ in
+            do {
+                try await store.ping()
+            } catch {
+                throw APIError(
+                    .serviceUnavailable, .unavailable, "The database is not reachable.", retryAfter: 5, cause: error)
+            }
+            return try Response.json(["status": "ready"])
+        }
+        router.get("/.well-known/jwks.json") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.cacheControl] = "public, max-age=300"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.jwks)))
+        }
+        router.get("/.well-known/openid-configuration") { _, _ in try Response.json(discovery) }
+
+        router.post("/v1/auth/facebook") { request, context in
+            let fields = try await reading.fields(request, allowed: SignInService.requestFields)
+            return try Response.json(try await signIn.signIn(fields, logger: context.logger))
+        }
+        router.post("/v1/auth/nonce") { _, _ in
+            let nonce = SessionTokens.randomToken(bytes: 24)
+            let lifetime = configuration.nonceLifetime
+            try await store.storeNonce(nonce, expiresAt: configuration.clock().addingTimeInterval(lifetime))
+            return try Response.json(NonceBody(nonce: nonce, expiresIn: Int(lifetime)))
+        }
+        router.post("/v1/oauth/token") { request, _ in
+            let fields = try await reading.fields(
+                request, allowed: ["grant_type", "refresh_token", "client_id", "scope"])
+            return try await refresh(fields)
+        }
+        router.get("/v1/users/me") { request, _ in
+            let claims = try await authenticate(request)
+            guard let user = try await store.user(id: claims.userID) else { throw APIError.unauthorized }
+            return try Response.json(UserBody(user))
+        }
+        router.patch("/v1/users/me") { request, _ in
+            let claims = try await authenticate(request)
+            let fields = try await reading.fields(request, allowed: ["properties"])
+            guard let properties = fields["properties"]?.objectValue else {
+                throw APIError.invalidRequest("Send {\"properties\": {…}}.")
+            }
+            for name in properties.keys where !configuration.userWritableProperties.contains(name) {
+                throw APIError(.forbidden, .propertyNotWritable, "Users may not change property '\(name)'.")
+            }
+            guard properties.values.allSatisfy({ $0.encoded().count <= 4096 }) else {
+                throw APIError.invalidRequest("A property value is too large.")
+            }
+            guard
+                let user = try await store.updateProperties(
+                    userID: claims.userID, properties: properties, now: configuration.clock())
+            else { throw APIError.unauthorized }
+            return try Response.json(UserBody(user))
+        }
+        router.post("/v1/auth/logout") { request, _ in
+            let claims = try await authenticate(request)
+            try await store.revokeSession(id: claims.sessionID, now: configuration.clock())
+            return Response(status: .noContent)
+        }
+        router.post("/v1/auth/logout-all") { request, _ in
+            let claims = try await authenticate(request)
+            let count = try await store.revokeSessions(userID: claims.userID, now: configuration.clock())
+            return try Response.json(["revokedSessions": count])
+        }
+    }
+
+    /// The bearer token's claims, after checking its session is still active.
+    func authenticate(_ request: Request) async throws -> SessionTokens.AccessClaims {
+        guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
+            throw APIError.unauthorized
+        }
+        let claims = try tokens.verify(
+            String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), now: configuration.clock())
+        guard try await store.isSessionActive(id: claims.sessionID) else {
+            throw APIError(.unauthorized, .sessionRevoked, "This session has ended; sign in again.")
+        }
+        return claims
+    }
+
+    /// `grant_type=refresh_token` (RFC 6749 §6) with rotation and reuse detection.
+    func refresh(_ fields: [String: JSONValue]) async throws -> Response {
+        guard let grantType = try RequestReading.string(fields, "grant_type") else {
+            throw APIError.invalidRequest("grant_type is required.")
+        }
+        guard grantType == "refresh_token" else {
+            throw APIError.invalidRequest("Unsupported grant_type '\(grantType.prefix(64))'.")
+        }
+        guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
+        else {
+            throw APIError.invalidRequest("refresh_token is required.")
+        }
+        let now = configuration.clock()
+        let next = SessionTokens.newRefreshToken()
+        switch try await store.rotateRefreshToken(
+            hash: SessionTokens.hash(presented), newHash: next.hash, now: now,
+            newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
+        {
+        case .rotated(let sessionID, let userID):
+            guard let user = try await store.user(id: userID), !user.disabled else {
+                try await store.revokeSession(id: sessionID, now: now)
+                throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+            }
+            return try Response.json(
+                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: next.token, now: now))
+        case .reused:
+            throw APIError(
+                .unauthorized, .refreshTokenReused, "This refresh token was already used; the session has been revoked."
+            )
+        case .invalid:
+            throw APIError(.unauthorized, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
+        }
+    }
+
+    var discovery: JSONValue {
+        let base = configuration.resolvedPublicURL
+        return [
+            "issuer": .string(base), "jwks_uri": .string("\(base)/.well-known/jwks.json"),
+            "token_endpoint": .string("\(base)/v1/oauth/token"),
+            "grant_types_supported": ["refresh_token"],
+            "id_token_signing_alg_values_supported": ["ES256"],
+            "token_endpoint_auth_methods_supported": ["none"],
+        ]
+    }
+}

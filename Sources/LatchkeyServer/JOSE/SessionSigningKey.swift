@@ -1,0 +1,60 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+
+/// One ES256 key that signs Latchkey access tokens, with its public JWK computed once.
+public struct SessionSigningKey: Sendable {
+    /// Key id: base64url SHA-256 thumbprint prefix of the public key, stable for the key's life.
+    public let kid: String
+    /// When the key was created.
+    public let createdAt: Date
+    /// When a newer key replaced it for signing; it keeps verifying until its last tokens expire.
+    public let retiredAt: Date?
+    let privateKey: P256.Signing.PrivateKey
+    /// The public key as a JWK.
+    public let jwk: JSONValue
+
+    /// Wraps a stored key.
+    /// - Parameter rawPrivateKey: the 32-byte P-256 scalar, as stored.
+    public init(rawPrivateKey: Data, createdAt: Date, retiredAt: Date?) throws {
+        try self.init(
+            privateKey: P256.Signing.PrivateKey(rawRepresentation: rawPrivateKey), createdAt: createdAt,
+            retiredAt: retiredAt)
+    }
+
+    init(privateKey: P256.Signing.PrivateKey, createdAt: Date, retiredAt: Date?) {
+        self.privateKey = privateKey
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+        let point = privateKey.publicKey.x963Representation  // 0x04 || X || Y
+        let x = point.dropFirst().prefix(32)
+        let y = point.dropFirst(33)
+        let thumbprintInput = #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#
+        self.kid = Base64URL.encode(Data(SHA256.hash(data: Data(thumbprintInput.utf8))).prefix(16))
+        self.jwk = [
+            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": .string(kid),
+            "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y)),
+        ]
+    }
+
+    /// A new random key.
+    public static func generate(now: Date) -> SessionSigningKey {
+        SessionSigningKey(privateKey: P256.Signing.PrivateKey(), createdAt: now, retiredAt: nil)
+    }
+
+    /// The raw private scalar, for storage.
+    public var rawPrivateKey: Data { privateKey.rawRepresentation }
+
+    /// ES256 signature (raw `r || s`, RFC 7518 §3.4).
+    func sign(_ input: Data) throws -> Data {
+        try privateKey.signature(for: input).rawRepresentation
+    }
+
+    /// Checks an ES256 signature.
+    func verify(_ signature: Data, for input: Data) -> Bool {
+        guard let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        return privateKey.publicKey.isValidSignature(parsed, for: input)
+    }
+}

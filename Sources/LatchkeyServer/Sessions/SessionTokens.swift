@@ -1,0 +1,71 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+
+/// Issues and verifies Latchkey session tokens.
+///
+/// Access tokens are ES256 JWTs (`iss`, `sub` = user id, `aud` = `latchkey`, `sid`, `iat`, `exp`,
+/// `jti`) that app backends verify offline with `/.well-known/jwks.json`. Refresh tokens are 256
+/// random bits, stored only as SHA-256 hashes.
+struct SessionTokens: Sendable {
+    let keys: SessionKeyRing
+    let issuer: String
+    let accessTokenLifetime: TimeInterval
+    let refreshTokenLifetime: TimeInterval
+
+    static let audience = "latchkey"
+
+    /// Claims of a verified access token.
+    struct AccessClaims: Sendable {
+        let userID: String
+        let sessionID: String
+    }
+
+    /// A fresh refresh token and its hash.
+    static func newRefreshToken() -> (token: String, hash: Data) {
+        let token = randomToken(bytes: 32)
+        return (token, hash(token))
+    }
+
+    static func hash(_ refreshToken: String) -> Data { Data(SHA256.hash(data: Data(refreshToken.utf8))) }
+
+    /// URL-safe random identifier.
+    static func randomToken(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return Base64URL.encode((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    func accessToken(userID: String, sessionID: String, now: Date) throws -> String {
+        let issuedAt = Int(now.timeIntervalSince1970)
+        let claims: JSONValue = [
+            "iss": .string(issuer), "sub": .string(userID), "aud": .string(Self.audience), "sid": .string(sessionID),
+            "iat": .int(issuedAt), "exp": .int(issuedAt + Int(accessTokenLifetime)),
+            "jti": .string(Self.randomToken(bytes: 12)),
+        ]
+        let header: JSONValue = ["alg": "ES256", "typ": "JWT", "kid": .string(keys.signing.kid)]
+        return try CompactJWS.make(header: header, claims: claims, sign: keys.signing.sign)
+    }
+
+    /// The session body for a new access token and `refreshToken`.
+    func body(userID: String, sessionID: String, refreshToken: String, now: Date) throws -> SessionBody {
+        SessionBody(
+            accessToken: try accessToken(userID: userID, sessionID: sessionID, now: now),
+            expiresIn: Int(accessTokenLifetime), refreshToken: refreshToken,
+            refreshTokenExpiresIn: Int(refreshTokenLifetime))
+    }
+
+    /// Verifies signature, issuer, audience and expiry; the session's revocation is the caller's check.
+    func verify(_ token: String, now: Date) throws -> AccessClaims {
+        guard let jws = CompactJWS(token), jws.header["alg"] == "ES256", let kid = jws.header["kid"]?.stringValue,
+            let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
+        else { throw APIError.unauthorized }
+        let claims = jws.claims
+        guard claims["iss"]?.stringValue == issuer, claims["aud"]?.stringValue == Self.audience,
+            let exp = claims["exp"]?.intValue, TimeInterval(exp) > now.timeIntervalSince1970,
+            let userID = claims["sub"]?.stringValue, let sessionID = claims["sid"]?.stringValue
+        else { throw APIError.unauthorized }
+        return AccessClaims(userID: userID, sessionID: sessionID)
+    }
+}

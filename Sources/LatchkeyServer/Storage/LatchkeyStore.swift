@@ -1,0 +1,59 @@
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+
+/// Everything the server persists. Each method is one atomic operation: a backend runs it in one
+/// transaction, so nothing is half-written when a step fails and concurrent calls cannot interleave.
+///
+/// One contract test suite runs over every implementation.
+public protocol LatchkeyStore: Sendable {
+    /// Creates or upgrades the schema.
+    func migrate() async throws
+
+    /// Finds the user of `login.identity` or creates user and identity; applies mapped properties
+    /// (all on creation, on later logins only when `refreshProperties`); opens `login.session`.
+    /// Two concurrent first logins of one person create exactly one user.
+    /// - Returns: the user and whether this call created it.
+    func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool)
+
+    /// The user with `id`, with identities.
+    func user(id: String) async throws -> StoredUser?
+
+    /// Merges `properties` into the user's (a `.null` value removes the key).
+    func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
+
+    /// Spends a refresh token and stores its successor for the same session; a spent token revokes
+    /// the session.
+    func rotateRefreshToken(hash: Data, newHash: Data, now: Date, newExpiresAt: Date) async throws -> RefreshOutcome
+
+    /// Whether the session exists and is not revoked.
+    func isSessionActive(id: String) async throws -> Bool
+
+    /// Revokes one session (sign-out). Returns whether it was active.
+    @discardableResult
+    func revokeSession(id: String, now: Date) async throws -> Bool
+
+    /// Revokes every session of a user; returns how many were active.
+    @discardableResult
+    func revokeSessions(userID: String, now: Date) async throws -> Int
+
+    /// Records `value` of `kind` as used until `expiresAt`; `false` when it was already recorded
+    /// (replay). Expired records are pruned along the way.
+    func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
+
+    /// Stores a server-issued nonce.
+    func storeNonce(_ nonce: String, expiresAt: Date) async throws
+
+    /// Consumes a server-issued nonce: `true` once if it exists and has not expired.
+    func consumeNonce(_ nonce: String, now: Date) async throws -> Bool
+
+    /// Session signing keys, newest first.
+    func signingKeys() async throws -> [StoredSigningKey]
+
+    /// Adds a signing key and retires the others at `now`.
+    func addSigningKey(_ key: StoredSigningKey) async throws
+
+    /// Checks the database answers (readiness).
+    func ping() async throws
+}

@@ -1,0 +1,137 @@
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import NIOCore
+
+/// A user as stored.
+public struct StoredUser: Sendable, Equatable {
+    /// Random URL-safe id.
+    public var id: String
+    /// Creation time.
+    public var createdAt: Date
+    /// Last change.
+    public var updatedAt: Date
+    /// Disabled users cannot sign in or refresh.
+    public var disabled: Bool
+    /// Mapped and app-set properties.
+    public var properties: [String: JSONValue]
+    /// Linked provider accounts.
+    public var identities: [StoredIdentity]
+
+    /// Creates a user.
+    public init(
+        id: String, createdAt: Date, updatedAt: Date, disabled: Bool, properties: [String: JSONValue],
+        identities: [StoredIdentity]
+    ) {
+        self.id = id
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.disabled = disabled
+        self.properties = properties
+        self.identities = identities
+    }
+}
+
+/// A provider account linked to a user. Unique per (provider, subject).
+public struct StoredIdentity: Sendable, Equatable {
+    /// `facebook`.
+    public var provider: String
+    /// App-scoped Facebook id.
+    public var subject: String
+    /// The Facebook app the subject belongs to.
+    public var appID: String
+    /// Permissions granted at the last sign-in.
+    public var grantedPermissions: [String]
+    /// First and last sign-in.
+    public var firstSeen: Date
+    /// Last sign-in.
+    public var lastSeen: Date
+
+    /// Creates an identity.
+    public init(
+        provider: String, subject: String, appID: String, grantedPermissions: [String], firstSeen: Date, lastSeen: Date
+    ) {
+        self.provider = provider
+        self.subject = subject
+        self.appID = appID
+        self.grantedPermissions = grantedPermissions
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+    }
+}
+
+/// What a successful Facebook verification contributes to a login.
+public struct LoginRecord: Sendable {
+    /// The identity to find or create.
+    public var identity: StoredIdentity
+    /// Properties produced by the field mapping.
+    public var mappedProperties: [String: JSONValue]
+    /// Whether mapped properties overwrite existing ones on a repeat login.
+    public var refreshProperties: Bool
+    /// A fresh id for the user, used only when this login creates one.
+    public var newUserID: String
+    /// The session to open for the user.
+    public var session: NewSession
+
+    /// Creates a login record.
+    public init(
+        identity: StoredIdentity, mappedProperties: [String: JSONValue], refreshProperties: Bool, newUserID: String,
+        session: NewSession
+    ) {
+        self.identity = identity
+        self.mappedProperties = mappedProperties
+        self.refreshProperties = refreshProperties
+        self.newUserID = newUserID
+        self.session = session
+    }
+}
+
+/// A session to create, with its first refresh token (stored only as a hash).
+public struct NewSession: Sendable {
+    /// Session id.
+    public var id: String
+    /// SHA-256 of the refresh token.
+    public var refreshTokenHash: Data
+    /// Creation time.
+    public var createdAt: Date
+    /// When the refresh token expires if unused.
+    public var refreshExpiresAt: Date
+
+    /// Creates a new-session record.
+    public init(id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date) {
+        self.id = id
+        self.refreshTokenHash = refreshTokenHash
+        self.createdAt = createdAt
+        self.refreshExpiresAt = refreshExpiresAt
+    }
+}
+
+/// The outcome of presenting a refresh token.
+public enum RefreshOutcome: Sendable, Equatable {
+    /// The token was current; it is now spent and `newHash` is the session's current token.
+    case rotated(sessionID: String, userID: String)
+    /// The token was already spent: the session is now revoked.
+    case reused(sessionID: String)
+    /// Unknown, expired, or belonging to a revoked session.
+    case invalid
+}
+
+/// A stored signing key for session tokens.
+public struct StoredSigningKey: Sendable, Equatable {
+    /// Key id.
+    public var kid: String
+    /// The raw private key.
+    public var privateKey: Data
+    /// Creation time.
+    public var createdAt: Date
+    /// When it stopped signing.
+    public var retiredAt: Date?
+
+    /// Creates a stored key.
+    public init(kid: String, privateKey: Data, createdAt: Date, retiredAt: Date?) {
+        self.kid = kid
+        self.privateKey = privateKey
+        self.createdAt = createdAt
+        self.retiredAt = retiredAt
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import Logging
+import NIOCore
+
+/// `POST /v1/auth/facebook`: verifies a Facebook credential, finds or creates the user, opens a session.
+struct SignInService: Sendable {
+    let configuration: ServerConfiguration
+    let store: any LatchkeyStore
+    let classic: AccessTokenVerifier
+    let limited: LimitedLoginVerifier
+    let tokens: SessionTokens
+
+    static let requestFields: Set<String> = ["accessToken", "idToken", "nonce", "fieldsMapping"]
+
+    func signIn(_ fields: [String: JSONValue], logger: Logger) async throws -> SignInBody {
+        let accessToken = try RequestReading.string(fields, "accessToken")
+        let idToken = try RequestReading.string(fields, "idToken", maxLength: 16 * 1024)
+        let nonce = try RequestReading.string(fields, "nonce", maxLength: 512)
+        let mapping =
+            try RequestReading.stringMap(fields, "fieldsMapping").map {
+                try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
+            } ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
+
+        let identity: FacebookIdentity
+        switch (accessToken, idToken) {
+        case (let token?, nil): identity = try await classic.verify(token, mapping: mapping)
+        case (nil, let token?): identity = try await limited.verify(token, nonce: nonce)
+        default: throw APIError.invalidRequest("Send exactly one of accessToken or idToken.")
+        }
+
+        let now = configuration.clock()
+        let refresh = SessionTokens.newRefreshToken()
+        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let login = LoginRecord(
+            identity: StoredIdentity(
+                provider: "facebook", subject: identity.subject, appID: identity.appID,
+                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            refreshProperties: configuration.refreshPropertiesOnLogin,
+            newUserID: SessionTokens.randomToken(bytes: 15),
+            session: NewSession(
+                id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)))
+        let (user, created) = try await store.signIn(login, now: now)
+        if user.disabled {
+            try await store.revokeSession(id: sessionID, now: now)
+            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+        }
+        logger.info(
+            "latchkey.signin",
+            metadata: [
+                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(identity.kind.rawValue)",
+                "latchkey.signin.created": "\(created)",
+            ])
+        return SignInBody(
+            user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
+            declinedPermissions: identity.declined,
+            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+    }
+}
+
+extension UserBody {
+    init(_ user: StoredUser) {
+        self.init(
+            id: user.id, properties: user.properties,
+            identities: user.identities.map {
+                IdentityBody(
+                    provider: $0.provider, subject: $0.subject, appID: $0.appID,
+                    grantedPermissions: $0.grantedPermissions)
+            },
+            createdAt: Int(user.createdAt.timeIntervalSince1970))
+    }
+}

@@ -1,0 +1,33 @@
+import FacebookEmulator
+
+/// `latchkey serve --dev`: the emulator's demo app and URLs, and a login to copy and paste.
+enum DevMode {
+    static var demoApp: EmulatorApp { EmulatorSeed.demo.apps[0] }
+
+    /// Points the server at the emulator, unless the operator set a value explicitly.
+    static func apply(to settings: inout [String: String], emulatorPort: Int) {
+        let base = "http://127.0.0.1:\(emulatorPort)"
+        let defaults = [
+            "LATCHKEY_FACEBOOK_APP_ID": demoApp.id, "LATCHKEY_FACEBOOK_APP_SECRET": demoApp.secret,
+            "LATCHKEY_FACEBOOK_GRAPH_URL": "\(base)/v21.0",
+            "LATCHKEY_FACEBOOK_JWKS_URL": "\(base)/.well-known/oauth/openid/jwks/",
+            "LATCHKEY_FACEBOOK_DIALOG_URL": "\(base)/v21.0/dialog/oauth",
+            "LATCHKEY_DATABASE_URL": "latchkey-data/latchkey-dev.sqlite",
+        ]
+        for (name, value) in defaults where settings[name] == nil { settings[name] = value }
+    }
+
+    static func banner(serverURL: String, emulatorPort: Int) -> String {
+        let emulator = "http://127.0.0.1:\(emulatorPort)"
+        return """
+            Latchkey (dev) listening on \(serverURL), Facebook emulator on \(emulator)
+            Demo app \(demoApp.id); demo users: alice, bob, carol (no email), dave.
+
+            Log in as alice with a classic Facebook token:
+              TOKEN=$(curl -s -X POST \(emulator)/_emulator/tokens -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice","scopes":["email"]}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
+              curl -s -X POST \(serverURL)/v1/auth/facebook -H 'content-type: application/json' \\
+                -d "{\\"accessToken\\":\\"$TOKEN\\"}"
+            """
+    }
+}

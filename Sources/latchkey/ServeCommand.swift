@@ -1,0 +1,90 @@
+import ArgumentParser
+import FacebookEmulator
+import Foundation
+import Hummingbird
+import LatchkeySQLite
+import LatchkeyServer
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// `latchkey serve`: the server with its embedded SQLite database; `--dev` adds the emulator.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the Latchkey server.",
+        discussion: """
+            Settings come from flags, then the environment (LATCHKEY_…), then --config FILE (LATCHKEY_NAME=value \
+            lines). See the README for every setting.
+            """
+    )
+
+    @Flag(help: "Also run the Facebook emulator and point the server at it (offline development).")
+    var dev = false
+
+    @Option(help: "A file of LATCHKEY_NAME=value lines.")
+    var config: String?
+
+    @Option(help: "Address to bind (LATCHKEY_HOST).")
+    var host: String?
+
+    @Option(help: "Port to bind (LATCHKEY_PORT).")
+    var port: Int?
+
+    @Option(help: "SQLite path or URL (LATCHKEY_DATABASE_URL).")
+    var databaseURL: String?
+
+    @Option(help: "With --dev: the emulator's port.")
+    var emulatorPort: Int = 8090
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    mutating func run() async throws {
+        var settings: [String: String] = [:]
+        let environment = ProcessInfo.processInfo.environment
+        if let file = config ?? environment["LATCHKEY_CONFIG_FILE"] {
+            settings = try ServerConfiguration.settings(fromFile: file)
+        }
+        for name in ServerConfiguration.settingNames { if let value = environment[name] { settings[name] = value } }
+        if let host { settings["LATCHKEY_HOST"] = host }
+        if let port { settings["LATCHKEY_PORT"] = String(port) }
+        if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
+        if dev { DevMode.apply(to: &settings, emulatorPort: emulatorPort) }
+        settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
+
+        let configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration(settings: settings)
+            try configuration.validate()
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        var logger = Logger(label: "latchkey")
+        logger.logLevel = logLevel
+        let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL), logger: logger)
+        let dev = self.dev
+        let emulatorPort = self.emulatorPort
+        let server = try await buildApplication(configuration: configuration, store: store, logger: logger) { channel in
+            let port = channel.localAddress?.port ?? configuration.port
+            let banner =
+                dev
+                ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
+                : "Latchkey listening on http://\(configuration.host):\(port)"
+            FileHandle.standardOutput.write(Data((banner + "\n").utf8))
+        }
+        var services: [any Service] = [server]
+        if dev {
+            var emulatorLogger = logger
+            emulatorLogger.logLevel = .warning
+            services.append(
+                try await buildEmulator(
+                    configuration: EmulatorConfiguration(host: "127.0.0.1", port: emulatorPort), logger: emulatorLogger)
+            )
+        }
+        let group = ServiceGroup(
+            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        try await store.close()
+    }
+}
