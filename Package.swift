@@ -105,5 +105,19 @@ let package = Package(
             // Tests import broadly; member-import checks would only add noise there.
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        .testTarget(
+            name: "LatchkeyServerTests",
+            dependencies: [
+                "LatchkeyServer",
+                "LatchkeySQLite",
+                "LatchkeyAPI",
+                "FacebookEmulator",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )

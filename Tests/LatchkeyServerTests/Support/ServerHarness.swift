@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import FacebookEmulator
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyAPI
+import LatchkeySQLite
+import LatchkeyServer
+import Logging
+import NIOCore
+import Synchronization
+import Testing
+
+/// A clock both the emulator and the server read, moved by tests instead of sleeping.
+final class TestClock: Sendable {
+    private let current: Mutex<Date>
+    init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { current = Mutex(start) }
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+enum Demo {
+    static let appID = "100000000000001"
+    static let secret = "demo-app-secret-change-me"
+    static let otherAppID = "100000000000002"
+}
+
+/// The emulator and the server, both live on free ports, sharing one test clock.
+struct Stack: Sendable {
+    let server: any TestClientProtocol
+    let emulatorURL: String
+    let clock: TestClock
+    let store: SQLiteStore
+
+    /// Runs `body` against a fresh emulator + server + in-memory SQLite.
+    static func run(
+        _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (Stack) async throws -> Void
+    ) async throws {
+        let clock = TestClock()
+        let quiet: Logger = {
+            var logger = Logger(label: "test")
+            logger.logLevel = .critical
+            return logger
+        }()
+        let emulator = try await buildEmulator(
+            configuration: EmulatorConfiguration(port: 0, clock: { clock.now }), logger: quiet)
+        try await emulator.test(.live) { emulatorClient in
+            let base = "http://127.0.0.1:\(emulatorClient.port ?? 0)"
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
+            configuration.graphURL = "\(base)/v21.0"
+            configuration.jwksURL = "\(base)/.well-known/oauth/openid/jwks/"
+            configuration.dialogURL = "\(base)/dialog/oauth"
+            configuration.publicURL = "http://latchkey.test"
+            configuration.clock = { clock.now }
+            configure(&configuration)
+            let store = try await SQLiteStore.open(.sqliteMemory)
+            let server = try await buildApplication(configuration: configuration, store: store, logger: quiet)
+            try await server.test(.live) { client in
+                try await body(Stack(server: client, emulatorURL: base, clock: clock, store: store))
+            }
+            try await store.close()
+        }
+    }
+
+    // MARK: Server calls
+
+    @discardableResult
+    func post(_ path: String, json: JSONValue, headers: HTTPFields = [:]) async throws -> TestResponse {
+        var headers = headers
+        headers[.contentType] = "application/json"
+        return try await server.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: json.encoded()))
+    }
+
+    func get(_ path: String, bearer: String? = nil) async throws -> TestResponse {
+        var headers = HTTPFields()
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+        return try await server.execute(uri: path, method: .get, headers: headers)
+    }
+
+    /// `POST /v1/auth/facebook`.
+    func signIn(_ body: JSONValue) async throws -> TestResponse { try await post("/v1/auth/facebook", json: body) }
+
+    // MARK: Emulator controls
+
+    func emulator(_ path: String, _ body: JSONValue) async throws -> JSONValue {
+        var request = HTTPClientRequest(url: emulatorURL + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(bytes: body.encoded()))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return try JSONValue.decode(Data(bytes.readableBytesView))
+    }
+
+    func emulatorGET(_ path: String) async throws -> JSONValue {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: emulatorURL + path), timeout: .seconds(10))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return try JSONValue.decode(Data(bytes.readableBytesView))
+    }
+
+    func emulatorDelete(_ path: String) async throws {
+        var request = HTTPClientRequest(url: emulatorURL + path)
+        request.method = .DELETE
+        _ = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    }
+
+    func facebookToken(_ user: String = "alice", app: String = Demo.appID, scopes: [String] = ["email"]) async throws
+        -> String
+    {
+        let body = try await emulator(
+            "/_emulator/tokens",
+            ["app_id": .string(app), "user": .string(user), "scopes": .array(scopes.map(JSONValue.string))])
+        return try #require(body["access_token"]?.stringValue)
+    }
+
+    func idToken(
+        _ user: String = "alice", nonce: String? = "raw-nonce-123", defect: String? = nil,
+        scopes: [String] = ["email"]
+    ) async throws -> String {
+        var body: [String: JSONValue] = [
+            "app_id": .string(Demo.appID), "user": .string(user), "scopes": .array(scopes.map(JSONValue.string)),
+        ]
+        if let nonce { body["nonce"] = .string(nonce) }
+        if let defect { body["defect"] = .string(defect) }
+        return try #require(try await emulator("/_emulator/id-tokens", .object(body))["id_token"]?.stringValue)
+    }
+}
+
+extension TestResponse {
+    func json() throws -> JSONValue { try JSONValue.decode(Data(body.readableBytesView)) }
+    var errorCode: String? { (try? json())?["error"]?["code"]?.stringValue }
+}
