@@ -1,0 +1,144 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LatchkeyAPI
+import NIOCore
+import Testing
+
+@Suite("Sessions: access tokens, refresh rotation, sign-out")
+struct SessionTests {
+    static func signedIn(_ stack: Stack, user: String = "alice") async throws -> JSONValue {
+        let body = try await stack.signIn(["accessToken": .string(try await stack.facebookToken(user))]).json()
+        return try #require(body["session"])
+    }
+
+    static func refresh(_ stack: Stack, _ token: String, form: Bool = true) async throws -> TestResponse {
+        if form {
+            return try await stack.server.execute(
+                uri: "/v1/oauth/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=\(token)"))
+        }
+        return try await stack.post("/v1/oauth/token", json: ["grant_type": "refresh_token", "refresh_token": .string(token)])
+    }
+
+    @Test("the access token is an ES256 JWT that verifies with the published JWKS alone")
+    func jwksVerification() async throws {
+        try await Stack.run { stack in
+            let session = try await Self.signedIn(stack)
+            let token = try #require(session["access_token"]?.stringValue)
+            let parts = token.split(separator: ".").map(String.init)
+            let header = try JSONValue.decode(try #require(Base64URL.decode(parts[0])))
+            let claims = try JSONValue.decode(try #require(Base64URL.decode(parts[1])))
+            #expect(header["alg"] == "ES256")
+            let jwks = try await stack.get("/.well-known/jwks.json").json()
+            let jwk = try #require(jwks["keys"]?.arrayValue?.first { $0["kid"] == header["kid"] })
+            let x = try #require(jwk["x"]?.stringValue.flatMap(Base64URL.decode))
+            let y = try #require(jwk["y"]?.stringValue.flatMap(Base64URL.decode))
+            let key = try P256.Signing.PublicKey(x963Representation: Data([0x04]) + x + y)
+            let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
+            #expect(key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
+            #expect(claims["iss"] == "http://latchkey.test" && claims["aud"] == "latchkey")
+            #expect(claims["exp"] == .int(1_800_000_000 + 900))
+            let discovery = try await stack.get("/.well-known/openid-configuration").json()
+            #expect(discovery["jwks_uri"] == "http://latchkey.test/.well-known/jwks.json")
+        }
+    }
+
+    @Test("GET /v1/users/me needs a valid, unexpired access token")
+    func me() async throws {
+        try await Stack.run { stack in
+            let session = try await Self.signedIn(stack)
+            let token = try #require(session["access_token"]?.stringValue)
+            let me = try await stack.get("/v1/users/me", bearer: token)
+            #expect(try me.json()["properties"]?["name"] == "Alice Liddell")
+            #expect(try await stack.get("/v1/users/me").errorCode == "unauthorized")
+            #expect(try await stack.get("/v1/users/me", bearer: token + "x").errorCode == "unauthorized")
+            stack.clock.advance(901)
+            let expired = try await stack.get("/v1/users/me", bearer: token)
+            #expect(expired.status == .unauthorized && expired.errorCode == "unauthorized")
+        }
+    }
+
+    @Test("refresh rotates; presenting a spent token revokes the whole session")
+    func rotationAndReuse() async throws {
+        try await Stack.run { stack in
+            let session = try await Self.signedIn(stack)
+            let first = try #require(session["refresh_token"]?.stringValue)
+            let rotated = try await Self.refresh(stack, first)
+            #expect(rotated.status == .ok)
+            let second = try #require(try rotated.json()["refresh_token"]?.stringValue)
+            #expect(second != first)
+            let access = try #require(try rotated.json()["access_token"]?.stringValue)
+            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+
+            let reused = try await Self.refresh(stack, first, form: false)
+            #expect(reused.errorCode == "refresh_token_reused")
+            // The thief's and the owner's tokens are both dead now.
+            #expect(try await Self.refresh(stack, second).errorCode == "refresh_token_invalid")
+            #expect(try await stack.get("/v1/users/me", bearer: access).errorCode == "session_revoked")
+        }
+    }
+
+    @Test("expired and unknown refresh tokens, and bad grants, are refused")
+    func refreshErrors() async throws {
+        try await Stack.run({ $0.refreshTokenLifetime = 3600 }) { stack in
+            let session = try await Self.signedIn(stack)
+            let token = try #require(session["refresh_token"]?.stringValue)
+            #expect(try await Self.refresh(stack, "nope").errorCode == "refresh_token_invalid")
+            let badGrant = try await stack.post("/v1/oauth/token", json: ["grant_type": "password"])
+            #expect(badGrant.errorCode == "invalid_request")
+            stack.clock.advance(3601)
+            #expect(try await Self.refresh(stack, token).errorCode == "refresh_token_invalid")
+        }
+    }
+
+    @Test("logout ends this session; logout-all ends every session of the user")
+    func logout() async throws {
+        try await Stack.run { stack in
+            let one = try #require(try await Self.signedIn(stack)["access_token"]?.stringValue)
+            let two = try #require(try await Self.signedIn(stack)["access_token"]?.stringValue)
+            let three = try #require(try await Self.signedIn(stack)["access_token"]?.stringValue)
+            let out = try await stack.post("/v1/auth/logout", json: [:], headers: [.authorization: "Bearer \(one)"])
+            #expect(out.status == .noContent)
+            #expect(try await stack.get("/v1/users/me", bearer: one).errorCode == "session_revoked")
+            #expect(try await stack.get("/v1/users/me", bearer: two).status == .ok)
+            let all = try await stack.post("/v1/auth/logout-all", json: [:], headers: [.authorization: "Bearer \(two)"])
+            #expect(try all.json()["revokedSessions"] == 2)
+            #expect(try await stack.get("/v1/users/me", bearer: three).errorCode == "session_revoked")
+        }
+    }
+
+    @Test("PATCH /v1/users/me changes only writable properties")
+    func patchMe() async throws {
+        try await Stack.run({ $0.userWritableProperties = ["nickname"] }) { stack in
+            let token = try #require(try await Self.signedIn(stack)["access_token"]?.stringValue)
+            let allowed = try await stack.server.execute(
+                uri: "/v1/users/me", method: .patch,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"properties":{"nickname":"Al"}}"#))
+            #expect(try allowed.json()["properties"]?["nickname"] == "Al")
+            let refused = try await stack.server.execute(
+                uri: "/v1/users/me", method: .patch,
+                headers: [.authorization: "Bearer \(token)", .contentType: "application/json"],
+                body: ByteBuffer(string: #"{"properties":{"email":"evil@example.com"}}"#))
+            #expect(refused.errorCode == "property_not_writable")
+        }
+    }
+
+    @Test("concurrent first logins of one person create exactly one user")
+    func concurrentFirstLogins() async throws {
+        try await Stack.run { stack in
+            var tokens: [String] = []
+            for _ in 0..<8 { tokens.append(try await stack.facebookToken("bob")) }
+            let results = try await withThrowingTaskGroup(of: JSONValue.self) { group in
+                for token in tokens {
+                    group.addTask { try await stack.signIn(["accessToken": .string(token)]).json() }
+                }
+                return try await group.reduce(into: [JSONValue]()) { $0.append($1) }
+            }
+            #expect(Set(results.compactMap { $0["user"]?["id"]?.stringValue }).count == 1)
+            #expect(results.filter { $0["isNewUser"] == true }.count == 1)
+        }
+    }
+}
