@@ -56,6 +56,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Applies the numbered migrations not yet recorded in `schema_migrations`, in one transaction.
     public func migrate() async throws {
         try await transaction { db in
             _ = try await db.query(
@@ -72,6 +73,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins serialize.
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
             let identity = login.identity
@@ -139,10 +141,12 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// The user with identities, or `nil`.
     public func user(id: String) async throws -> StoredUser? {
         try await transaction { db in try await Self.loadUser(id, db) }
     }
 
+    /// Merges properties; `.null` removes a key.
     public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
     {
         try await transaction { db in
@@ -156,6 +160,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Spends a refresh token; a spent one revokes its session (reuse detection).
     public func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date
     ) async throws
@@ -194,6 +199,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Whether the session exists and is not revoked.
     public func isSessionActive(id: String) async throws -> Bool {
         try await transaction { db in
             let rows = try await db.query("SELECT revoked_at FROM sessions WHERE id = ?", [.text(id)])
@@ -201,6 +207,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Revokes one session; `true` if it was active.
     public func revokeSession(id: String, now: Date) async throws -> Bool {
         try await transaction { db in
             let rows = try await db.query(
@@ -210,6 +217,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Revokes every active session of a user; returns how many.
     public func revokeSessions(userID: String, now: Date) async throws -> Int {
         try await transaction { db in
             try await db.query(
@@ -219,6 +227,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Records a single-use value; `false` on replay. Expired values are pruned first.
     public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await transaction { db in
             _ = try await db.query("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
@@ -229,6 +238,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Stores a server-issued nonce.
     public func storeNonce(_ nonce: String, expiresAt: Date) async throws {
         try await transaction { db in
             _ = try await db.query(
@@ -237,6 +247,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Deletes and reports a live nonce; expired ones are pruned first.
     public func consumeNonce(_ nonce: String, now: Date) async throws -> Bool {
         try await transaction { db in
             _ = try await db.query("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
@@ -244,6 +255,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Session signing keys, newest first.
     public func signingKeys() async throws -> [StoredSigningKey] {
         try await transaction { db in
             try await db.query(
@@ -259,6 +271,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Adds a key and retires the current ones, in one transaction.
     public func addSigningKey(_ key: StoredSigningKey) async throws {
         try await transaction { db in
             _ = try await db.query(
@@ -270,6 +283,7 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Runs `SELECT 1` (readiness).
     public func ping() async throws {
         try await transaction { db in _ = try await db.query("SELECT 1", []) }
     }

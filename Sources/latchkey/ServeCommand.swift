@@ -63,6 +63,16 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "latchkey")
         logger.logLevel = logLevel
         let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL), logger: logger)
+        do {
+            try await run(configuration: configuration, store: store, logger: logger)
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
+    }
+
+    private func run(configuration: ServerConfiguration, store: SQLiteStore, logger: Logger) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
         let server = try await buildApplication(configuration: configuration, store: store, logger: logger) { channel in
@@ -85,6 +95,5 @@ struct ServeCommand: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        try await store.close()
     }
 }

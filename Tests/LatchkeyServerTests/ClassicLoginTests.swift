@@ -30,11 +30,14 @@ struct ClassicLoginTests {
     @Test("a request's fieldsMapping maps Facebook fields onto chosen properties, flattened")
     func customMapping() async throws {
         try await Stack.run { stack in
-            let token = try await stack.facebookToken(scopes: ["email", "user_birthday", "user_location", "user_age_range"])
+            let token = try await stack.facebookToken(scopes: [
+                "email", "user_birthday", "user_location", "user_age_range",
+            ])
             let body = try await stack.signIn([
                 "accessToken": .string(token),
                 "fieldsMapping": [
-                    "birthday": "dob", "location": "city", "age_range": "ageRange", "picture": "avatar", "email": "mail",
+                    "birthday": "dob", "location": "city", "age_range": "ageRange", "picture": "avatar",
+                    "email": "mail",
                 ],
             ]).json()
             let properties = try #require(body["user"]?["properties"])
@@ -63,10 +66,12 @@ struct ClassicLoginTests {
         }
     }
 
-    @Test("each Facebook revocation keeps its reason", arguments: [
-        ("password_changed", "facebook_password_changed"), ("logged_out", "facebook_logged_out"),
-        ("app_removed", "facebook_app_removed"), ("invalidated", "facebook_token_invalid"),
-    ])
+    @Test(
+        "each Facebook revocation keeps its reason",
+        arguments: [
+            ("password_changed", "facebook_password_changed"), ("logged_out", "facebook_logged_out"),
+            ("app_removed", "facebook_app_removed"), ("invalidated", "facebook_token_invalid"),
+        ])
     func revoked(reason: String, code: String) async throws {
         try await Stack.run { stack in
             let token = try await stack.facebookToken()

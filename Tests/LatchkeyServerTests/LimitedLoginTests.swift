@@ -11,7 +11,8 @@ struct LimitedLoginTests {
         try await Stack.run { stack in
             let token = try await stack.idToken(scopes: ["email", "user_gender"])
             let response = try await stack.signIn([
-                "idToken": .string(token), "nonce": "raw-nonce-123", "fieldsMapping": ["gender": "gender", "email": "email"],
+                "idToken": .string(token), "nonce": "raw-nonce-123",
+                "fieldsMapping": ["gender": "gender", "email": "email"],
             ])
             #expect(response.status == .ok)
             let body = try response.json()
@@ -48,7 +49,8 @@ struct LimitedLoginTests {
     func nonceErrors() async throws {
         try await Stack.run { stack in
             let token = try await stack.idToken()
-            #expect(try await stack.signIn(["idToken": .string(token), "nonce": "other"]).errorCode == "nonce_mismatch")
+            #expect(
+                try await stack.signIn(["idToken": .string(token), "nonce": "other"]).errorCode == "nonce_mismatch")
             #expect(try await stack.signIn(["idToken": .string(token)]).errorCode == "nonce_mismatch")
             let noNonce = try await stack.idToken(nonce: nil)
             #expect(try await stack.signIn(["idToken": .string(noNonce)]).errorCode == "nonce_mismatch")
@@ -63,13 +65,17 @@ struct LimitedLoginTests {
         }
     }
 
-    @Test("each broken id token is refused with its own code", arguments: [
-        ("wrong_audience", "id_token_wrong_audience"), ("legacy_issuer", "id_token_wrong_issuer"),
-        ("wrong_issuer", "id_token_wrong_issuer"), ("expired", "id_token_expired"), ("stale_iat", "id_token_iat_invalid"),
-        ("future_iat", "id_token_iat_invalid"), ("unknown_kid", "id_token_unknown_key"), ("missing_kid", "id_token_invalid"),
-        ("alg_none", "id_token_invalid"), ("alg_hs256", "id_token_invalid"), ("bad_signature", "id_token_invalid"),
-        ("missing_nonce", "nonce_mismatch"), ("missing_jti", "id_token_invalid"),
-    ])
+    @Test(
+        "each broken id token is refused with its own code",
+        arguments: [
+            ("wrong_audience", "id_token_wrong_audience"), ("legacy_issuer", "id_token_wrong_issuer"),
+            ("wrong_issuer", "id_token_wrong_issuer"), ("expired", "id_token_expired"),
+            ("stale_iat", "id_token_iat_invalid"),
+            ("future_iat", "id_token_iat_invalid"), ("unknown_kid", "id_token_unknown_key"),
+            ("missing_kid", "id_token_invalid"),
+            ("alg_none", "id_token_invalid"), ("alg_hs256", "id_token_invalid"), ("bad_signature", "id_token_invalid"),
+            ("missing_nonce", "nonce_mismatch"), ("missing_jti", "id_token_invalid"),
+        ])
     func defects(defect: String, code: String) async throws {
         try await Stack.run { stack in
             let token = try await stack.idToken(defect: defect)
@@ -90,13 +96,19 @@ struct LimitedLoginTests {
     @Test("after Facebook rotates keys, a token with the new kid triggers one JWKS refetch")
     func keyRotation() async throws {
         try await Stack.run { stack in
-            #expect(try await stack.signIn(["idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123"]).status == .ok)
+            #expect(
+                try await stack.signIn(["idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123"]).status
+                    == .ok)
             _ = try await stack.emulator("/_emulator/keys/rotate", [:])
             // Within the refetch interval the new kid is unknown; after it, the keys are fetched again.
-            let early = try await stack.signIn(["idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123"])
+            let early = try await stack.signIn([
+                "idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123",
+            ])
             #expect(early.errorCode == "id_token_unknown_key")
             stack.clock.advance(61)
-            let later = try await stack.signIn(["idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123"])
+            let later = try await stack.signIn([
+                "idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123",
+            ])
             #expect(later.status == .ok)
         }
     }
@@ -110,10 +122,13 @@ struct LimitedLoginTests {
             let first = try await stack.idToken(nonce: nonce)
             #expect(try await stack.signIn(["idToken": .string(first), "nonce": .string(nonce)]).status == .ok)
             let second = try await stack.idToken(nonce: nonce)
-            #expect(try await stack.signIn(["idToken": .string(second), "nonce": .string(nonce)]).errorCode == "nonce_invalid")
+            #expect(
+                try await stack.signIn(["idToken": .string(second), "nonce": .string(nonce)]).errorCode
+                    == "nonce_invalid")
             let madeUp = try await stack.idToken(nonce: "client-made-up")
             #expect(
-                try await stack.signIn(["idToken": .string(madeUp), "nonce": "client-made-up"]).errorCode == "nonce_invalid")
+                try await stack.signIn(["idToken": .string(madeUp), "nonce": "client-made-up"]).errorCode
+                    == "nonce_invalid")
         }
     }
 }

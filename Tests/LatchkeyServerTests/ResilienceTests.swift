@@ -57,7 +57,8 @@ struct ResilienceTests {
         try await Stack.run({ $0.maximumBodySize = 2048 }) { stack in
             func raw(_ body: String, path: String = "/v1/auth/facebook") async throws -> TestResponse {
                 try await stack.server.execute(
-                    uri: path, method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: body))
+                    uri: path, method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: body))
             }
             #expect(try await raw("{not json").errorCode == "malformed_request")
             #expect(try await raw("[1,2]").errorCode == "malformed_request")

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeyServer
 import NIOCore
 import Testing
 
@@ -19,7 +20,8 @@ struct SessionTests {
                 uri: "/v1/oauth/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
                 body: ByteBuffer(string: "grant_type=refresh_token&refresh_token=\(token)"))
         }
-        return try await stack.post("/v1/oauth/token", json: ["grant_type": "refresh_token", "refresh_token": .string(token)])
+        return try await stack.post(
+            "/v1/oauth/token", json: ["grant_type": "refresh_token", "refresh_token": .string(token)])
     }
 
     @Test("the access token is an ES256 JWT that verifies with the published JWKS alone")
@@ -139,6 +141,67 @@ struct SessionTests {
             }
             #expect(Set(results.compactMap { $0["user"]?["id"]?.stringValue }).count == 1)
             #expect(results.filter { $0["isNewUser"] == true }.count == 1)
+        }
+    }
+}
+
+@Suite("Signing-key rotation and key caching")
+struct KeyRotationTests {
+    @Test("after `keys rotate` and a restart, new tokens use the new key and old ones still verify")
+    func rotateAndRestart() async throws {
+        try await Stack.run { stack in
+            let old = try #require(try await SessionTests.signedIn(stack)["access_token"]?.stringValue)
+            let newKid = try await rotateSigningKey(in: stack.store, now: stack.clock.now)
+            var configuration = ServerConfiguration()
+            configuration.port = 0
+            configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
+            configuration.graphURL = stack.emulatorURL + "/v21.0"
+            configuration.jwksURL = stack.emulatorURL + "/.well-known/oauth/openid/jwks/"
+            configuration.publicURL = "http://latchkey.test"
+            configuration.clock = { stack.clock.now }
+            let restarted = try await buildApplication(configuration: configuration, store: stack.store)
+            try await restarted.test(.live) { client in
+                let again = Stack(
+                    server: client, emulatorURL: stack.emulatorURL, clock: stack.clock, store: stack.store)
+                #expect(try await again.get("/v1/users/me", bearer: old).status == .ok)
+                let jwks = try await again.get("/.well-known/jwks.json").json()
+                #expect(jwks["keys"]?.arrayValue?.count == 2)
+                let fresh = try #require(try await SessionTests.signedIn(again)["access_token"]?.stringValue)
+                let header = try JSONValue.decode(try #require(Base64URL.decode(fresh.split(separator: ".")[0])))
+                #expect(header["kid"] == .string(newKid))
+            }
+        }
+    }
+
+    @Test("when Facebook's JWKS fails, cached keys keep serving")
+    func staleKeysServe() async throws {
+        try await Stack.run { stack in
+            #expect(
+                try await stack.signIn(["idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123"]).status
+                    == .ok)
+            _ = try await stack.emulator(
+                "/_emulator/faults", ["endpoint": "/.well-known/oauth/openid/jwks", "preset": "server_error"])
+            stack.clock.advance(3 * 3600)
+            let token = try await stack.idToken()
+            #expect(try await stack.signIn(["idToken": .string(token), "nonce": "raw-nonce-123"]).status == .ok)
+        }
+    }
+
+    @Test("mapped properties refresh on later logins unless configured not to")
+    func propertyRefresh() async throws {
+        for refresh in [true, false] {
+            try await Stack.run({ $0.refreshPropertiesOnLogin = refresh }) { stack in
+                let first = try await stack.signIn([
+                    "accessToken": .string(try await stack.facebookToken(scopes: ["public_profile"])),
+                    "fieldsMapping": ["email": "email", "name": "name"],
+                ]).json()
+                #expect(first["user"]?["properties"] == ["name": "Alice Liddell"])
+                let second = try await stack.signIn([
+                    "accessToken": .string(try await stack.facebookToken(scopes: ["email"])),
+                    "fieldsMapping": ["email": "email", "name": "name"],
+                ]).json()
+                #expect((second["user"]?["properties"]?["email"] == "alice@example.com") == refresh)
+            }
         }
     }
 }

@@ -58,9 +58,14 @@ struct Stack: Sendable {
             configuration.clock = { clock.now }
             configure(&configuration)
             let store = try await SQLiteStore.open(.sqliteMemory)
-            let server = try await buildApplication(configuration: configuration, store: store, logger: quiet)
-            try await server.test(.live) { client in
-                try await body(Stack(server: client, emulatorURL: base, clock: clock, store: store))
+            do {
+                let server = try await buildApplication(configuration: configuration, store: store, logger: quiet)
+                try await server.test(.live) { client in
+                    try await body(Stack(server: client, emulatorURL: base, clock: clock, store: store))
+                }
+            } catch {
+                try await store.close()
+                throw error
             }
             try await store.close()
         }
@@ -72,7 +77,8 @@ struct Stack: Sendable {
     func post(_ path: String, json: JSONValue, headers: HTTPFields = [:]) async throws -> TestResponse {
         var headers = headers
         headers[.contentType] = "application/json"
-        return try await server.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: json.encoded()))
+        return try await server.execute(
+            uri: path, method: .post, headers: headers, body: ByteBuffer(bytes: json.encoded()))
     }
 
     func get(_ path: String, bearer: String? = nil) async throws -> TestResponse {
@@ -97,7 +103,8 @@ struct Stack: Sendable {
     }
 
     func emulatorGET(_ path: String) async throws -> JSONValue {
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: emulatorURL + path), timeout: .seconds(10))
+        let response = try await HTTPClient.shared.execute(
+            HTTPClientRequest(url: emulatorURL + path), timeout: .seconds(10))
         let bytes = try await response.body.collect(upTo: 1 << 20)
         return try JSONValue.decode(Data(bytes.readableBytesView))
     }
@@ -108,7 +115,9 @@ struct Stack: Sendable {
         _ = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
     }
 
-    func facebookToken(_ user: String = "alice", app: String = Demo.appID, scopes: [String] = ["email"]) async throws
+    func facebookToken(
+        _ user: String = "alice", app: String = Demo.appID, scopes: [String] = ["email"]
+    ) async throws
         -> String
     {
         let body = try await emulator(

@@ -1,0 +1,93 @@
+import Foundation
+import LatchkeyServer
+import Testing
+
+@Suite("Server configuration")
+struct ConfigurationTests {
+    @Test("LATCHKEY_ settings fill the configuration")
+    func settings() throws {
+        let configuration = try ServerConfiguration(settings: [
+            "LATCHKEY_HOST": "0.0.0.0", "LATCHKEY_PORT": "9000", "LATCHKEY_FACEBOOK_APP_ID": "1, 2",
+            "LATCHKEY_FACEBOOK_APP_SECRET": "s1,s2",
+            "LATCHKEY_FACEBOOK_ISSUERS": "https://www.facebook.com,https://facebook.com",
+            "LATCHKEY_ACCESS_TOKEN_TTL": "300", "LATCHKEY_ALLOW_MISSING_NONCE": "yes",
+            "LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=mail,name=fullName", "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES": "*",
+            "LATCHKEY_DATABASE_URL": "sqlite:/tmp/x.sqlite",
+        ])
+        #expect(configuration.host == "0.0.0.0" && configuration.port == 9000)
+        #expect(configuration.facebookApps == [.init(id: "1", secret: "s1"), .init(id: "2", secret: "s2")])
+        #expect(configuration.issuers.count == 2)
+        #expect(configuration.accessTokenLifetime == 300 && configuration.allowMissingNonce)
+        #expect(configuration.defaultFieldsMapping == ["email": "mail", "name": "fullName"])
+        #expect(configuration.clientMappableProperties == nil)
+        try configuration.validate()
+        #expect(try DatabaseLocation(configuration.databaseURL) == .sqliteFile("/tmp/x.sqlite"))
+    }
+
+    @Test(
+        "unparsable and invalid settings name the setting",
+        arguments: [
+            (["LATCHKEY_PORT": "eighty"], "LATCHKEY_PORT"),
+            (
+                ["LATCHKEY_FACEBOOK_APP_ID": "1,2", "LATCHKEY_FACEBOOK_APP_SECRET": "a,b,c"],
+                "LATCHKEY_FACEBOOK_APP_SECRET"
+            ),
+            (["LATCHKEY_ALLOW_MISSING_NONCE": "maybe"], "LATCHKEY_ALLOW_MISSING_NONCE"),
+            (["LATCHKEY_ACCESS_TOKEN_TTL": "soon"], "LATCHKEY_ACCESS_TOKEN_TTL"),
+            (["LATCHKEY_DEFAULT_FIELDS_MAPPING": "email"], "LATCHKEY_DEFAULT_FIELDS_MAPPING"),
+        ])
+    func parseErrors(settings: [String: String], name: String) {
+        #expect {
+            _ = try ServerConfiguration(settings: settings)
+        } throws: { "\($0)".contains(name) }
+    }
+
+    @Test(
+        "validate refuses what cannot work",
+        arguments: [
+            ([:], "LATCHKEY_FACEBOOK_APP_ID"),
+            (["LATCHKEY_FACEBOOK_APP_ID": "abc", "LATCHKEY_FACEBOOK_APP_SECRET": "s"], "numeric"),
+            (
+                [
+                    "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                    "LATCHKEY_FACEBOOK_GRAPH_URL": "graph",
+                ], "LATCHKEY_FACEBOOK_GRAPH_URL"
+            ),
+            (
+                [
+                    "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                    "LATCHKEY_DATABASE_URL": "postgres://x/y",
+                ], "PostgreSQL"
+            ),
+            (
+                [
+                    "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                    "LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=id",
+                ], "reserved"
+            ),
+            (
+                ["LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s", "LATCHKEY_CLOCK_SKEW": "3600"],
+                "LATCHKEY_CLOCK_SKEW"
+            ),
+        ])
+    func validation(settings: [String: String], fragment: String) throws {
+        let configuration = try ServerConfiguration(settings: settings)
+        #expect {
+            try configuration.validate()
+        } throws: { "\($0)".contains(fragment) }
+    }
+
+    @Test("a settings file is read, with comments, and refuses unknown names")
+    func file() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-\(UUID().uuidString).env")
+        try "# comment\nLATCHKEY_PORT=9100\n\nLATCHKEY_FACEBOOK_APP_ID = 42\n".write(
+            to: url, atomically: true, encoding: .utf8)
+        #expect(
+            try ServerConfiguration.settings(fromFile: url.path) == [
+                "LATCHKEY_PORT": "9100", "LATCHKEY_FACEBOOK_APP_ID": "42",
+            ])
+        try "LATCHKEY_PROT=9100\n".write(to: url, atomically: true, encoding: .utf8)
+        #expect(throws: ConfigurationError.self) { try ServerConfiguration.settings(fromFile: url.path) }
+        try? FileManager.default.removeItem(at: url)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeySQLite
+import LatchkeyServer
+import Testing
+
+/// The storage contract every backend must meet; today it runs on SQLite (in memory and on disk),
+/// and the PostgreSQL store joins the `backends` list when it exists.
+@Suite("Storage contract")
+struct StoreContractTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// Runs `body` on each backend, migrated, closing it afterwards.
+    static func onEveryBackend(_ body: (String, any LatchkeyStore) async throws -> Void) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-\(UUID().uuidString).sqlite")
+        defer { try? FileManager.default.removeItem(at: file) }
+        for (name, location) in [
+            ("sqlite-memory", DatabaseLocation.sqliteMemory), ("sqlite-file", .sqliteFile(file.path)),
+        ] {
+            let store = try await SQLiteStore.open(location)
+            do {
+                try await store.migrate()
+                try await body(name, store)
+            } catch {
+                try await store.close()
+                throw error
+            }
+            try await store.close()
+        }
+    }
+
+    static func login(
+        subject: String, userID: String, sessionID: String, mapped: [String: JSONValue] = [:]
+    ) -> LoginRecord {
+        LoginRecord(
+            identity: StoredIdentity(
+                provider: "facebook", subject: subject, appID: "1", grantedPermissions: ["email"], firstSeen: now,
+                lastSeen: now),
+            mappedProperties: mapped, refreshProperties: true, newUserID: userID,
+            session: NewSession(
+                id: sessionID, refreshTokenHash: Data(sessionID.utf8), createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(3600)))
+    }
+
+    @Test("sign-in creates once, finds after, merges refreshed properties")
+    func signIn() async throws {
+        try await Self.onEveryBackend { name, store in
+            try await store.migrate()  // idempotent
+            let first = try await store.signIn(
+                Self.login(subject: "s1", userID: "u1", sessionID: "a", mapped: ["name": "A"]), now: Self.now)
+            #expect(first.created && first.user.id == "u1", "\(name)")
+            let second = try await store.signIn(
+                Self.login(subject: "s1", userID: "ignored", sessionID: "b", mapped: ["email": "a@x"]), now: Self.now)
+            #expect(!second.created && second.user.id == "u1", "\(name)")
+            #expect(second.user.properties == ["name": "A", "email": "a@x"], "\(name)")
+            #expect(second.user.identities.map(\.subject) == ["s1"], "\(name)")
+        }
+    }
+
+    @Test("concurrent first sign-ins of one subject create exactly one user")
+    func concurrentSignIn() async throws {
+        try await Self.onEveryBackend { name, store in
+            let results = try await withThrowingTaskGroup(of: (StoredUser, Bool).self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        try await store.signIn(
+                            Self.login(subject: "race", userID: "u\(index)", sessionID: "s\(index)"), now: Self.now)
+                    }
+                }
+                return try await group.reduce(into: [(StoredUser, Bool)]()) { $0.append($1) }
+            }
+            #expect(Set(results.map(\.0.id)).count == 1, "\(name)")
+            #expect(results.filter(\.1).count == 1, "\(name)")
+        }
+    }
+
+    @Test("a failing sign-in leaves nothing behind")
+    func atomicity() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(Self.login(subject: "one", userID: "u1", sessionID: "dup"), now: Self.now)
+            // Same session id: the session insert fails after the user insert; all must roll back.
+            await #expect(throws: (any Error).self) {
+                try await store.signIn(Self.login(subject: "two", userID: "u2", sessionID: "dup"), now: Self.now)
+            }
+            #expect(try await store.user(id: "u2") == nil, "\(name)")
+            let retry = try await store.signIn(
+                Self.login(subject: "two", userID: "u2", sessionID: "fresh"), now: Self.now)
+            #expect(retry.created, "\(name)")
+        }
+    }
+
+    @Test("refresh tokens rotate once; reuse revokes the session; expiry and revocation invalidate")
+    func refreshRotation() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(Self.login(subject: "s", userID: "u", sessionID: "sess"), now: Self.now)
+            let later = Self.now.addingTimeInterval(10)
+            let rotated = try await store.rotateRefreshToken(
+                hash: Data("sess".utf8), newHash: Data("next".utf8), now: later,
+                newExpiresAt: later.addingTimeInterval(3600))
+            #expect(rotated == .rotated(sessionID: "sess", userID: "u"), "\(name)")
+            let reused = try await store.rotateRefreshToken(
+                hash: Data("sess".utf8), newHash: Data("x".utf8), now: later, newExpiresAt: later)
+            #expect(reused == .reused(sessionID: "sess"), "\(name)")
+            #expect(try await !store.isSessionActive(id: "sess"), "\(name)")
+            let afterRevoke = try await store.rotateRefreshToken(
+                hash: Data("next".utf8), newHash: Data("y".utf8), now: later, newExpiresAt: later)
+            #expect(afterRevoke == .invalid, "\(name)")
+
+            _ = try await store.signIn(Self.login(subject: "s", userID: "u", sessionID: "sess2"), now: Self.now)
+            let expired = try await store.rotateRefreshToken(
+                hash: Data("sess2".utf8), newHash: Data("z".utf8), now: Self.now.addingTimeInterval(3601),
+                newExpiresAt: Self.now)
+            #expect(expired == .invalid, "\(name)")
+            #expect(try await store.revokeSessions(userID: "u", now: Self.now) == 1, "\(name)")
+        }
+    }
+
+    @Test("single-use values and nonces are accepted once; expired ones are pruned")
+    func singleUse() async throws {
+        try await Self.onEveryBackend { name, store in
+            let expiry = Self.now.addingTimeInterval(60)
+            #expect(try await store.useOnce(kind: "jti", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
+            #expect(try await !store.useOnce(kind: "jti", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
+            #expect(try await store.useOnce(kind: "other", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
+            try await store.storeNonce("n", expiresAt: expiry)
+            #expect(try await store.consumeNonce("n", now: Self.now), "\(name)")
+            #expect(try await !store.consumeNonce("n", now: Self.now), "\(name)")
+            try await store.storeNonce("late", expiresAt: expiry)
+            #expect(try await !store.consumeNonce("late", now: expiry), "\(name)")
+        }
+    }
+
+    @Test("signing keys: newest first, adding retires the others")
+    func signingKeys() async throws {
+        try await Self.onEveryBackend { name, store in
+            try await store.addSigningKey(
+                StoredSigningKey(kid: "k1", privateKey: Data([1]), createdAt: Self.now, retiredAt: nil))
+            let later = Self.now.addingTimeInterval(5)
+            try await store.addSigningKey(
+                StoredSigningKey(kid: "k2", privateKey: Data([2]), createdAt: later, retiredAt: nil))
+            let keys = try await store.signingKeys()
+            #expect(keys.map(\.kid) == ["k2", "k1"], "\(name)")
+            #expect(keys[0].retiredAt == nil && keys[1].retiredAt == later, "\(name)")
+        }
+    }
+
+    @Test("properties merge and null removes")
+    func properties() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(
+                Self.login(subject: "p", userID: "u", sessionID: "s", mapped: ["a": 1, "b": 2]), now: Self.now)
+            let updated = try await store.updateProperties(
+                userID: "u", properties: ["a": .null, "c": "x"], now: Self.now)
+            #expect(updated?.properties == ["b": 2, "c": "x"], "\(name)")
+            #expect(
+                try await store.updateProperties(userID: "nobody", properties: [:], now: Self.now) == nil, "\(name)")
+        }
+    }
+}
