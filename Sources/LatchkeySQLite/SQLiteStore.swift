@@ -199,11 +199,14 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// Whether the session exists and is not revoked.
+    /// Whether the session exists, is not revoked, and its user is not disabled.
     public func isSessionActive(id: String) async throws -> Bool {
         try await transaction { db in
-            let rows = try await db.query("SELECT revoked_at FROM sessions WHERE id = ?", [.text(id)])
-            return rows.first.map { $0.column("revoked_at")?.isNull ?? true } ?? false
+            let rows = try await db.query(
+                "SELECT s.revoked_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
+                [.text(id)])
+            guard let row = rows.first else { return false }
+            return (row.column("revoked_at")?.isNull ?? true) && row.column("disabled")?.integer != 1
         }
     }
 
@@ -239,8 +242,10 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Stores a server-issued nonce.
-    public func storeNonce(_ nonce: String, expiresAt: Date) async throws {
+    public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await transaction { db in
+            // Issuing is unauthenticated, so expired nonces are pruned here too, not only on use.
+            _ = try await db.query("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
             _ = try await db.query(
                 "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
                 [.text(nonce), .float(expiresAt.timeIntervalSince1970)])

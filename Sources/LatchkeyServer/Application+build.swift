@@ -26,7 +26,7 @@ public func buildApplication(
     try await store.migrate()
     let keys = try await SessionKeyRing.load(
         from: store, now: configuration.clock(), accessTokenLifetime: configuration.accessTokenLifetime)
-    let timeout = TimeAmount.milliseconds(Int64(configuration.facebookTimeout * 1000))
+    let timeout = configuration.facebookTimeout
     let graph = GraphClient(client: httpClient, base: configuration.graphBase, timeout: timeout)
     let tokens = SessionTokens(
         keys: keys, issuer: configuration.resolvedPublicURL, accessTokenLifetime: configuration.accessTokenLifetime,

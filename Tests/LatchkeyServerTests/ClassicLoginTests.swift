@@ -29,7 +29,7 @@ struct ClassicLoginTests {
 
     @Test("a request's fieldsMapping maps Facebook fields onto chosen properties, flattened")
     func customMapping() async throws {
-        try await Stack.run { stack in
+        try await Stack.run({ $0.clientMappableProperties = nil }) { stack in
             let token = try await stack.facebookToken(scopes: [
                 "email", "user_birthday", "user_location", "user_age_range",
             ])
@@ -47,6 +47,19 @@ struct ClassicLoginTests {
             #expect(properties["avatar"]?.stringValue?.hasPrefix("http") == true)
             #expect(properties["mail"] == "alice@example.com")
             #expect(properties["email"] == nil)
+        }
+    }
+
+    @Test("by default a client may map only onto the default mapping's properties")
+    func defaultMappableProperties() async throws {
+        try await Stack.run { stack in
+            let token = try await stack.facebookToken()
+            let refused = try await stack.signIn([
+                "accessToken": .string(token), "fieldsMapping": ["first_name": "role"],
+            ])
+            #expect(refused.status == .forbidden && refused.errorCode == "property_not_writable")
+            let allowed = try await stack.signIn(["accessToken": .string(token), "fieldsMapping": ["email": "email"]])
+            #expect(allowed.status == .ok)
         }
     }
 

@@ -8,6 +8,7 @@ struct ConfigurationTests {
     func settings() throws {
         let configuration = try ServerConfiguration(settings: [
             "LATCHKEY_HOST": "0.0.0.0", "LATCHKEY_PORT": "9000", "LATCHKEY_FACEBOOK_APP_ID": "1, 2",
+            "LATCHKEY_PUBLIC_URL": "https://auth.example.com",
             "LATCHKEY_FACEBOOK_APP_SECRET": "s1,s2",
             "LATCHKEY_FACEBOOK_ISSUERS": "https://www.facebook.com,https://facebook.com",
             "LATCHKEY_ACCESS_TOKEN_TTL": "300", "LATCHKEY_ALLOW_MISSING_NONCE": "yes",
@@ -20,6 +21,8 @@ struct ConfigurationTests {
         #expect(configuration.accessTokenLifetime == 300 && configuration.allowMissingNonce)
         #expect(configuration.defaultFieldsMapping == ["email": "mail", "name": "fullName"])
         #expect(configuration.clientMappableProperties == nil)
+        let defaults = try ServerConfiguration(settings: ["LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=mail"])
+        #expect(defaults.clientMappableProperties == ["mail"])
         try configuration.validate()
         #expect(try DatabaseLocation(configuration.databaseURL) == .sqliteFile("/tmp/x.sqlite"))
     }
@@ -68,6 +71,10 @@ struct ConfigurationTests {
             (
                 ["LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s", "LATCHKEY_CLOCK_SKEW": "3600"],
                 "LATCHKEY_CLOCK_SKEW"
+            ),
+            (
+                ["LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s", "LATCHKEY_HOST": "0.0.0.0"],
+                "LATCHKEY_PUBLIC_URL"
             ),
         ])
     func validation(settings: [String: String], fragment: String) throws {

@@ -8,7 +8,7 @@ import Testing
 struct LimitedLoginTests {
     @Test("an id token signs in with the raw nonce, and maps claims like Graph fields")
     func rawNonce() async throws {
-        try await Stack.run { stack in
+        try await Stack.run({ $0.clientMappableProperties = nil }) { stack in
             let token = try await stack.idToken(scopes: ["email", "user_gender"])
             let response = try await stack.signIn([
                 "idToken": .string(token), "nonce": "raw-nonce-123",

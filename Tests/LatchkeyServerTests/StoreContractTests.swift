@@ -122,10 +122,10 @@ struct StoreContractTests {
             #expect(try await store.useOnce(kind: "jti", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
             #expect(try await !store.useOnce(kind: "jti", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
             #expect(try await store.useOnce(kind: "other", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
-            try await store.storeNonce("n", expiresAt: expiry)
+            try await store.storeNonce("n", expiresAt: expiry, now: Self.now)
             #expect(try await store.consumeNonce("n", now: Self.now), "\(name)")
             #expect(try await !store.consumeNonce("n", now: Self.now), "\(name)")
-            try await store.storeNonce("late", expiresAt: expiry)
+            try await store.storeNonce("late", expiresAt: expiry, now: Self.now)
             #expect(try await !store.consumeNonce("late", now: expiry), "\(name)")
         }
     }

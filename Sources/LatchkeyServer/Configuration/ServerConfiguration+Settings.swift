@@ -91,6 +91,8 @@ extension ServerConfiguration {
         }
         if let names = list("LATCHKEY_CLIENT_MAPPABLE_PROPERTIES") {
             clientMappableProperties = names == ["*"] ? nil : Set(names)
+        } else {
+            clientMappableProperties = Set(defaultFieldsMapping.values)
         }
         if let names = list("LATCHKEY_USER_WRITABLE_PROPERTIES") { userWritableProperties = Set(names) }
         if let raw = value("LATCHKEY_MAX_BODY_BYTES") {

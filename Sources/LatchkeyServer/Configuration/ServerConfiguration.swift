@@ -56,8 +56,10 @@ public struct ServerConfiguration: Sendable {
     public var defaultFieldsMapping: [String: String] = [
         "name": "name", "first_name": "firstName", "last_name": "lastName", "email": "email", "picture": "picture",
     ]
-    /// Properties a client may target through `fieldsMapping`; `nil` allows any valid name.
-    public var clientMappableProperties: Set<String>?
+    /// Properties a client may target through `fieldsMapping`; `nil` allows any valid name. By
+    /// default only the default mapping's properties, so a client cannot write onto properties the
+    /// app or an admin owns.
+    public var clientMappableProperties: Set<String>? = ["name", "firstName", "lastName", "email", "picture"]
     /// Properties a signed-in user may change with `PATCH /v1/users/me`.
     public var userWritableProperties: Set<String> = []
     /// Refresh mapped properties on every login, not only the first.
@@ -98,6 +100,11 @@ public struct ServerConfiguration: Sendable {
             guard !app.secret.isEmpty else {
                 throw ConfigurationError("LATCHKEY_FACEBOOK_APP_SECRET is required for app \(app.id)")
             }
+        }
+        if publicURL == nil, ["0.0.0.0", "::", "[::]"].contains(host) {
+            throw ConfigurationError(
+                "LATCHKEY_PUBLIC_URL is required when LATCHKEY_HOST is a wildcard address: it is the issuer of access tokens"
+            )
         }
         guard (0...65_535).contains(port) else { throw ConfigurationError("LATCHKEY_PORT \(port) is out of range") }
         for (name, url) in [

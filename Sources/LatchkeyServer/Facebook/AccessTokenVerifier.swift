@@ -27,7 +27,13 @@ struct AccessTokenVerifier: Sendable {
         async let inspection = graph.get(
             "/debug_token", query: [("input_token", token), ("access_token", "\(primary.id)|\(primary.secret)")])
         async let profile = me(token, app: primary, mapping: mapping)
-        let data = try await inspection.body["data"] ?? .null
+        let inspected = try await inspection.body
+        guard let data = inspected["data"] else {
+            // debug_token refused our own app token: a server misconfiguration, not the user's fault.
+            throw APIError(
+                .internalServerError, .internalError, "The server's Facebook app credentials were refused.",
+                cause: GraphRefusal(message: inspected["error"]?["message"]?.stringValue ?? "no data"))
+        }
         let appID = try check(data)
         let me: JSONValue
         if appID == primary.id {
@@ -59,7 +65,15 @@ struct AccessTokenVerifier: Sendable {
 
     /// Checks `debug_token`'s `data` (§4) and returns the token's app id.
     private func check(_ data: JSONValue) throws -> String {
-        guard data["is_valid"] == .bool(true) else { throw Self.rejection(data["error"]) }
+        guard data["is_valid"] == .bool(true) else {
+            // Facebook often omits the subcode (§6.3); an expiry in the past still says why.
+            if let expiresAt = data["expires_at"]?.intValue, expiresAt != 0,
+                Double(expiresAt) <= clock().timeIntervalSince1970
+            {
+                throw APIError(.unauthorized, .facebookTokenExpired, "The Facebook access token has expired.")
+            }
+            throw Self.rejection(data["error"])
+        }
         guard data["type"]?.stringValue == "USER" else {
             throw APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
         }
@@ -84,7 +98,15 @@ struct AccessTokenVerifier: Sendable {
         ).map { String(format: "%02x", $0) }.joined()
         let answer = try await graph.get(
             "/me", query: [("fields", mapping.graphFields), ("access_token", token), ("appsecret_proof", proof)])
-        if answer.body["error"] != nil { throw Self.rejection(answer.body["error"]) }
+        if let error = answer.body["error"] {
+            if error["type"]?.stringValue == "GraphMethodException" {
+                // appsecret_proof refused: our secret is wrong, not the user's token.
+                throw APIError(
+                    .internalServerError, .internalError, "The server's Facebook app credentials were refused.",
+                    cause: GraphRefusal(message: error["message"]?.stringValue ?? ""))
+            }
+            throw Self.rejection(error)
+        }
         return answer.body
     }
 
@@ -116,4 +138,9 @@ enum ConstantTimeComparison {
         }
         return difference == 0
     }
+}
+
+/// Facebook refused the server's own credentials; logged as the cause of a 500, never sent.
+struct GraphRefusal: Error, Sendable {
+    let message: String
 }

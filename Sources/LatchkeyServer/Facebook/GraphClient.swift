@@ -10,7 +10,8 @@ import NIOHTTP1
 struct GraphClient: Sendable {
     let client: HTTPClient
     let base: String
-    let timeout: TimeAmount
+    /// Bound on a whole call, head and body, in seconds.
+    let timeout: TimeInterval
 
     /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
     struct Answer: Sendable {
@@ -22,25 +23,31 @@ struct GraphClient: Sendable {
         var request = HTTPClientRequest(url: base + path + "?" + Self.encode(query))
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/json")
-        let response: HTTPClientResponse
+        let client = self.client
+        let timeout = self.timeout
+        let status: Int
         let bytes: ByteBuffer
         do {
-            response = try await client.execute(request, timeout: timeout)
-            bytes = try await response.body.collect(upTo: 1 << 20)
+            let finalRequest = request
+            (status, bytes) = try await withDeadline(seconds: timeout) {
+                let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
+                return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20))
+            }
         } catch {
             throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
         }
-        let status = Int(response.status.code)
         guard let body = try? JSONValue.decode(Data(bytes.readableBytesView)) else {
             throw APIError.facebookUnavailable("Facebook answered something unreadable (HTTP \(status)).")
         }
         // Throttling codes (§6.2) first: Facebook marks them transient too, but they need a longer wait.
-        if let code = body["error"]?["code"]?.intValue, Self.throttlingCodes.contains(code) {
+        if let throttling = body["error"]?["code"]?.intValue, Self.throttlingCodes.contains(throttling) {
             throw APIError(
                 .serviceUnavailable, .facebookRateLimited, "Facebook is rate-limiting this app; try again later.",
                 retryAfter: 60)
         }
-        if status >= 500 || body["error"]?["is_transient"] == .bool(true) {
+        // Codes 1 and 2 are Facebook's "temporary" errors even when not flagged transient (§6.2).
+        let code = body["error"]?["code"]?.intValue
+        if status >= 500 || body["error"]?["is_transient"] == .bool(true) || code == 1 || code == 2 {
             throw APIError.facebookUnavailable(
                 "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
         }

@@ -13,7 +13,7 @@ import _CryptoExtras
 actor KeySetCache {
     private let client: HTTPClient
     private let url: String
-    private let timeout: TimeAmount
+    private let timeout: TimeInterval
     private let refetchInterval: TimeInterval
     private let clock: @Sendable () -> Date
 
@@ -23,7 +23,7 @@ actor KeySetCache {
     private var inFlight: Task<Void, any Error>?
 
     init(
-        client: HTTPClient, url: String, timeout: TimeAmount, refetchInterval: TimeInterval,
+        client: HTTPClient, url: String, timeout: TimeInterval, refetchInterval: TimeInterval,
         clock: @escaping @Sendable () -> Date
     ) {
         self.client = client
@@ -44,7 +44,10 @@ actor KeySetCache {
             do {
                 try await refresh()
             } catch {
-                if keys.isEmpty {
+                // Back off: serve the stale keys for a while instead of making every login wait
+                // for another failing fetch.
+                freshUntil = clock().addingTimeInterval(refetchInterval)
+                if keys.isEmpty || keys[kid] == nil {
                     throw APIError.facebookUnavailable("Facebook's signing keys could not be fetched.", cause: error)
                 }
             }
@@ -65,9 +68,15 @@ actor KeySetCache {
         lastFetch = clock()
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
-        let response = try await client.execute(request, timeout: timeout)
-        let body = try await response.body.collect(upTo: 1 << 20)
-        guard response.status == .ok else { throw KeySetError.badStatus(Int(response.status.code)) }
+        let client = self.client
+        let timeout = self.timeout
+        let finalRequest = request
+        let (status, cacheControl, body) = try await withDeadline(seconds: timeout) {
+            let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return (response.status, response.headers["Cache-Control"].first, body)
+        }
+        guard status == .ok else { throw KeySetError.badStatus(Int(status.code)) }
         let document = try JSONValue.decode(Data(body.readableBytesView))
         var parsed: [String: _RSA.Signing.PublicKey] = [:]
         for jwk in document["keys"]?.arrayValue ?? [] {
@@ -80,7 +89,7 @@ actor KeySetCache {
         }
         guard !parsed.isEmpty else { throw KeySetError.noKeys }
         keys = parsed
-        freshUntil = clock().addingTimeInterval(Self.maxAge(response.headers["Cache-Control"].first) ?? 3600)
+        freshUntil = clock().addingTimeInterval(Self.maxAge(cacheControl) ?? 3600)
     }
 
     /// `max-age` from a Cache-Control header, bounded to a day; `no-store`/`no-cache` mean a minute,

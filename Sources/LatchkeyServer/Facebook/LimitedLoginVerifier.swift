@@ -34,7 +34,7 @@ struct LimitedLoginVerifier: Sendable {
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.count <= 128 else {
             throw invalid("The id token has no subject.")
         }
-        try await verifyNonce(claims["nonce"]?.stringValue, sent: nonce)
+        try await verifyNonce(claims["nonce"]?.stringValue, sent: nonce, consume: false)
         guard let jti = claims["jti"]?.stringValue, !jti.isEmpty, jti.count <= 256 else {
             throw invalid("The id token has no jti.")
         }
@@ -43,6 +43,8 @@ struct LimitedLoginVerifier: Sendable {
             expiresAt: Date(timeIntervalSince1970: expiresAt + configuration.clockSkew),
             now: Date(timeIntervalSince1970: now))
         guard fresh else { throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.") }
+        // Consumed only after the replay check, so a replay reports itself, not a spent nonce.
+        try await verifyNonce(claims["nonce"]?.stringValue, sent: nonce, consume: true)
         let profile = Self.profile(from: claims, subject: subject)
         return FacebookIdentity(
             appID: appID, subject: subject, profile: profile, granted: Self.impliedPermissions(claims), declined: [],
@@ -92,7 +94,7 @@ struct LimitedLoginVerifier: Sendable {
     }
 
     /// The claim must equal the raw nonce or its SHA-256 hex; compared in constant time.
-    func verifyNonce(_ claim: String?, sent: String?) async throws {
+    func verifyNonce(_ claim: String?, sent: String?, consume: Bool) async throws {
         let claim = claim ?? ""
         guard let sent, !sent.isEmpty else {
             guard claim.isEmpty, configuration.allowMissingNonce, !configuration.requireServerNonce else {
@@ -108,7 +110,7 @@ struct LimitedLoginVerifier: Sendable {
         guard !claim.isEmpty, matchesRaw || matchesHash else {
             throw APIError(.unauthorized, .nonceMismatch, "The id token's nonce does not match the nonce sent.")
         }
-        if configuration.requireServerNonce {
+        if configuration.requireServerNonce, consume {
             guard try await store.consumeNonce(sent, now: configuration.clock()) else {
                 throw APIError(
                     .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")

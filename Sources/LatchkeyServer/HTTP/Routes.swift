@@ -38,7 +38,8 @@ struct Routes: Sendable {
         router.post("/v1/auth/nonce") { _, _ in
             let nonce = SessionTokens.randomToken(bytes: 24)
             let lifetime = configuration.nonceLifetime
-            try await store.storeNonce(nonce, expiresAt: configuration.clock().addingTimeInterval(lifetime))
+            let now = configuration.clock()
+            try await store.storeNonce(nonce, expiresAt: now.addingTimeInterval(lifetime), now: now)
             return try Response.json(NonceBody(nonce: nonce, expiresIn: Int(lifetime)))
         }
         router.post("/v1/oauth/token") { request, _ in
@@ -120,11 +121,12 @@ struct Routes: Sendable {
             return try Response.json(
                 try tokens.body(userID: userID, sessionID: sessionID, refreshToken: next.token, now: now))
         case .reused:
+            // RFC 6749 §5.2: a bad grant is 400 (401 is for client authentication).
             throw APIError(
-                .unauthorized, .refreshTokenReused, "This refresh token was already used; the session has been revoked."
+                .badRequest, .refreshTokenReused, "This refresh token was already used; the session has been revoked."
             )
         case .invalid:
-            throw APIError(.unauthorized, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
+            throw APIError(.badRequest, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
         }
     }
 

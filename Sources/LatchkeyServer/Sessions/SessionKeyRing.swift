@@ -16,9 +16,14 @@ struct SessionKeyRing: Sendable {
         guard let newest = keys.filter({ $0.retiredAt == nil }).max(by: { $0.createdAt < $1.createdAt }) ?? keys.first
         else { throw ConfigurationError("no session signing key") }
         signing = newest
-        // A retired key verifies until the last token it signed has expired.
+        // A retired key verifies until the last token it signed has expired. The most recently
+        // retired one always stays: a running server keeps signing with it until it restarts, so
+        // its retirement time says nothing about when its last token was issued.
+        let lastRetired = keys.filter { $0.retiredAt != nil }
+            .max { ($0.retiredAt ?? .distantPast) < ($1.retiredAt ?? .distantPast) }
         let live = keys.filter { key in
-            key.kid == newest.kid || (key.retiredAt.map { now.timeIntervalSince($0) < accessTokenLifetime } ?? true)
+            key.kid == newest.kid || key.kid == lastRetired?.kid
+                || (key.retiredAt.map { now.timeIntervalSince($0) < accessTokenLifetime } ?? true)
         }
         verifying = Dictionary(live.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first })
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()

@@ -27,7 +27,7 @@ public protocol LatchkeyStore: Sendable {
     /// the session.
     func rotateRefreshToken(hash: Data, newHash: Data, now: Date, newExpiresAt: Date) async throws -> RefreshOutcome
 
-    /// Whether the session exists and is not revoked.
+    /// Whether the session exists, is not revoked, and its user is not disabled.
     func isSessionActive(id: String) async throws -> Bool
 
     /// Revokes one session (sign-out). Returns whether it was active.
@@ -42,8 +42,8 @@ public protocol LatchkeyStore: Sendable {
     /// (replay). Expired records are pruned along the way.
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
 
-    /// Stores a server-issued nonce.
-    func storeNonce(_ nonce: String, expiresAt: Date) async throws
+    /// Stores a server-issued nonce, pruning expired ones.
+    func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws
 
     /// Consumes a server-issued nonce: `true` once if it exists and has not expired.
     func consumeNonce(_ nonce: String, now: Date) async throws -> Bool
