@@ -76,6 +76,20 @@ public final class SQLiteStore: LatchkeyStore {
     /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins serialize.
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
+            if let once = login.singleUse {
+                _ = try await db.query(
+                    "DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
+                let spent = try await db.query(
+                    "INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', ?, ?) ON CONFLICT DO NOTHING RETURNING value",
+                    [.text(once.jti), .float(once.jtiExpiresAt.timeIntervalSince1970)])
+                guard !spent.isEmpty else { throw SignInConflict.replayed }
+                if let nonce = once.serverNonce {
+                    let consumed = try await db.query(
+                        "DELETE FROM nonces WHERE value = ? AND expires_at > ? RETURNING value",
+                        [.text(nonce), .float(now.timeIntervalSince1970)])
+                    guard !consumed.isEmpty else { throw SignInConflict.nonceInvalid }
+                }
+            }
             let identity = login.identity
             let existing = try await db.query(
                 "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
@@ -249,14 +263,6 @@ public final class SQLiteStore: LatchkeyStore {
             _ = try await db.query(
                 "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
                 [.text(nonce), .float(expiresAt.timeIntervalSince1970)])
-        }
-    }
-
-    /// Deletes and reports a live nonce; expired ones are pruned first.
-    public func consumeNonce(_ nonce: String, now: Date) async throws -> Bool {
-        try await transaction { db in
-            _ = try await db.query("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
-            return try await !db.query("DELETE FROM nonces WHERE value = ? RETURNING value", [.text(nonce)]).isEmpty
         }
     }
 

@@ -37,7 +37,7 @@ public func buildApplication(
     let signIn = SignInService(
         configuration: configuration, store: store,
         classic: AccessTokenVerifier(graph: graph, apps: configuration.facebookApps, clock: configuration.clock),
-        limited: LimitedLoginVerifier(keys: keySet, store: store, configuration: configuration), tokens: tokens)
+        limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens)
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     Routes(

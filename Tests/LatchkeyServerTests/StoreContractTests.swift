@@ -115,7 +115,7 @@ struct StoreContractTests {
         }
     }
 
-    @Test("single-use values and nonces are accepted once; expired ones are pruned")
+    @Test("single-use values, jtis and server nonces are spent once, atomically with the sign-in")
     func singleUse() async throws {
         try await Self.onEveryBackend { name, store in
             let expiry = Self.now.addingTimeInterval(60)
@@ -123,10 +123,24 @@ struct StoreContractTests {
             #expect(try await !store.useOnce(kind: "jti", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
             #expect(try await store.useOnce(kind: "other", value: "a", expiresAt: expiry, now: Self.now), "\(name)")
             try await store.storeNonce("n", expiresAt: expiry, now: Self.now)
-            #expect(try await store.consumeNonce("n", now: Self.now), "\(name)")
-            #expect(try await !store.consumeNonce("n", now: Self.now), "\(name)")
-            try await store.storeNonce("late", expiresAt: expiry, now: Self.now)
-            #expect(try await !store.consumeNonce("late", now: expiry), "\(name)")
+            try await store.storeNonce("late", expiresAt: Self.now, now: Self.now)
+            var login = Self.login(subject: "once", userID: "u1", sessionID: "s1")
+            login.singleUse = SingleUseClaims(jti: "j1", jtiExpiresAt: expiry, serverNonce: "n")
+            _ = try await store.signIn(login, now: Self.now)
+            // The same jti again: refused, and nothing of the second login is written.
+            var replay = Self.login(subject: "other", userID: "u2", sessionID: "s2")
+            replay.singleUse = SingleUseClaims(jti: "j1", jtiExpiresAt: expiry, serverNonce: nil)
+            await #expect(throws: SignInConflict.replayed) { try await store.signIn(replay, now: Self.now) }
+            #expect(try await store.user(id: "u2") == nil, "\(name)")
+            // A spent, unknown or expired server nonce: refused, and the jti stays unspent.
+            for nonce in ["n", "made-up", "late"] {
+                var spent = Self.login(subject: "other", userID: "u2", sessionID: "s3")
+                spent.singleUse = SingleUseClaims(jti: "j2", jtiExpiresAt: expiry, serverNonce: nonce)
+                await #expect(throws: SignInConflict.nonceInvalid) { try await store.signIn(spent, now: Self.now) }
+            }
+            var retry = Self.login(subject: "other", userID: "u2", sessionID: "s4")
+            retry.singleUse = SingleUseClaims(jti: "j2", jtiExpiresAt: expiry, serverNonce: nil)
+            #expect(try await store.signIn(retry, now: Self.now).created, "\(name)")
         }
     }
 

@@ -19,4 +19,6 @@ struct FacebookIdentity: Sendable {
     let granted: [String]
     let declined: [String]
     let kind: TokenKind
+    /// What must be spent, once, when the login is recorded (Limited Login only).
+    var singleUse: SingleUseClaims? = nil
 }

@@ -10,7 +10,6 @@ import _CryptoExtras
 /// matching (raw or SHA-256 hex: both conventions exist), and each `jti` used once.
 struct LimitedLoginVerifier: Sendable {
     let keys: KeySetCache
-    let store: any LatchkeyStore
     let configuration: ServerConfiguration
 
     func verify(_ token: String, nonce: String?) async throws -> FacebookIdentity {
@@ -34,21 +33,19 @@ struct LimitedLoginVerifier: Sendable {
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.count <= 128 else {
             throw invalid("The id token has no subject.")
         }
-        try await verifyNonce(claims["nonce"]?.stringValue, sent: nonce, consume: false)
+        try verifyNonce(claims["nonce"]?.stringValue, sent: nonce)
         guard let jti = claims["jti"]?.stringValue, !jti.isEmpty, jti.count <= 256 else {
             throw invalid("The id token has no jti.")
         }
-        let fresh = try await store.useOnce(
-            kind: "jti", value: "\(appID):\(jti)",
-            expiresAt: Date(timeIntervalSince1970: expiresAt + configuration.clockSkew),
-            now: Date(timeIntervalSince1970: now))
-        guard fresh else { throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.") }
-        // Consumed only after the replay check, so a replay reports itself, not a spent nonce.
-        try await verifyNonce(claims["nonce"]?.stringValue, sent: nonce, consume: true)
+        // The jti (and a server nonce) are spent inside the sign-in transaction, so a failure later
+        // leaves the token usable, and a replay reports itself before any nonce is touched.
+        let singleUse = SingleUseClaims(
+            jti: "\(appID):\(jti)", jtiExpiresAt: Date(timeIntervalSince1970: expiresAt + configuration.clockSkew),
+            serverNonce: configuration.requireServerNonce ? nonce : nil)
         let profile = Self.profile(from: claims, subject: subject)
         return FacebookIdentity(
             appID: appID, subject: subject, profile: profile, granted: Self.impliedPermissions(claims), declined: [],
-            kind: .limitedLogin)
+            kind: .limitedLogin, singleUse: singleUse)
     }
 
     private func invalid(_ message: String) -> APIError { APIError(.unauthorized, .idTokenInvalid, message) }
@@ -94,7 +91,7 @@ struct LimitedLoginVerifier: Sendable {
     }
 
     /// The claim must equal the raw nonce or its SHA-256 hex; compared in constant time.
-    func verifyNonce(_ claim: String?, sent: String?, consume: Bool) async throws {
+    func verifyNonce(_ claim: String?, sent: String?) throws {
         let claim = claim ?? ""
         guard let sent, !sent.isEmpty else {
             guard claim.isEmpty, configuration.allowMissingNonce, !configuration.requireServerNonce else {
@@ -109,12 +106,6 @@ struct LimitedLoginVerifier: Sendable {
         let matchesHash = ConstantTimeComparison.equals(claim.lowercased(), hashed)
         guard !claim.isEmpty, matchesRaw || matchesHash else {
             throw APIError(.unauthorized, .nonceMismatch, "The id token's nonce does not match the nonce sent.")
-        }
-        if configuration.requireServerNonce, consume {
-            guard try await store.consumeNonce(sent, now: configuration.clock()) else {
-                throw APIError(
-                    .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
-            }
         }
     }
 

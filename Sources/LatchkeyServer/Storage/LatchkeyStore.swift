@@ -13,7 +13,9 @@ public protocol LatchkeyStore: Sendable {
 
     /// Finds the user of `login.identity` or creates user and identity; applies mapped properties
     /// (all on creation, on later logins only when `refreshProperties`); opens `login.session`.
-    /// Two concurrent first logins of one person create exactly one user.
+    /// Two concurrent first logins of one person create exactly one user. `login.singleUse` is
+    /// spent first, in the same transaction.
+    /// - Throws: `SignInConflict` when a single-use value was already spent.
     /// - Returns: the user and whether this call created it.
     func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool)
 
@@ -44,9 +46,6 @@ public protocol LatchkeyStore: Sendable {
 
     /// Stores a server-issued nonce, pruning expired ones.
     func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws
-
-    /// Consumes a server-issued nonce: `true` once if it exists and has not expired.
-    func consumeNonce(_ nonce: String, now: Date) async throws -> Bool
 
     /// Session signing keys, newest first.
     func signingKeys() async throws -> [StoredSigningKey]

@@ -72,12 +72,15 @@ public struct LoginRecord: Sendable {
     public var newUserID: String
     /// The session to open for the user.
     public var session: NewSession
+    /// Spent first, in the same transaction; a conflict throws `SignInConflict`.
+    public var singleUse: SingleUseClaims?
 
     /// Creates a login record.
     public init(
         identity: StoredIdentity, mappedProperties: [String: JSONValue], refreshProperties: Bool, newUserID: String,
-        session: NewSession
+        session: NewSession, singleUse: SingleUseClaims? = nil
     ) {
+        self.singleUse = singleUse
         self.identity = identity
         self.mappedProperties = mappedProperties
         self.refreshProperties = refreshProperties
@@ -134,4 +137,29 @@ public struct StoredSigningKey: Sendable, Equatable {
         self.createdAt = createdAt
         self.retiredAt = retiredAt
     }
+}
+
+/// Values a login spends exactly once, inside the sign-in transaction.
+public struct SingleUseClaims: Sendable, Equatable {
+    /// The id token's `jti`, scoped by app.
+    public var jti: String
+    /// When the jti record may be forgotten (the token's expiry).
+    public var jtiExpiresAt: Date
+    /// A server-issued nonce to consume, when the configuration requires them.
+    public var serverNonce: String?
+
+    /// Creates the claims.
+    public init(jti: String, jtiExpiresAt: Date, serverNonce: String?) {
+        self.jti = jti
+        self.jtiExpiresAt = jtiExpiresAt
+        self.serverNonce = serverNonce
+    }
+}
+
+/// Why `signIn` refused to record a login.
+public enum SignInConflict: Error, Sendable, Equatable {
+    /// The `jti` was already spent.
+    case replayed
+    /// The server nonce is unknown, expired or spent.
+    case nonceInvalid
 }

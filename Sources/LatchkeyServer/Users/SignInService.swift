@@ -42,8 +42,18 @@ struct SignInService: Sendable {
             newUserID: SessionTokens.randomToken(bytes: 15),
             session: NewSession(
                 id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)))
-        let (user, created) = try await store.signIn(login, now: now)
+                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)),
+            singleUse: identity.singleUse)
+        let user: StoredUser
+        let created: Bool
+        do {
+            (user, created) = try await store.signIn(login, now: now)
+        } catch SignInConflict.replayed {
+            throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
+        } catch SignInConflict.nonceInvalid {
+            throw APIError(
+                .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
+        }
         if user.disabled {
             try await store.revokeSession(id: sessionID, now: now)
             throw APIError(.forbidden, .userDisabled, "This account is disabled.")
