@@ -15,18 +15,3 @@ enum AppSecretProof {
         ConstantTime.equals(proof.lowercased(), compute(accessToken: accessToken, secret: secret))
     }
 }
-
-/// Comparisons whose running time does not depend on where two secrets differ.
-enum ConstantTime {
-    static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        let left = Array(lhs.utf8)
-        let right = Array(rhs.utf8)
-        var difference = UInt8(left.count == right.count ? 0 : 1)
-        for index in 0..<max(left.count, right.count) {
-            let a = index < left.count ? left[index] : 0
-            let b = index < right.count ? right[index] : 0
-            difference |= a ^ b
-        }
-        return difference == 0
-    }
-}

@@ -27,24 +27,26 @@ extension EmulatorEndpoints {
         }
     }
 
-    /// `GET /me` and `GET /{id}` with `fields=`.
-    func user(id: String, _ request: EmulatorRequest) async throws -> Response {
+    /// The subject's profile as its app may see it.
+    private func renderer(id: String, _ request: EmulatorRequest) async throws -> ProfileRenderer {
         let subject = try await subject(id: id, request)
         guard
             let renderer = await state.renderer(
                 appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
         else { throw GraphError.unsupportedGet(id) }
+        return renderer
+    }
+
+    /// `GET /me` and `GET /{id}` with `fields=`.
+    func user(id: String, _ request: EmulatorRequest) async throws -> Response {
+        let renderer = try await renderer(id: id, request)
         return .json(try renderer.graphFields(FieldSelection(parsing: request["fields"])))
     }
 
     /// `GET /{id}/picture`: redirects to the picture, honouring `type`, `width` and `height`
     /// (allauth fetches avatars this way).
     func pictureEdge(id: String, _ request: EmulatorRequest) async throws -> Response {
-        let subject = try await subject(id: id, request)
-        guard
-            let renderer = await state.renderer(
-                appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
-        else { throw GraphError.unsupportedGet(id) }
+        let renderer = try await renderer(id: id, request)
         let side = ["large": 200, "normal": 100].first { $0.key == request["type"] }?.value ?? 50
         let width = min(max(Int(request["width"] ?? "") ?? side, 1), 2048)
         let height = min(max(Int(request["height"] ?? "") ?? side, 1), 2048)
@@ -53,11 +55,7 @@ extension EmulatorEndpoints {
 
     /// `GET /me/permissions` (§5.3).
     func permissions(id: String, _ request: EmulatorRequest) async throws -> Response {
-        let subject = try await subject(id: id, request)
-        guard
-            let renderer = await state.renderer(
-                appID: subject.appID, personKey: subject.personKey, baseURL: request.baseURL)
-        else { throw GraphError.unsupportedGet(id) }
+        let renderer = try await renderer(id: id, request)
         return .json(["data": .array(renderer.permissionEntries())])
     }
 

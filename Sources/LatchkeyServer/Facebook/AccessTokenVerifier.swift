@@ -47,7 +47,7 @@ struct AccessTokenVerifier: Sendable {
         }
         let subject = me["id"]?.stringValue ?? ""
         guard !subject.isEmpty, let userID = data["user_id"]?.stringValue,
-            ConstantTimeComparison.equals(subject, userID)
+            ConstantTime.equals(subject, userID)
         else {
             throw APIError(.unauthorized, .facebookTokenInvalid, "Facebook's answers about this token disagree.")
         }
@@ -122,21 +122,6 @@ struct AccessTokenVerifier: Sendable {
         case 467: return APIError(.unauthorized, .facebookLoggedOut, "The person logged out of Facebook.")
         default: return APIError(.unauthorized, .facebookTokenInvalid, "Facebook rejected the access token.")
         }
-    }
-}
-
-/// Comparison of secrets in time independent of where they differ.
-enum ConstantTimeComparison {
-    static func equals(_ lhs: String, _ rhs: String) -> Bool {
-        equals(Array(lhs.utf8), Array(rhs.utf8))
-    }
-
-    static func equals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        var difference = UInt8(lhs.count == rhs.count ? 0 : 1)
-        for index in 0..<max(lhs.count, rhs.count) {
-            difference |= (index < lhs.count ? lhs[index] : 0) ^ (index < rhs.count ? rhs[index] : 0)
-        }
-        return difference == 0
     }
 }
 

@@ -102,8 +102,8 @@ struct LimitedLoginVerifier: Sendable {
         }
         guard sent.count <= 512 else { throw APIError.invalidRequest("nonce is too long") }
         let hashed = SHA256.hash(data: Data(sent.utf8)).map { String(format: "%02x", $0) }.joined()
-        let matchesRaw = ConstantTimeComparison.equals(claim, sent)
-        let matchesHash = ConstantTimeComparison.equals(claim.lowercased(), hashed)
+        let matchesRaw = ConstantTime.equals(claim, sent)
+        let matchesHash = ConstantTime.equals(claim.lowercased(), hashed)
         guard !claim.isEmpty, matchesRaw || matchesHash else {
             throw APIError(.unauthorized, .nonceMismatch, "The id token's nonce does not match the nonce sent.")
         }
