@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
 import LatchkeyAPI
 import NIOCore
@@ -40,6 +41,33 @@ struct ResilienceTests {
                 "/_emulator/faults", ["endpoint": "/debug_token", "latency_ms": 2_000, "count": 1])
             let response = try await stack.signIn(["accessToken": .string(token)])
             #expect(response.errorCode == "facebook_unavailable")
+        }
+    }
+
+    @Test("a Graph answer whose body stalls after the headers is still bounded by the timeout")
+    func stalledBody() async throws {
+        // A stand-in Graph that sends its head and the start of a body, then goes quiet for 2 s.
+        let router = Router()
+        router.get("/{path}") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: ResponseBody { writer in
+                    try await writer.write(ByteBuffer(string: "{\"data\":"))
+                    try await Task.sleep(for: .seconds(2))
+                    try await writer.write(ByteBuffer(string: "{}}"))
+                    try await writer.finish(nil)
+                })
+        }
+        let stalling = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await stalling.test(.live) { client in
+            let port = try #require(client.port)
+            try await Stack.run({
+                $0.facebookTimeout = 0.2
+                $0.graphURL = "http://127.0.0.1:\(port)"
+            }) { stack in
+                let response = try await stack.signIn(["accessToken": "EAAanything"])
+                #expect(response.status == .serviceUnavailable && response.errorCode == "facebook_unavailable")
+            }
         }
     }
 
