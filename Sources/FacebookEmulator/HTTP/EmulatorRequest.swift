@@ -66,35 +66,3 @@ struct EmulatorRequest: Sendable {
             && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 }
-
-/// `application/x-www-form-urlencoded`, as browsers and Facebook write it (`+` for space).
-enum FormEncoding {
-    static func decode(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in text.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = unescape(parts[0])
-            guard !key.isEmpty else { continue }
-            result[key] = parts.count > 1 ? unescape(parts[1]) : ""
-        }
-        return result
-    }
-
-    static func unescape(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
-    }
-
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func escape(_ text: String) -> String {
-        (text.addingPercentEncoding(withAllowedCharacters: unreserved.union(.init(charactersIn: " "))) ?? text)
-            .replacingOccurrences(of: " ", with: "+")
-    }
-
-    /// Encodes pairs in order, which keeps redirects readable and deterministic.
-    static func encode(_ pairs: [(String, String)]) -> String {
-        pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
-    }
-}

@@ -20,7 +20,7 @@ struct GraphClient: Sendable {
     }
 
     func get(_ path: String, query: [(String, String)]) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + path + "?" + Self.encode(query))
+        var request = HTTPClientRequest(url: base + path + "?" + FormEncoding.encode(query))
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/json")
         let client = self.client
@@ -55,13 +55,4 @@ struct GraphClient: Sendable {
     }
 
     private static let throttlingCodes: Set<Int> = [4, 17, 32, 341, 613]
-
-    private static let unreserved = CharacterSet(
-        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-
-    static func encode(_ query: [(String, String)]) -> String {
-        query.map { key, value in
-            key + "=" + (value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value)
-        }.joined(separator: "&")
-    }
 }

@@ -18,15 +18,7 @@ struct RequestReading: Sendable {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         var fields: [String: JSONValue]
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
-            fields = [:]
-            for pair in text.split(separator: "&") {
-                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                func unescape(_ part: Substring) -> String {
-                    let spaced = part.replacingOccurrences(of: "+", with: " ")
-                    return spaced.removingPercentEncoding ?? spaced
-                }
-                fields[unescape(parts[0])] = .string(parts.count > 1 ? unescape(parts[1]) : "")
-            }
+            fields = FormEncoding.decode(text).mapValues(JSONValue.string)
         } else if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
             fields = [:]
         } else {
