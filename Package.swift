@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
         .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
+        .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
         .library(name: "LatchkeySQLite", targets: ["LatchkeySQLite"]),
@@ -34,6 +35,14 @@ let package = Package(
     targets: [
         .target(
             name: "LatchkeyAPI",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Latchkey",
+            dependencies: [
+                "LatchkeyAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -108,6 +117,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
+                "Latchkey",
                 "LatchkeyServer",
                 "LatchkeySQLite",
                 "LatchkeyAPI",
@@ -117,6 +127,11 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "LatchkeyTests",
+            dependencies: ["Latchkey", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ]

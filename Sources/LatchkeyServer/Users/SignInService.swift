@@ -23,6 +23,9 @@ struct SignInService: Sendable {
                 try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
             } ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
 
+        guard accessToken?.isEmpty != true, idToken?.isEmpty != true else {
+            throw APIError.invalidRequest("accessToken and idToken must not be empty.")
+        }
         let identity: FacebookIdentity
         switch (accessToken, idToken) {
         case (let token?, nil): identity = try await classic.verify(token, mapping: mapping)

@@ -33,6 +33,9 @@ struct Stack: Sendable {
     let clock: TestClock
     let store: SQLiteStore
 
+    /// The server's base URL, for clients other than the test client (the SDK's URLSession).
+    var serverURL: URL { URL(string: "http://127.0.0.1:\(server.port ?? 0)")! }
+
     /// Runs `body` against a fresh emulator + server + in-memory SQLite.
     static func run(
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },

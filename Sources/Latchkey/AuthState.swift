@@ -1,0 +1,32 @@
+/// The session's state, modelled on the Facebook SDK's `FBSessionState` (facebook-protocol.md §11).
+public enum AuthState: String, Sendable, Equatable, CaseIterable {
+    /// No session yet.
+    case created
+    /// Tokens were found in the credential store at launch.
+    case createdTokenLoaded
+    /// A sign-in is in progress.
+    case opening
+    /// Signed in.
+    case open
+    /// Signed in, and the tokens were refreshed.
+    case openTokenExtended
+    /// The sign-in failed.
+    case closedLoginFailed
+    /// Signed out, or the session ended.
+    case closed
+
+    /// Whether moving to `next` is allowed (FBSession's table; `created` is reached only by starting over).
+    public func canMove(to next: AuthState) -> Bool {
+        switch next {
+        case .created: return false
+        case .createdTokenLoaded, .opening: return self == .created
+        case .open: return self == .createdTokenLoaded || self == .opening
+        case .openTokenExtended: return self == .open || self == .openTokenExtended
+        case .closedLoginFailed: return [.created, .createdTokenLoaded, .opening].contains(self)
+        case .closed: return self == .open || self == .openTokenExtended
+        }
+    }
+
+    /// Whether a user is signed in.
+    public var isOpen: Bool { self == .open || self == .openTokenExtended }
+}

@@ -1,0 +1,86 @@
+import Foundation
+
+/// The tokens that keep a user signed in across launches.
+public struct StoredCredentials: Sendable, Equatable, Codable {
+    /// The current access token.
+    public var accessToken: String
+    /// When it expires.
+    public var accessTokenExpiresAt: Date
+    /// The current refresh token (single use; replaced on every refresh).
+    public var refreshToken: String
+    /// The user, as last seen.
+    public var user: LatchkeyUser
+    /// The server the tokens belong to, so a store shared by two configurations cannot mix them.
+    public var serverURL: URL
+    /// When the tokens were last refreshed.
+    public var refreshedAt: Date
+
+    /// Creates stored credentials.
+    public init(
+        accessToken: String, accessTokenExpiresAt: Date, refreshToken: String, user: LatchkeyUser, serverURL: URL,
+        refreshedAt: Date
+    ) {
+        self.accessToken = accessToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.refreshToken = refreshToken
+        self.user = user
+        self.serverURL = serverURL
+        self.refreshedAt = refreshedAt
+    }
+}
+
+/// Where credentials persist: a file on Linux, the Keychain on Apple platforms, memory in tests.
+public protocol CredentialStore: Sendable {
+    /// The stored credentials, if any.
+    func load() async throws -> StoredCredentials?
+    /// Replaces the stored credentials.
+    func save(_ credentials: StoredCredentials) async throws
+    /// Removes them (sign-out).
+    func clear() async throws
+}
+
+/// Keeps credentials in memory only (tests, or apps that want no persistence).
+public actor InMemoryCredentialStore: CredentialStore {
+    private var credentials: StoredCredentials?
+    /// Creates an empty store.
+    public init() {}
+    /// The stored credentials.
+    public func load() -> StoredCredentials? { credentials }
+    /// Replaces them.
+    public func save(_ credentials: StoredCredentials) { self.credentials = credentials }
+    /// Removes them.
+    public func clear() { credentials = nil }
+}
+
+/// Keeps credentials in a JSON file readable by the owner only, written atomically.
+public actor FileCredentialStore: CredentialStore {
+    private let url: URL
+
+    /// A store at `url`; its directory is created on first save.
+    public init(url: URL) { self.url = url }
+
+    /// The stored credentials; a missing file is `nil`, a corrupt one is removed and `nil`.
+    public func load() throws -> StoredCredentials? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data = try Data(contentsOf: url)
+        guard let credentials = try? JSONDecoder().decode(StoredCredentials.self, from: data) else {
+            try? FileManager.default.removeItem(at: url)
+            return nil
+        }
+        return credentials
+    }
+
+    /// Writes atomically with permissions 0600.
+    public func save(_ credentials: StoredCredentials) throws {
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try JSONEncoder().encode(credentials).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
+    /// Deletes the file.
+    public func clear() throws {
+        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import LatchkeyAPI
+
+/// Completion-handler forms of the async API, for older code (the seeds' `response:`/`error:` style).
+/// Handlers run on an arbitrary task; hop to the main actor in UI code.
+extension LatchkeyClient {
+    /// Backendless's `loginWithFacebook(accessToken:fieldsMapping:response:error:)`.
+    public nonisolated func loginWithFacebook(
+        accessToken: String, fieldsMapping: [String: String]? = nil,
+        response: @escaping @Sendable (LatchkeyUser) -> Void, error: @escaping @Sendable (LatchkeyError) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                response(try await self.loginWithFacebook(accessToken: accessToken, fieldsMapping: fieldsMapping))
+            } catch let failure {
+                error(failure)
+            }
+        }
+    }
+
+    /// Firebase's `signIn(with:completion:)`: exactly one of result and error is non-nil.
+    public nonisolated func signIn(
+        with credential: FacebookCredential, fieldsMapping: [String: String]? = nil,
+        completion: @escaping @Sendable (SignInResult?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.signIn(with: credential, fieldsMapping: fieldsMapping), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// `signOut()` with a completion.
+    public nonisolated func signOut(completion: @escaping @Sendable () -> Void) {
+        Task {
+            await self.signOut()
+            completion()
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import LatchkeyAPI
+
+/// A signed-in user as the server describes it.
+public struct LatchkeyUser: Sendable, Equatable, Codable {
+    /// Stable user id.
+    public let id: String
+    /// Mapped Facebook fields and app-set values.
+    public let properties: [String: JSONValue]
+    /// Linked Facebook identities (app-scoped ids).
+    public let identities: [IdentityBody]
+    /// Creation time.
+    public let createdAt: Date
+
+    init(_ body: UserBody) {
+        id = body.id
+        properties = body.properties
+        identities = body.identities
+        createdAt = Date(timeIntervalSince1970: TimeInterval(body.createdAt))
+    }
+
+    /// A string property, e.g. `user.string("email")`.
+    public func string(_ name: String) -> String? { properties[name]?.stringValue }
+}
+
+/// The outcome of a sign-in (Firebase's `AuthDataResult` with `additionalUserInfo`).
+public struct SignInResult: Sendable, Equatable {
+    /// The user.
+    public let user: LatchkeyUser
+    /// Whether this sign-in created the user.
+    public let isNewUser: Bool
+    /// Permissions granted on Facebook.
+    public let grantedPermissions: [String]
+    /// Permissions declined on Facebook.
+    public let declinedPermissions: [String]
+}

@@ -1,0 +1,26 @@
+import Crypto
+import Foundation
+
+/// A login nonce: a cryptographically random raw value for Latchkey and its SHA-256 hex for
+/// Facebook's `LoginConfiguration`, the pattern every seed document writes by hand.
+///
+/// Pass `sha256` to Facebook and `raw` to `FacebookCredential.limitedLogin(idToken:rawNonce:)`;
+/// the server accepts an id token whose `nonce` claim is either.
+public struct Nonce: Sendable, Equatable {
+    /// The secret value kept by the app.
+    public let raw: String
+    /// Lowercase hex SHA-256 of `raw`.
+    public var sha256: String { SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined() }
+
+    /// A fresh nonce of `length` characters from `[0-9A-Za-z-._]`; shorter lengths are raised to 16
+    /// so a nonce always carries enough entropy.
+    public init(length: Int = 32) {
+        let length = max(length, 16)
+        let charset = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-._")
+        var generator = SystemRandomNumberGenerator()
+        raw = String((0..<length).map { _ in charset[Int.random(in: 0..<charset.count, using: &generator)] })
+    }
+
+    /// Wraps a nonce received from elsewhere (e.g. `POST /v1/auth/nonce`).
+    public init(raw: String) { self.raw = raw }
+}

@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import LatchkeyAPI
+import Testing
+
+@testable import Latchkey
+
+@Suite("SDK helpers")
+struct HelperTests {
+    @Test("nonces are random, long enough, and hash to SHA-256 hex")
+    func nonce() {
+        let one = Nonce()
+        let two = Nonce()
+        #expect(one.raw.count == 32 && one != two)
+        #expect(Nonce(length: 4).raw.count == 16)
+        #expect(Nonce(raw: "abc").sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    }
+
+    @Test("LoginConfiguration refuses what Facebook's SDK refuses")
+    func loginConfiguration() {
+        #expect(LoginConfiguration(permissions: ["email", "user_friends"], tracking: .limited, nonce: "n-1") != nil)
+        #expect(LoginConfiguration(nonce: "") == nil)
+        #expect(LoginConfiguration(nonce: "has space") == nil)
+        #expect(LoginConfiguration(nonce: "tab\there") == nil)
+        #expect(LoginConfiguration(nonce: "new\nline") != nil)  // newlines are not refused by Facebook's SDK
+        #expect(LoginConfiguration(permissions: ["Email"]) == nil)
+        #expect(LoginConfiguration(permissions: [""]) == nil)
+        #expect(LoginConfiguration(permissions: ["user-friends"]) == nil)
+        let limited = LoginConfiguration(permissions: ["email", "pages_show_list"], tracking: .limited)
+        #expect(limited?.permissionsUnavailableInLimitedLogin == ["pages_show_list"])
+    }
+
+    @Test("auth states follow FBSession's transition table")
+    func transitions() {
+        #expect(AuthState.created.canMove(to: .opening))
+        #expect(AuthState.opening.canMove(to: .open))
+        #expect(AuthState.open.canMove(to: .openTokenExtended))
+        #expect(AuthState.openTokenExtended.canMove(to: .openTokenExtended))
+        #expect(AuthState.open.canMove(to: .closed))
+        #expect(!AuthState.closed.canMove(to: .open))
+        #expect(!AuthState.open.canMove(to: .opening))
+        #expect(!AuthState.opening.canMove(to: .closed))
+        #expect(AuthState.allCases.allSatisfy { !$0.canMove(to: .created) })
+    }
+
+    @Test(
+        "error categories",
+        arguments: [
+            ("facebook_token_expired", 401, "reopenSession"), ("session_revoked", 401, "reopenSession"),
+            ("facebook_unavailable", 503, "transient"), ("network_unavailable", 0, "transient"),
+            ("facebook_rate_limited", 503, "throttling"), ("property_not_writable", 403, "permissions"),
+            ("internal_error", 500, "server"), ("invalid_request", 400, "other"),
+            ("user_cancelled", 0, "userCancelled"),
+        ])
+    func categories(code: String, status: Int, category: String) {
+        let error = LatchkeyError(code: code, message: "m", httpStatus: status == 0 ? nil : status)
+        #expect(error.category.description == category)
+        #expect((error.userMessage != nil) == error.shouldNotifyUser)
+    }
+
+    @Test("the file store round-trips, is private, and drops corrupt files")
+    func fileStore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "latchkey-sdk-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let url = directory.appendingPathComponent("session.json")
+        let store = FileCredentialStore(url: url)
+        #expect(try await store.load() == nil)
+        let user = LatchkeyUser(UserBody(id: "u", properties: ["name": "A"], identities: [], createdAt: 1))
+        let credentials = StoredCredentials(
+            accessToken: "a", accessTokenExpiresAt: Date(timeIntervalSince1970: 10), refreshToken: "r", user: user,
+            serverURL: URL(string: "http://x")!, refreshedAt: Date(timeIntervalSince1970: 1))
+        try await store.save(credentials)
+        #expect(try await store.load() == credentials)
+        let permissions = try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int
+        #expect(permissions == 0o600)
+        try Data("garbage".utf8).write(to: url)
+        #expect(try await store.load() == nil)
+        #expect(!FileManager.default.fileExists(atPath: url.path))
+    }
+}
