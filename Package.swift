@@ -42,6 +42,7 @@ let package = Package(
             dependencies: [
                 "LatchkeyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
