@@ -13,6 +13,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
+        .executable(name: "latchkey-example", targets: ["LatchkeyExample"]),
         .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
@@ -84,6 +85,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "LatchkeyExample",
+            dependencies: ["Latchkey", "LatchkeyAPI"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

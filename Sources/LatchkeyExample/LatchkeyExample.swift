@@ -1,0 +1,56 @@
+import Foundation
+import Latchkey
+import LatchkeyAPI
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Signs in against `latchkey serve --dev` with the SDK: gets a Facebook token from the emulator
+/// (standing in for the Facebook SDK on a device), exchanges it, refreshes, and signs out.
+///
+/// Run: `swift run latchkey serve --dev` in one terminal, `swift run latchkey-example [user]` in another.
+@main
+struct LatchkeyExample {
+    static func main() async {
+        let server = URL(string: ProcessInfo.processInfo.environment["LATCHKEY_URL"] ?? "http://127.0.0.1:8080")!
+        let emulator = ProcessInfo.processInfo.environment["LATCHKEY_EMULATOR_URL"] ?? "http://127.0.0.1:8090"
+        let user = CommandLine.arguments.dropFirst().first ?? "alice"
+        let appID = "100000000000001"
+        do {
+            let token = try await facebookToken(emulator: emulator, appID: appID, user: user)
+            let store = FileCredentialStore(
+                url: FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-example-session.json"))
+            let client = LatchkeyClient(
+                configuration: LatchkeyConfiguration(serverURL: server, facebookAppID: appID, credentialStore: store))
+            let result = try await client.signIn(with: .accessToken(token))
+            print("Signed in \(result.user.string("name") ?? result.user.id) (new user: \(result.isNewUser))")
+            print("Properties: " + String(decoding: JSONValue.object(result.user.properties).encoded(), as: UTF8.self))
+            try await client.refresh()
+            print("Refreshed; state \(await client.authState)")
+            await client.signOut()
+            print("Signed out; state \(await client.authState)")
+        } catch let error as LatchkeyError {
+            print("Latchkey error \(error.code) [\(error.category)]: \(error.message)")
+            exit(1)
+        } catch {
+            print("Error: \(error)")
+            exit(1)
+        }
+    }
+
+    /// What the Facebook SDK would hand the app after login, minted by the emulator's control API.
+    static func facebookToken(emulator: String, appID: String, user: String) async throws -> String {
+        var request = URLRequest(url: URL(string: emulator + "/_emulator/tokens")!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: [
+            "app_id": appID, "user": user, "scopes": ["email"],
+        ])
+        let (data, _) = try await URLSession.shared.data(for: request)
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let token = object["access_token"] as? String
+        else { throw LatchkeyError(code: "invalid_response", message: "The emulator did not mint a token.") }
+        return token
+    }
+}
