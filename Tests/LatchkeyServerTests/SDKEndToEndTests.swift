@@ -136,6 +136,34 @@ struct SDKEndToEndTests {
         }
     }
 
+    @Test("a server failure is the server category")
+    func serverCategory() async throws {
+        // A wrong app secret makes Facebook refuse the server's own credentials: a 500, not the user's fault.
+        try await Stack.run({ $0.facebookApps = [.init(id: Demo.appID, secret: "wrong-secret")] }) { stack in
+            do {
+                _ = try await Self.client(stack).signIn(with: .accessToken(try await stack.facebookToken()))
+                Issue.record("sign-in with a misconfigured server succeeded")
+            } catch let error as LatchkeyError {
+                #expect(error.category == .server && error.httpStatus == 500 && !error.shouldNotifyUser)
+            }
+        }
+    }
+
+    @Test("a 401 on a token the device thought fresh triggers one refresh and a retry")
+    func refreshOn401() async throws {
+        try await Stack.run { stack in
+            // The device's clock stands still, so it does not see the expiry coming; the server does.
+            let frozen = stack.clock.now
+            let client = LatchkeyClient(
+                configuration: LatchkeyConfiguration(
+                    serverURL: stack.serverURL, facebookAppID: Demo.appID, clock: { frozen }))
+            _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
+            stack.clock.advance(901)
+            #expect(try await client.reloadUser().string("name") == "Alice Liddell")
+            #expect(await client.authState == .openTokenExtended)
+        }
+    }
+
     @Test("completion-handler overloads deliver results and errors")
     func completionHandlers() async throws {
         try await Stack.run { stack in
