@@ -77,12 +77,8 @@ public final class SQLiteStore: LatchkeyStore {
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
             if let once = login.singleUse {
-                _ = try await db.query(
-                    "DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
-                let spent = try await db.query(
-                    "INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', ?, ?) ON CONFLICT DO NOTHING RETURNING value",
-                    [.text(once.jti), .float(once.jtiExpiresAt.timeIntervalSince1970)])
-                guard !spent.isEmpty else { throw SignInConflict.replayed }
+                guard try await Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
+                else { throw SignInConflict.replayed }
                 if let nonce = once.serverNonce {
                     let consumed = try await db.query(
                         "DELETE FROM nonces WHERE value = ? AND expires_at > ? RETURNING value",
@@ -97,6 +93,9 @@ public final class SQLiteStore: LatchkeyStore {
             let userID: String
             let created: Bool
             if let found = existing.first?.column("user_id")?.string {
+                let disabled = try await db.query("SELECT disabled FROM users WHERE id = ?", [.text(found)])
+                // Refused before anything is written: no session, no spent jti (the transaction rolls back).
+                guard disabled.first?.column("disabled")?.integer != 1 else { throw SignInConflict.userDisabled }
                 userID = found
                 created = false
                 _ = try await db.query(
@@ -183,8 +182,9 @@ public final class SQLiteStore: LatchkeyStore {
         try await transaction { db in
             let rows = try await db.query(
                 """
-                SELECT r.session_id, r.expires_at, r.used_at, s.revoked_at, s.user_id
-                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = ?
+                SELECT r.session_id, r.expires_at, r.used_at, s.revoked_at, s.user_id, u.disabled
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
+                WHERE r.hash = ?
                 """, [.blob(ByteBuffer(bytes: hash))])
             guard let row = rows.first, let sessionID = row.column("session_id")?.string,
                 let userID = row.column("user_id")?.string
@@ -200,6 +200,13 @@ public final class SQLiteStore: LatchkeyStore {
             guard let expiresAt = row.column("expires_at")?.double, expiresAt > now.timeIntervalSince1970 else {
                 return .invalid
             }
+            // `setUserDisabled` already revokes sessions; this guards rows changed outside the store.
+            if row.column("disabled")?.integer == 1 {
+                _ = try await db.query(
+                    "UPDATE sessions SET revoked_at = ? WHERE id = ?",
+                    [.float(now.timeIntervalSince1970), .text(sessionID)])
+                return .userDisabled(sessionID: sessionID)
+            }
             _ = try await db.query(
                 "UPDATE refresh_tokens SET used_at = ? WHERE hash = ?",
                 [.float(now.timeIntervalSince1970), .blob(ByteBuffer(bytes: hash))])
@@ -210,6 +217,21 @@ public final class SQLiteStore: LatchkeyStore {
                     .float(newExpiresAt.timeIntervalSince1970),
                 ])
             return .rotated(sessionID: sessionID, userID: userID)
+        }
+    }
+
+    /// Disables or re-enables a user; disabling also revokes every active session.
+    public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+        try await transaction { db in
+            let updated = try await db.query(
+                "UPDATE users SET disabled = ?, updated_at = ? WHERE id = ? RETURNING id",
+                [.integer(disabled ? 1 : 0), .float(now.timeIntervalSince1970), .text(id)])
+            if disabled {
+                _ = try await db.query(
+                    "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
+                    [.float(now.timeIntervalSince1970), .text(id)])
+            }
+            return !updated.isEmpty
         }
     }
 
@@ -246,13 +268,22 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Records a single-use value; `false` on replay. Expired values are pruned first.
     public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
-        try await transaction { db in
-            _ = try await db.query("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
-            let rows = try await db.query(
-                "INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING value",
-                [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970)])
-            return !rows.isEmpty
+        try await transaction { db in try await Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, db)
         }
+    }
+
+    /// Records a single-use value inside the caller's transaction; `false` when already recorded.
+    /// Expired records are pruned first, so the table holds only live values.
+    private static func spend(
+        kind: String, value: String, expiresAt: Date, now: Date, _ db: SQLiteConnection
+    )
+        async throws -> Bool
+    {
+        _ = try await db.query("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
+        let rows = try await db.query(
+            "INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING value",
+            [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970)])
+        return !rows.isEmpty
     }
 
     /// Stores a server-issued nonce.

@@ -111,6 +111,21 @@ struct SessionTests {
         }
     }
 
+    @Test("disabling a user ends their sessions and refuses sign-in")
+    func disabledUser() async throws {
+        try await Stack.run { stack in
+            let body = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).json()
+            let userID = try #require(body["user"]?["id"]?.stringValue)
+            let access = try #require(body["session"]?["access_token"]?.stringValue)
+            let refresh = try #require(body["session"]?["refresh_token"]?.stringValue)
+            try await stack.store.setUserDisabled(id: userID, disabled: true, now: stack.clock.now)
+            #expect(try await stack.get("/v1/users/me", bearer: access).errorCode == "session_revoked")
+            #expect(try await Self.refresh(stack, refresh).errorCode == "refresh_token_invalid")
+            let again = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            #expect(again.status == .forbidden && again.errorCode == "user_disabled")
+        }
+    }
+
     @Test("PATCH /v1/users/me changes only writable properties")
     func patchMe() async throws {
         try await Stack.run({ $0.userWritableProperties = ["nickname"] }) { stack in

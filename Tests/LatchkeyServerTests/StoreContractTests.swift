@@ -144,6 +144,34 @@ struct StoreContractTests {
         }
     }
 
+    @Test("a disabled user cannot sign in or refresh, and loses every session")
+    func disabledUsers() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(Self.login(subject: "d", userID: "u", sessionID: "s1"), now: Self.now)
+            #expect(try await store.setUserDisabled(id: "u", disabled: true, now: Self.now), "\(name)")
+            #expect(try await !store.setUserDisabled(id: "nobody", disabled: true, now: Self.now), "\(name)")
+            #expect(try await !store.isSessionActive(id: "s1"), "\(name)")
+            var login = Self.login(subject: "d", userID: "ignored", sessionID: "s2")
+            login.singleUse = SingleUseClaims(
+                jti: "jd", jtiExpiresAt: Self.now.addingTimeInterval(60), serverNonce: nil)
+            await #expect(throws: SignInConflict.userDisabled) { try await store.signIn(login, now: Self.now) }
+            #expect(try await !store.isSessionActive(id: "s2"), "\(name)")
+            // The refused login spent nothing: after re-enabling, the same jti signs in.
+            #expect(try await store.setUserDisabled(id: "u", disabled: false, now: Self.now), "\(name)")
+            #expect(try await store.signIn(login, now: Self.now).user.id == "u", "\(name)")
+            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now)
+            let rotated = try await store.rotateRefreshToken(
+                hash: Data("s2".utf8), newHash: Data("n".utf8), now: Self.now,
+                newExpiresAt: Self.now.addingTimeInterval(60))
+            #expect(rotated == .invalid, "\(name)")  // its session was revoked when the user was disabled
+            // Re-enabled: new sessions work again; old ones stay revoked.
+            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now)
+            _ = try await store.signIn(Self.login(subject: "d", userID: "x", sessionID: "s3"), now: Self.now)
+            #expect(try await store.isSessionActive(id: "s3"), "\(name)")
+            #expect(try await !store.isSessionActive(id: "s2"), "\(name)")
+        }
+    }
+
     @Test("signing keys: newest first, adding retires the others")
     func signingKeys() async throws {
         try await Self.onEveryBackend { name, store in

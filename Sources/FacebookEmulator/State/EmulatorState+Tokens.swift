@@ -56,9 +56,6 @@ extension EmulatorState {
             ?? issueUserToken(appID: appID, personKey: personKey, lifetime: lifetimes.longLivedToken).token
     }
 
-    /// The stored record for a token string, valid or not.
-    func tokenRecord(_ token: String) -> AccessTokenRecord? { tokens[token] }
-
     /// Resolves a presented token, or the Graph error Facebook would answer for it (§6.3).
     func validate(token: String) -> Result<PresentedToken, GraphError> {
         if let record = tokens[token] {

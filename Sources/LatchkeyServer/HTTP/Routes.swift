@@ -114,10 +114,6 @@ struct Routes: Sendable {
             newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
         {
         case .rotated(let sessionID, let userID):
-            guard let user = try await store.user(id: userID), !user.disabled else {
-                try await store.revokeSession(id: sessionID, now: now)
-                throw APIError(.forbidden, .userDisabled, "This account is disabled.")
-            }
             return try Response.json(
                 try tokens.body(userID: userID, sessionID: sessionID, refreshToken: next.token, now: now))
         case .reused:
@@ -127,6 +123,8 @@ struct Routes: Sendable {
             )
         case .invalid:
             throw APIError(.badRequest, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
+        case .userDisabled:
+            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
         }
     }
 

@@ -25,9 +25,13 @@ public protocol LatchkeyStore: Sendable {
     /// Merges `properties` into the user's (a `.null` value removes the key).
     func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
 
-    /// Spends a refresh token and stores its successor for the same session; a spent token revokes
-    /// the session.
+    /// Spends a refresh token and stores its successor for the same session; a spent token, or a
+    /// disabled user, revokes the session.
     func rotateRefreshToken(hash: Data, newHash: Data, now: Date, newExpiresAt: Date) async throws -> RefreshOutcome
+
+    /// Disables or re-enables a user; disabling revokes their sessions. Returns whether the user exists.
+    @discardableResult
+    func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool
 
     /// Whether the session exists, is not revoked, and its user is not disabled.
     func isSessionActive(id: String) async throws -> Bool

@@ -117,6 +117,8 @@ public enum RefreshOutcome: Sendable, Equatable {
     case reused(sessionID: String)
     /// Unknown, expired, or belonging to a revoked session.
     case invalid
+    /// The user is disabled: the session is now revoked and nothing was issued.
+    case userDisabled(sessionID: String)
 }
 
 /// A stored signing key for session tokens.
@@ -162,4 +164,6 @@ public enum SignInConflict: Error, Sendable, Equatable {
     case replayed
     /// The server nonce is unknown, expired or spent.
     case nonceInvalid
+    /// The identity belongs to a disabled user; no session was opened.
+    case userDisabled
 }

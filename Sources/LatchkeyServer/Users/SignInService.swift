@@ -53,13 +53,11 @@ struct SignInService: Sendable {
             (user, created) = try await store.signIn(login, now: now)
         } catch SignInConflict.replayed {
             throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
+        } catch SignInConflict.userDisabled {
+            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
         } catch SignInConflict.nonceInvalid {
             throw APIError(
                 .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
-        }
-        if user.disabled {
-            try await store.revokeSession(id: sessionID, now: now)
-            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
         }
         logger.info(
             "latchkey.signin",
