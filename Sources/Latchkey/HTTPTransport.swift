@@ -54,6 +54,11 @@ struct HTTPTransport: Sendable {
                 throw LatchkeyError(
                     code: body.error.code.rawValue, message: body.error.message, httpStatus: http.statusCode)
             }
+            // The token endpoint answers in RFC 6749's shape, with Latchkey's code alongside.
+            if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data) {
+                throw LatchkeyError(
+                    code: body.errorCode.rawValue, message: body.errorDescription, httpStatus: http.statusCode)
+            }
             throw LatchkeyError(
                 code: http.statusCode >= 500 ? "internal_error" : "invalid_response",
                 message: "The server answered HTTP \(http.statusCode).", httpStatus: http.statusCode)

@@ -32,6 +32,20 @@ extension LatchkeyClient {
         }
     }
 
+    /// `handleOpenURL(_:)` with Backendless's `response:`/`error:` handlers.
+    public nonisolated func handleOpenURL(
+        _ url: URL, response: @escaping @Sendable (LatchkeyUser) -> Void,
+        error: @escaping @Sendable (LatchkeyError) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                response(try await self.handleOpenURL(url))
+            } catch let failure {
+                error(failure)
+            }
+        }
+    }
+
     /// `signOut()` with a completion.
     public nonisolated func signOut(completion: @escaping @Sendable () -> Void) {
         Task {

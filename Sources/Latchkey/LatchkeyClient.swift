@@ -19,13 +19,20 @@ public struct LatchkeyConfiguration: Sendable {
     public var urlSession: URLSession
     /// The clock; tests inject one.
     public var clock: @Sendable () -> Date
+    /// Easy Login: the app's OAuth client id on the server (`LATCHKEY_OAUTH_CLIENTS`).
+    public var oauthClientID: String?
+    /// Easy Login: where the server sends the person back, e.g. `myapp://auth` (a URL scheme the
+    /// app declares) or a loopback URL on a desktop.
+    public var redirectURI: String?
 
     /// Creates a configuration.
     public init(
         serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = InMemoryCredentialStore(),
         refreshLeeway: TimeInterval = 60, urlSession: URLSession = .shared,
-        clock: @escaping @Sendable () -> Date = { Date() }
+        clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil
     ) {
+        self.oauthClientID = oauthClientID
+        self.redirectURI = redirectURI
         self.serverURL = serverURL
         self.facebookAppID = facebookAppID
         self.credentialStore = credentialStore
@@ -48,6 +55,7 @@ public actor LatchkeyClient {
     private var credentials: StoredCredentials?
     private var state: AuthState = .created
     private var refreshTask: Task<StoredCredentials, any Error>?
+    private var pendingEasyLogin: EasyLoginRequest?
     private let stateStream: AsyncStream<AuthState>
     private let stateContinuation: AsyncStream<AuthState>.Continuation
 
@@ -107,6 +115,75 @@ public actor LatchkeyClient {
         async throws(LatchkeyError) -> LatchkeyUser
     {
         try await signIn(with: .accessToken(accessToken), fieldsMapping: fieldsMapping).user
+    }
+
+    // MARK: Easy Login
+
+    /// Backendless's `easyLoginWithFacebookFieldsMapping:permissions:`: the URL to open in a browser
+    /// (or `ASWebAuthenticationSession`, see `EasyLoginPresenter`); no Facebook SDK needed. The
+    /// person comes back through the redirect URI: pass that URL to `handleOpenURL(_:)`.
+    /// - Parameters:
+    ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
+    ///   - permissions: Facebook permissions beyond `public_profile`.
+    ///   - redirectURI: overrides the configuration's (a desktop app's loopback port is only known now).
+    public func easyLoginWithFacebook(
+        fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
+    ) throws(LatchkeyError) -> URL {
+        guard let clientID = configuration.oauthClientID, let redirect = redirectURI ?? configuration.redirectURI
+        else {
+            throw LatchkeyError.sdk(
+                "easy_login_not_configured", "Set oauthClientID and redirectURI in LatchkeyConfiguration.")
+        }
+        let request = EasyLoginRequest(
+            serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
+            fieldsMapping: fieldsMapping)
+        pendingEasyLogin = request
+        startOver(to: .opening)
+        return request.url
+    }
+
+    /// Whether `url` is the redirect of the Easy Login in progress (for routing in `onOpenURL`).
+    public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.isRedirect(url) ?? false }
+
+    /// Finishes Easy Login with the redirect URL: checks state and issuer, redeems the code with the
+    /// PKCE verifier, stores the session and returns the user.
+    /// - Throws: `user_cancelled` when the person cancelled on Facebook; `state_mismatch` for a URL
+    ///   that does not belong to the attempt in progress; the server's codes otherwise.
+    @discardableResult
+    public func handleOpenURL(_ url: URL) async throws(LatchkeyError) -> LatchkeyUser {
+        guard let request = pendingEasyLogin, request.isRedirect(url) else {
+            throw LatchkeyError.sdk("invalid_response", "No Easy Login is waiting for this URL.")
+        }
+        let code: String
+        do {
+            code = try request.code(from: url, issuer: configuration.serverURL)
+        } catch  where error.code == "state_mismatch" {
+            // A URL forged by someone else must not end the person's real attempt.
+            throw error
+        } catch {
+            pendingEasyLogin = nil
+            move(to: .closedLoginFailed)
+            throw error
+        }
+        // The attempt is over whatever happens next: a code is redeemable once.
+        pendingEasyLogin = nil
+        do {
+            let session = try await transport.send(
+                "POST", "v1/oauth/token",
+                form: [
+                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
+                    ("code_verifier", request.codeVerifier), ("client_id", request.clientID),
+                ], as: SessionBody.self)
+            let body = try await transport.send(
+                "GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
+            let user = LatchkeyUser(body)
+            try await adopt(session, user: user)
+            move(to: .open)
+            return user
+        } catch {
+            move(to: .closedLoginFailed)
+            throw error
+        }
     }
 
     /// Loads a stored session at launch (`createdTokenLoaded`), refreshing it if it is stale.

@@ -34,6 +34,9 @@ public struct SessionBody: Codable, Sendable, Equatable {
     public var refreshToken: String
     /// Seconds until the refresh token expires if unused.
     public var refreshTokenExpiresIn: Int
+    /// Facebook permissions granted, space-separated (RFC 6749 §5.1 `scope`); sent by the
+    /// `authorization_code` grant, where they may differ from what the client asked for.
+    public var scope: String?
 
     /// RFC 6749 §5.1 names, the same in the exchange answer and the token endpoint.
     enum CodingKeys: String, CodingKey {
@@ -42,10 +45,14 @@ public struct SessionBody: Codable, Sendable, Equatable {
         case expiresIn = "expires_in"
         case refreshToken = "refresh_token"
         case refreshTokenExpiresIn = "refresh_token_expires_in"
+        case scope
     }
 
     /// Creates a session body.
-    public init(accessToken: String, expiresIn: Int, refreshToken: String, refreshTokenExpiresIn: Int) {
+    public init(
+        accessToken: String, expiresIn: Int, refreshToken: String, refreshTokenExpiresIn: Int, scope: String? = nil
+    ) {
+        self.scope = scope
         self.accessToken = accessToken
         self.tokenType = "Bearer"
         self.expiresIn = expiresIn

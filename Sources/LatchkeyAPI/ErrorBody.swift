@@ -21,3 +21,28 @@ public struct ErrorBody: Codable, Sendable, Equatable {
         self.error = Detail(code: code, message: message)
     }
 }
+
+/// The token endpoint's error body, shaped as RFC 6749 §5.2 so any OAuth client library reads it:
+/// `{"error": "invalid_grant", "error_description": "...", "error_code": "refresh_token_reused"}`.
+/// `error_code` keeps Latchkey's finer, stable code alongside the standard one.
+public struct OAuthErrorBody: Codable, Sendable, Equatable {
+    /// The RFC 6749 code: `invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, ….
+    public var error: String
+    /// Human-readable explanation; never contains secrets.
+    public var errorDescription: String
+    /// Latchkey's stable code (one of `ErrorCode`).
+    public var errorCode: ErrorCode
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+        case errorCode = "error_code"
+    }
+
+    /// Creates an OAuth error body.
+    public init(error: String, errorDescription: String, errorCode: ErrorCode) {
+        self.error = error
+        self.errorDescription = errorDescription
+        self.errorCode = errorCode
+    }
+}

@@ -77,6 +77,19 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The property may not be written by users.
     public static let propertyNotWritable = ErrorCode(rawValue: "property_not_writable")
 
+    // MARK: OAuth (Easy Login and the token endpoint)
+
+    /// `grant_type` is not `authorization_code` or `refresh_token`.
+    public static let unsupportedGrantType = ErrorCode(rawValue: "unsupported_grant_type")
+    /// `client_id` names no registered OAuth client.
+    public static let clientUnknown = ErrorCode(rawValue: "client_unknown")
+    /// The authorization code is unknown, expired, or bound to another client, redirect URI or verifier.
+    public static let authorizationCodeInvalid = ErrorCode(rawValue: "authorization_code_invalid")
+    /// The person took longer on Facebook's dialog than the server waits (`LATCHKEY_EASY_LOGIN_TTL`).
+    public static let loginRequestExpired = ErrorCode(rawValue: "login_request_expired")
+    /// The authorization code was already redeemed: the session it opened is now revoked.
+    public static let authorizationCodeReused = ErrorCode(rawValue: "authorization_code_reused")
+
     // MARK: Server
 
     /// The server is starting or its database is unreachable.

@@ -42,6 +42,19 @@ enum SQLiteSchema {
                 id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, type TEXT NOT NULL, user_id TEXT,
                 detail TEXT NOT NULL DEFAULT '{}')
             """,
-        ]
+        ],
+        [
+            // Easy Login: requests waiting for Facebook, and the codes handed to apps.
+            "CREATE TABLE pending_authorizations (handle_hash BLOB PRIMARY KEY, request TEXT NOT NULL, expires_at REAL NOT NULL)",
+            "CREATE INDEX pending_authorizations_expiry ON pending_authorizations(expires_at)",
+            """
+            CREATE TABLE authorization_codes (
+                hash BLOB PRIMARY KEY, client_id TEXT NOT NULL, redirect_uri TEXT NOT NULL,
+                code_challenge TEXT NOT NULL, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                session_id TEXT NOT NULL, scope TEXT NOT NULL DEFAULT '[]', created_at REAL NOT NULL,
+                expires_at REAL NOT NULL, used_at REAL, redeemed INTEGER NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX authorization_codes_expiry ON authorization_codes(expires_at)",
+        ],
     ]
 }

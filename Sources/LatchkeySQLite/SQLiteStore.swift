@@ -131,17 +131,23 @@ public final class SQLiteStore: LatchkeyStore {
                         .float(now.timeIntervalSince1970),
                     ])
             }
-            let session = login.session
-            _ = try await db.query(
-                "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
-                [.text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970)])
-            _ = try await db.query(
-                "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                [
-                    .blob(ByteBuffer(bytes: session.refreshTokenHash)), .text(session.id),
-                    .float(session.createdAt.timeIntervalSince1970),
-                    .float(session.refreshExpiresAt.timeIntervalSince1970),
-                ])
+            if let session = login.session { try await Self.open(session, userID: userID, db) }
+            if let code = login.authorizationCode {
+                // Codes live a minute; pruning here keeps the table to the codes in flight.
+                _ = try await db.query(
+                    "DELETE FROM authorization_codes WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
+                _ = try await db.query(
+                    """
+                    INSERT INTO authorization_codes
+                        (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .blob(ByteBuffer(bytes: code.hash)), .text(code.clientID), .text(code.redirectURI),
+                        .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
+                        .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
+                    ])
+            }
             _ = try await db.query(
                 "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
                 [
@@ -286,6 +292,82 @@ public final class SQLiteStore: LatchkeyStore {
         return !rows.isEmpty
     }
 
+    /// Stores an Easy Login request; requests expired for over an hour are pruned (recently expired
+    /// ones stay, so a late return from Facebook still reaches the app with an error).
+    public func savePendingAuthorization(_ request: PendingAuthorization, now: Date) async throws {
+        let encoded = try JSONEncoder().encode(request)
+        try await transaction { db in
+            _ = try await db.query(
+                "DELETE FROM pending_authorizations WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
+            _ = try await db.query(
+                "INSERT INTO pending_authorizations (handle_hash, request, expires_at) VALUES (?, ?, ?)",
+                [
+                    .blob(ByteBuffer(bytes: request.handleHash)), .text(String(decoding: encoded, as: UTF8.self)),
+                    .float(request.expiresAt.timeIntervalSince1970),
+                ])
+        }
+    }
+
+    /// Deletes and returns the request: a state value completes at most one flow.
+    public func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
+        let text = try await transaction { db in
+            try await db.query(
+                "DELETE FROM pending_authorizations WHERE handle_hash = ? RETURNING request",
+                [.blob(ByteBuffer(bytes: handleHash))]
+            ).first?.column("request")?.string
+        }
+        return try text.map { try JSONDecoder().decode(PendingAuthorization.self, from: Data($0.utf8)) }
+    }
+
+    /// Spends the code and opens its session, or reports why not; a second redemption revokes the
+    /// session the first one opened.
+    public func redeemAuthorizationCode(
+        _ presentation: CodePresentation, session: NewSession, now: Date
+    ) async throws
+        -> CodeRedemption
+    {
+        try await transaction { db in
+            let hash = SQLiteData.blob(ByteBuffer(bytes: presentation.hash))
+            guard
+                let row = try await db.query(
+                    """
+                    SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope,
+                        c.expires_at, c.used_at, c.redeemed, u.disabled
+                    FROM authorization_codes c JOIN users u ON u.id = c.user_id WHERE c.hash = ?
+                    """, [hash]
+                ).first, let userID = row.column("user_id")?.string,
+                let sessionID = row.column("session_id")?.string
+            else { return .invalid }
+            if row.column("used_at")?.isNull == false {
+                guard row.column("redeemed")?.integer == 1 else { return .invalid }
+                _ = try await db.query(
+                    "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                    [.float(now.timeIntervalSince1970), .text(sessionID)])
+                return .reused
+            }
+            let bound =
+                ConstantTime.equals(row.column("client_id")?.string ?? "", presentation.clientID)
+                && ConstantTime.equals(row.column("redirect_uri")?.string ?? "", presentation.redirectURI)
+                && ConstantTime.equals(row.column("code_challenge")?.string ?? "", presentation.codeChallenge)
+            let live = (row.column("expires_at")?.double ?? 0) > now.timeIntervalSince1970
+            let enabled = row.column("disabled")?.integer != 1
+            let redeemed = bound && live && enabled
+            // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
+            _ = try await db.query(
+                "UPDATE authorization_codes SET used_at = ?, redeemed = ? WHERE hash = ?",
+                [.float(now.timeIntervalSince1970), .integer(redeemed ? 1 : 0), hash])
+            guard bound, live else { return .invalid }
+            guard enabled else { return .userDisabled }
+            var opened = session
+            opened.id = sessionID
+            try await Self.open(opened, userID: userID, db)
+            let scope =
+                (try? JSONValue.decode(Data((row.column("scope")?.string ?? "[]").utf8)))?.arrayValue?
+                .compactMap(\.stringValue) ?? []
+            return .issued(sessionID: sessionID, userID: userID, scope: scope)
+        }
+    }
+
     /// Stores a server-issued nonce.
     public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await transaction { db in
@@ -331,6 +413,20 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     // MARK: Helpers
+
+    /// Inserts a session and its first refresh token, inside the caller's transaction.
+    private static func open(_ session: NewSession, userID: String, _ db: SQLiteConnection) async throws {
+        _ = try await db.query(
+            "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
+            [.text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970)])
+        _ = try await db.query(
+            "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+            [
+                .blob(ByteBuffer(bytes: session.refreshTokenHash)), .text(session.id),
+                .float(session.createdAt.timeIntervalSince1970),
+                .float(session.refreshExpiresAt.timeIntervalSince1970),
+            ])
+    }
 
     private static func loadUser(_ id: String, _ db: SQLiteConnection) async throws -> StoredUser? {
         guard

@@ -27,27 +27,34 @@ public func buildApplication(
     let keys = try await SessionKeyRing.load(
         from: store, now: configuration.clock(), accessTokenLifetime: configuration.accessTokenLifetime)
     let timeout = configuration.facebookTimeout
+    let origin = ServerOrigin(configuration)
     let graph = GraphClient(client: httpClient, base: configuration.graphBase, timeout: timeout)
     let tokens = SessionTokens(
-        keys: keys, issuer: configuration.resolvedPublicURL, accessTokenLifetime: configuration.accessTokenLifetime,
+        keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
         refreshTokenLifetime: configuration.refreshTokenLifetime)
     let keySet = KeySetCache(
         client: httpClient, url: configuration.jwksURL, timeout: timeout,
         refetchInterval: configuration.jwksRefetchInterval, clock: configuration.clock)
+    let classic = AccessTokenVerifier(graph: graph, apps: configuration.facebookApps, clock: configuration.clock)
     let signIn = SignInService(
-        configuration: configuration, store: store,
-        classic: AccessTokenVerifier(graph: graph, apps: configuration.facebookApps, clock: configuration.clock),
+        configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens)
+    let easyLogin = EasyLoginService(
+        configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin)
     let router = Router(context: BasicRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     Routes(
-        configuration: configuration, store: store, signIn: signIn, tokens: tokens,
+        configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
+        origin: origin,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
     return Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(75))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
-        onServerRunning: onServerRunning,
+        onServerRunning: { channel in
+            origin.bound(to: channel.localAddress)
+            await onServerRunning(channel)
+        },
         logger: logger)
 }

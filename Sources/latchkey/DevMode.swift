@@ -4,6 +4,17 @@ import FacebookEmulator
 enum DevMode {
     static var demoApp: EmulatorApp { EmulatorSeed.demo.apps[0] }
 
+    /// The OAuth client `latchkey login` uses by default.
+    static let cliClientID = "latchkey-cli"
+
+    /// The demo world, with this server's Facebook callback registered on the demo app whatever
+    /// port it runs on (Facebook matches redirect URIs exactly).
+    static func seed(callbackURL: String) -> EmulatorSeed {
+        var seed = EmulatorSeed.demo
+        if !seed.apps[0].redirectURIs.contains(callbackURL) { seed.apps[0].redirectURIs.append(callbackURL) }
+        return seed
+    }
+
     /// Points the server at the emulator, unless the operator set a value explicitly.
     static func apply(to settings: inout [String: String], emulatorPort: Int) {
         let base = "http://127.0.0.1:\(emulatorPort)"
@@ -13,6 +24,9 @@ enum DevMode {
             "LATCHKEY_FACEBOOK_JWKS_URL": "\(base)/.well-known/oauth/openid/jwks/",
             "LATCHKEY_FACEBOOK_DIALOG_URL": "\(base)/v21.0/dialog/oauth",
             "LATCHKEY_DATABASE_URL": "latchkey-data/latchkey-dev.sqlite",
+            // Easy Login clients: `latchkey login` and the demo app's URL scheme.
+            "LATCHKEY_OAUTH_CLIENTS":
+                "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",
         ]
         for (name, value) in defaults where settings[name] == nil { settings[name] = value }
     }
@@ -28,6 +42,9 @@ enum DevMode {
                 -d '{"app_id":"\(demoApp.id)","user":"alice","scopes":["email"]}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
               curl -s -X POST \(serverURL)/v1/auth/facebook -H 'content-type: application/json' \\
                 -d "{\\"accessToken\\":\\"$TOKEN\\"}"
+
+            Or sign in through the browser (Easy Login), as a desktop app would:
+              swift run latchkey login --server \(serverURL)
             """
     }
 }

@@ -89,7 +89,10 @@ struct ServeCommand: AsyncParsableCommand {
             emulatorLogger.logLevel = .warning
             services.append(
                 try await buildEmulator(
-                    configuration: EmulatorConfiguration(host: "127.0.0.1", port: emulatorPort), logger: emulatorLogger)
+                    configuration: EmulatorConfiguration(
+                        host: "127.0.0.1", port: emulatorPort,
+                        seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
+                    logger: emulatorLogger)
             )
         }
         let group = ServiceGroup(

@@ -89,7 +89,8 @@ struct SessionTests {
             let token = try #require(session["refresh_token"]?.stringValue)
             #expect(try await Self.refresh(stack, "nope").errorCode == "refresh_token_invalid")
             let badGrant = try await stack.post("/v1/oauth/token", json: ["grant_type": "password"])
-            #expect(badGrant.errorCode == "invalid_request")
+            #expect(badGrant.errorCode == "unsupported_grant_type")
+            #expect(try badGrant.json()["error"]?.stringValue == "unsupported_grant_type")
             stack.clock.advance(3601)
             #expect(try await Self.refresh(stack, token).errorCode == "refresh_token_invalid")
         }

@@ -33,6 +33,15 @@ extension EmulatorEndpoints {
                     .notFound, code: "unknown_key", "no removable key '\(parts[1])' (the signing key stays)")
             }
             return .json(await keyList())
+        case (.post, let parts) where parts.count == 3 && parts[0] == "apps" && parts[2] == "redirect-uris":
+            let uri = try input.requiredString("redirect_uri")
+            guard let url = URL(string: uri), url.scheme != nil, !uri.contains("#") else {
+                throw ControlError(.badRequest, code: "invalid_redirect_uri", "redirect_uri must be an absolute URI")
+            }
+            guard let app = await state.addRedirectURI(uri, appID: parts[1]) else {
+                throw ControlError(.notFound, code: "unknown_app", "no app '\(parts[1])'")
+            }
+            return .json(["id": .string(app.id), "redirect_uris": .array(app.redirectURIs.map(JSONValue.string))])
         case (.get, ["faults"]): return .json(["faults": .array(await state.faults.map(Self.describe))])
         case (.post, ["faults"]):
             let fault = try faultFrom(input)

@@ -38,22 +38,3 @@ extension Response {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 }
-
-/// Escapes text for HTML element content and attribute values.
-enum HTML {
-    static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
-}

@@ -97,6 +97,15 @@ actor EmulatorState {
 
     func app(_ id: String) -> EmulatorApp? { apps[id] }
 
+    /// Adds a "Valid OAuth Redirect URI" to an app, as a developer does in the app dashboard.
+    /// Returns the app, or `nil` when unknown.
+    func addRedirectURI(_ uri: String, appID: String) -> EmulatorApp? {
+        guard var app = apps[appID] else { return nil }
+        if !app.redirectURIs.contains(uri) { app.redirectURIs.append(uri) }
+        apps[appID] = app
+        return app
+    }
+
     /// Apps in registration order.
     func allApps() -> [EmulatorApp] { appOrder.compactMap { apps[$0] } }
 

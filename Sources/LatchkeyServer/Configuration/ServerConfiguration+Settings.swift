@@ -14,6 +14,7 @@ extension ServerConfiguration {
         "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES", "LATCHKEY_USER_WRITABLE_PROPERTIES",
         "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
         "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
+        "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
     ]
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
@@ -74,6 +75,9 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_NONCE_TTL") { nonceLifetime = number }
         if let number = try seconds("LATCHKEY_FACEBOOK_TIMEOUT") { facebookTimeout = number }
         if let number = try seconds("LATCHKEY_JWKS_REFETCH_INTERVAL") { jwksRefetchInterval = number }
+        if let number = try seconds("LATCHKEY_EASY_LOGIN_TTL") { easyLoginRequestLifetime = number }
+        if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
+        if let entries = list("LATCHKEY_OAUTH_CLIENTS") { oauthClients = try OAuthClient.parse(entries) }
         if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }
         if let require = try flag("LATCHKEY_REQUIRE_SERVER_NONCE") { requireServerNonce = require }
         if let refresh = try flag("LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN") { refreshPropertiesOnLogin = refresh }

@@ -38,6 +38,12 @@ public struct ServerConfiguration: Sendable {
     public var issuers: [String] = ["https://www.facebook.com"]
     /// Facebook's login dialog (Easy Login).
     public var dialogURL: String = "https://www.facebook.com/v21.0/dialog/oauth"
+    /// Apps allowed to use Easy Login; none by default (the flow is off until one is registered).
+    public var oauthClients: [OAuthClient] = []
+    /// How long a person may take on Facebook's dialog before the Easy Login request expires, seconds.
+    public var easyLoginRequestLifetime: TimeInterval = 600
+    /// Lifetime of Easy Login authorization codes, seconds (RFC 6749 §4.1.2: short; 10 minutes at most).
+    public var authorizationCodeLifetime: TimeInterval = 60
     /// Lifetime of access tokens, seconds.
     public var accessTokenLifetime: TimeInterval = 900
     /// Lifetime of refresh tokens (renewed by each rotation), seconds.
@@ -88,6 +94,12 @@ public struct ServerConfiguration: Sendable {
     /// The app with `id`, if served.
     func app(_ id: String) -> FacebookApp? { facebookApps.first { $0.id == id } }
 
+    /// The Easy Login client with `id`, if registered.
+    func oauthClient(_ id: String) -> OAuthClient? { oauthClients.first { $0.id == id } }
+
+    /// Where Facebook's dialog sends the person back to this server (register it with the Facebook app).
+    public var facebookCallbackURL: String { resolvedPublicURL + "/v1/oauth/facebook/callback" }
+
     /// Refuses a configuration that cannot work, naming the setting to fix.
     public func validate() throws {
         guard !facebookApps.isEmpty else {
@@ -120,12 +132,19 @@ public struct ServerConfiguration: Sendable {
         for (name, value) in [
             ("LATCHKEY_ACCESS_TOKEN_TTL", accessTokenLifetime), ("LATCHKEY_REFRESH_TOKEN_TTL", refreshTokenLifetime),
             ("LATCHKEY_ID_TOKEN_MAX_AGE", idTokenMaxAge), ("LATCHKEY_NONCE_TTL", nonceLifetime),
-            ("LATCHKEY_FACEBOOK_TIMEOUT", facebookTimeout),
+            ("LATCHKEY_FACEBOOK_TIMEOUT", facebookTimeout), ("LATCHKEY_EASY_LOGIN_TTL", easyLoginRequestLifetime),
         ] where !(value > 0 && value <= 10 * 365 * 86_400) {
             throw ConfigurationError("\(name) must be a positive number of seconds")
         }
         guard clockSkew >= 0, clockSkew <= 600 else {
             throw ConfigurationError("LATCHKEY_CLOCK_SKEW must be between 0 and 600 seconds")
+        }
+        guard authorizationCodeLifetime > 0, authorizationCodeLifetime <= 600 else {
+            throw ConfigurationError("LATCHKEY_AUTHORIZATION_CODE_TTL must be between 1 and 600 seconds")
+        }
+        for client in oauthClients { try client.validate() }
+        guard Set(oauthClients.map(\.id)).count == oauthClients.count else {
+            throw ConfigurationError("LATCHKEY_OAUTH_CLIENTS names a client twice")
         }
         guard maximumBodySize >= 1024 else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be at least 1024") }
         for (field, property) in defaultFieldsMapping {

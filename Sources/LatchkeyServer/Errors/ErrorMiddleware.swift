@@ -15,23 +15,8 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         do {
             return try await next(request, context)
-        } catch let error as APIError {
-            if let cause = error.cause {
-                context.logger.warning(
-                    "latchkey.request.failed",
-                    metadata: [
-                        "latchkey.error.code": "\(error.code)", "latchkey.error.cause": "\(String(describing: cause))",
-                    ])
-            }
-            return error.response()
-        } catch let error as HTTPError {
-            return Self.translate(error).response()
-        } catch is NIOTooManyBytesError {
-            return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.").response()
         } catch {
-            context.logger.error(
-                "latchkey.request.internal_error", metadata: ["latchkey.error.cause": "\(String(reflecting: error))"])
-            return APIError(.internalServerError, .internalError, "Something went wrong on our side.").response()
+            return APIError.from(error, logger: context.logger).response()
         }
     }
 
@@ -44,6 +29,31 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         case .badRequest: APIError(.badRequest, .malformedRequest, "The request body could not be read.")
         case .unsupportedMediaType: APIError(.unsupportedMediaType, .malformedRequest, "Send JSON (application/json).")
         default: APIError(error.status, .invalidRequest, error.body ?? "The request was refused.")
+        }
+    }
+}
+
+extension APIError {
+    /// Any error as an `APIError`, logging causes (never sent) on the way; shared with the token
+    /// endpoint, which renders the same errors in OAuth's shape.
+    static func from(_ error: any Error, logger: Logger) -> APIError {
+        switch error {
+        case let error as APIError:
+            if let cause = error.cause {
+                logger.warning(
+                    "latchkey.request.failed",
+                    metadata: [
+                        "latchkey.error.code": "\(error.code)", "latchkey.error.cause": "\(String(describing: cause))",
+                    ])
+            }
+            return error
+        case let error as HTTPError: return ErrorMiddleware<BasicRequestContext>.translate(error)
+        case is NIOTooManyBytesError:
+            return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
+        default:
+            logger.error(
+                "latchkey.request.internal_error", metadata: ["latchkey.error.cause": "\(String(reflecting: error))"])
+            return APIError(.internalServerError, .internalError, "Something went wrong on our side.")
         }
     }
 }

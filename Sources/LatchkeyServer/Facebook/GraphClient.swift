@@ -22,6 +22,20 @@ struct GraphClient: Sendable {
     func get(_ path: String, query: [(String, String)]) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path + "?" + FormEncoding.encode(query))
         request.method = .GET
+        return try await send(request)
+    }
+
+    /// A form POST: for calls carrying the app secret, which must not sit in a URL that proxies log.
+    func post(_ path: String, form: [(String, String)]) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
+        return try await send(request)
+    }
+
+    private func send(_ request: HTTPClientRequest) async throws -> Answer {
+        var request = request
         request.headers.add(name: "Accept", value: "application/json")
         let client = self.client
         let timeout = self.timeout

@@ -10,6 +10,8 @@ struct Routes: Sendable {
     let store: any LatchkeyStore
     let signIn: SignInService
     let tokens: SessionTokens
+    let easyLogin: EasyLoginService
+    let origin: ServerOrigin
     let reading: RequestReading
 
     func register(on router: Router<BasicRequestContext>) {
@@ -30,6 +32,13 @@ struct Routes: Sendable {
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.jwks)))
         }
         router.get("/.well-known/openid-configuration") { _, _ in try Response.json(discovery) }
+        router.get("/.well-known/oauth-authorization-server") { _, _ in try Response.json(discovery) }
+        router.get("/v1/oauth/authorize") { request, context in
+            await easyLogin.authorize(request.uri.query, logger: context.logger)
+        }
+        router.get("/v1/oauth/facebook/callback") { request, context in
+            await easyLogin.callback(request.uri.query, logger: context.logger)
+        }
 
         router.post("/v1/auth/facebook") { request, context in
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
@@ -42,10 +51,24 @@ struct Routes: Sendable {
             try await store.storeNonce(nonce, expiresAt: now.addingTimeInterval(lifetime), now: now)
             return try Response.json(NonceBody(nonce: nonce, expiresIn: Int(lifetime)))
         }
-        router.post("/v1/oauth/token") { request, _ in
-            let fields = try await reading.fields(
-                request, allowed: ["grant_type", "refresh_token", "client_id", "scope"])
-            return try await refresh(fields)
+        router.post("/v1/oauth/token") { request, context in
+            // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
+            do {
+                let fields = try await reading.fields(
+                    request,
+                    allowed: [
+                        "grant_type", "refresh_token", "client_id", "scope", "code", "redirect_uri", "code_verifier",
+                    ])
+                switch try RequestReading.string(fields, "grant_type", maxLength: 64) {
+                case "refresh_token": return try await refresh(fields)
+                case "authorization_code": return try Response.json(try await easyLogin.redeem(fields))
+                case nil: throw APIError.invalidRequest("grant_type is required.")
+                case let other?:
+                    throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other)'.")
+                }
+            } catch {
+                return APIError.from(error, logger: context.logger).oauthResponse()
+            }
         }
         router.get("/v1/users/me") { request, _ in
             let claims = try await authenticate(request)
@@ -97,12 +120,6 @@ struct Routes: Sendable {
 
     /// `grant_type=refresh_token` (RFC 6749 §6) with rotation and reuse detection.
     func refresh(_ fields: [String: JSONValue]) async throws -> Response {
-        guard let grantType = try RequestReading.string(fields, "grant_type") else {
-            throw APIError.invalidRequest("grant_type is required.")
-        }
-        guard grantType == "refresh_token" else {
-            throw APIError.invalidRequest("Unsupported grant_type '\(grantType.prefix(64))'.")
-        }
         guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
         else {
             throw APIError.invalidRequest("refresh_token is required.")
@@ -124,18 +141,24 @@ struct Routes: Sendable {
         case .invalid:
             throw APIError(.badRequest, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
         case .userDisabled:
-            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+            throw APIError(.badRequest, .userDisabled, "This account is disabled.")
         }
     }
 
     var discovery: JSONValue {
-        let base = configuration.resolvedPublicURL
+        let base = origin.url
+        // RFC 8414 metadata; also served as the OpenID-style document, which clients probe first.
         return [
             "issuer": .string(base), "jwks_uri": .string("\(base)/.well-known/jwks.json"),
+            "authorization_endpoint": .string("\(base)/v1/oauth/authorize"),
             "token_endpoint": .string("\(base)/v1/oauth/token"),
-            "grant_types_supported": ["refresh_token"],
-            "id_token_signing_alg_values_supported": ["ES256"],
+            "response_types_supported": ["code"], "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
             "token_endpoint_auth_methods_supported": ["none"],
+            "authorization_response_iss_parameter_supported": true,
+            "id_token_signing_alg_values_supported": ["ES256"],
+            "subject_types_supported": ["public"],
         ]
     }
 }

@@ -11,11 +11,14 @@ import NIOCore
 /// random bits, stored only as SHA-256 hashes.
 struct SessionTokens: Sendable {
     let keys: SessionKeyRing
-    let issuer: String
+    let origin: ServerOrigin
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
 
     static let audience = "latchkey"
+
+    /// The `iss` of access tokens: the server's public URL.
+    var issuer: String { origin.url }
 
     /// Claims of a verified access token.
     struct AccessClaims: Sendable {

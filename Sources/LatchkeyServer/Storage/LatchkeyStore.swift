@@ -12,7 +12,8 @@ public protocol LatchkeyStore: Sendable {
     func migrate() async throws
 
     /// Finds the user of `login.identity` or creates user and identity; applies mapped properties
-    /// (all on creation, on later logins only when `refreshProperties`); opens `login.session`.
+    /// (all on creation, on later logins only when `refreshProperties`); opens `login.session` and
+    /// stores `login.authorizationCode`, when given.
     /// Two concurrent first logins of one person create exactly one user. `login.singleUse` is
     /// spent first, in the same transaction.
     /// - Throws: `SignInConflict` when a single-use value was already spent.
@@ -47,6 +48,19 @@ public protocol LatchkeyStore: Sendable {
     /// Records `value` of `kind` as used until `expiresAt`; `false` when it was already recorded
     /// (replay). Expired records are pruned along the way.
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
+
+    /// Stores an Easy Login request until Facebook's answer, pruning long-expired ones.
+    func savePendingAuthorization(_ request: PendingAuthorization, now: Date) async throws
+
+    /// Removes and returns the pending request stored under `handleHash` (single use), expired or
+    /// not: the caller still needs an expired request's redirect URI to tell the app.
+    func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization?
+
+    /// Redeems an authorization code (stored by `signIn`): checks its bindings, spends it, and opens
+    /// `session` (whose id is ignored: the code carries the id it promised).
+    func redeemAuthorizationCode(
+        _ presentation: CodePresentation, session: NewSession, now: Date
+    ) async throws -> CodeRedemption
 
     /// Stores a server-issued nonce, pruning expired ones.
     func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws

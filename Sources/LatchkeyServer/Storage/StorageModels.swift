@@ -70,17 +70,21 @@ public struct LoginRecord: Sendable {
     public var refreshProperties: Bool
     /// A fresh id for the user, used only when this login creates one.
     public var newUserID: String
-    /// The session to open for the user.
-    public var session: NewSession
+    /// The session to open for the user; `nil` when an authorization code is issued instead
+    /// (Easy Login opens the session when the code is redeemed).
+    public var session: NewSession?
     /// Spent first, in the same transaction; a conflict throws `SignInConflict`.
     public var singleUse: SingleUseClaims?
+    /// An Easy Login authorization code to store for the user, in the same transaction.
+    public var authorizationCode: NewAuthorizationCode?
 
     /// Creates a login record.
     public init(
         identity: StoredIdentity, mappedProperties: [String: JSONValue], refreshProperties: Bool, newUserID: String,
-        session: NewSession, singleUse: SingleUseClaims? = nil
+        session: NewSession?, singleUse: SingleUseClaims? = nil, authorizationCode: NewAuthorizationCode? = nil
     ) {
         self.singleUse = singleUse
+        self.authorizationCode = authorizationCode
         self.identity = identity
         self.mappedProperties = mappedProperties
         self.refreshProperties = refreshProperties

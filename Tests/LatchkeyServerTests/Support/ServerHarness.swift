@@ -24,6 +24,10 @@ enum Demo {
     static let appID = "100000000000001"
     static let secret = "demo-app-secret-change-me"
     static let otherAppID = "100000000000002"
+    /// The Easy Login client every test stack registers.
+    static let clientID = "test-app"
+    static let appRedirect = "testapp://auth"
+    static let loopbackRedirect = "http://127.0.0.1/callback"
 }
 
 /// The emulator and the server, both live on free ports, sharing one test clock.
@@ -34,10 +38,17 @@ struct Stack: Sendable {
     let store: SQLiteStore
 
     /// The server's base URL, for clients other than the test client (the SDK's URLSession).
-    var serverURL: URL { URL(string: "http://127.0.0.1:\(server.port ?? 0)")! }
+    var serverURL: URL { URL(string: boundURL ?? "http://127.0.0.1:\(server.port ?? 0)")! }
+    /// With `browsable`, the public URL the server learned when it bound.
+    var boundURL: String?
 
     /// Runs `body` against a fresh emulator + server + in-memory SQLite.
+    ///
+    /// - Parameter browsable: leave the public URL to the bound address (`http://127.0.0.1:PORT`)
+    ///   instead of `http://latchkey.test`, and register its Facebook callback with the emulator, for
+    ///   flows where a browser or another program follows the server's redirects.
     static func run(
+        browsable: Bool = false,
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Stack) async throws -> Void
     ) async throws {
@@ -47,8 +58,10 @@ struct Stack: Sendable {
             logger.logLevel = .critical
             return logger
         }()
+        var seed = EmulatorSeed.demo
+        seed.apps[0].redirectURIs.append("http://latchkey.test/v1/oauth/facebook/callback")
         let emulator = try await buildEmulator(
-            configuration: EmulatorConfiguration(port: 0, clock: { clock.now }), logger: quiet)
+            configuration: EmulatorConfiguration(port: 0, seed: seed, clock: { clock.now }), logger: quiet)
         try await emulator.test(.live) { emulatorClient in
             let base = "http://127.0.0.1:\(emulatorClient.port ?? 0)"
             var configuration = ServerConfiguration()
@@ -57,14 +70,25 @@ struct Stack: Sendable {
             configuration.graphURL = "\(base)/v21.0"
             configuration.jwksURL = "\(base)/.well-known/oauth/openid/jwks/"
             configuration.dialogURL = "\(base)/dialog/oauth"
-            configuration.publicURL = "http://latchkey.test"
+            configuration.publicURL = browsable ? nil : "http://latchkey.test"
+            configuration.oauthClients = [
+                OAuthClient(id: Demo.clientID, redirectURIs: [Demo.appRedirect, Demo.loopbackRedirect])
+            ]
             configuration.clock = { clock.now }
             configure(&configuration)
             let store = try await SQLiteStore.open(.sqliteMemory)
             do {
                 let server = try await buildApplication(configuration: configuration, store: store, logger: quiet)
                 try await server.test(.live) { client in
-                    try await body(Stack(server: client, emulatorURL: base, clock: clock, store: store))
+                    var stack = Stack(server: client, emulatorURL: base, clock: clock, store: store)
+                    if browsable {
+                        let issuer = try await stack.get("/.well-known/oauth-authorization-server").json()["issuer"]
+                        stack.boundURL = try #require(issuer?.stringValue)
+                        _ = try await stack.emulator(
+                            "/_emulator/apps/\(Demo.appID)/redirect-uris",
+                            ["redirect_uri": .string(stack.serverURL.absoluteString + "/v1/oauth/facebook/callback")])
+                    }
+                    try await body(stack)
                 }
             } catch {
                 try await store.close()
@@ -88,6 +112,14 @@ struct Stack: Sendable {
         var headers = HTTPFields()
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         return try await server.execute(uri: path, method: .get, headers: headers)
+    }
+
+    /// A form POST (`application/x-www-form-urlencoded`), as OAuth clients call the token endpoint.
+    func postForm(_ path: String, _ pairs: [(String, String)]) async throws -> TestResponse {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/x-www-form-urlencoded"
+        return try await server.execute(
+            uri: path, method: .post, headers: headers, body: ByteBuffer(string: FormEncoding.encode(pairs)))
     }
 
     /// `POST /v1/auth/facebook`.
@@ -144,5 +176,10 @@ struct Stack: Sendable {
 
 extension TestResponse {
     func json() throws -> JSONValue { try JSONValue.decode(Data(body.readableBytesView)) }
-    var errorCode: String? { (try? json())?["error"]?["code"]?.stringValue }
+    /// Latchkey's code, from either error shape (`{"error": {"code"}}`, or the token endpoint's
+    /// `{"error": "invalid_grant", "error_code": …}`).
+    var errorCode: String? {
+        let body = try? json()
+        return body?["error"]?["code"]?.stringValue ?? body?["error_code"]?.stringValue
+    }
 }

@@ -1,0 +1,96 @@
+import Crypto
+import Foundation
+import LatchkeyAPI
+
+/// One Easy Login attempt: the authorization URL to open, and what the app keeps to finish it
+/// (state and PKCE verifier, RFC 7636). `LatchkeyClient` makes and keeps these; apps that drive
+/// their own browser can use one directly.
+public struct EasyLoginRequest: Sendable, Equatable {
+    /// The server's `/v1/oauth/authorize` URL with every parameter.
+    public let url: URL
+    /// Where the server sends the answer; one of the client's registered redirect URIs.
+    public let redirectURI: String
+    /// The `client_id` registered on the server.
+    public let clientID: String
+    /// Echoed back on the redirect; checked before anything else.
+    public let state: String
+    /// PKCE verifier, sent only to the token endpoint.
+    public let codeVerifier: String
+
+    /// Builds a request with a fresh state and verifier.
+    /// - Parameters:
+    ///   - serverURL: the Latchkey server.
+    ///   - clientID: the app's OAuth client id (`LATCHKEY_OAUTH_CLIENTS`).
+    ///   - redirectURI: e.g. `myapp://auth`, or `http://127.0.0.1:PORT/callback` on a desktop.
+    ///   - permissions: Facebook permissions beyond `public_profile`.
+    ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
+    public init(
+        serverURL: URL, clientID: String, redirectURI: String, permissions: [String] = [],
+        fieldsMapping: [String: String]? = nil
+    ) {
+        self.clientID = clientID
+        self.redirectURI = redirectURI
+        self.state = Nonce(length: 32).raw
+        self.codeVerifier = Nonce(length: 64).raw
+        let challenge = Base64URL.encode(Data(SHA256.hash(data: Data(codeVerifier.utf8))))
+        var pairs: [(String, String)] = [
+            ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
+            ("code_challenge", challenge), ("code_challenge_method", "S256"),
+            ("scope", (["public_profile"] + permissions.filter { $0 != "public_profile" }).joined(separator: " ")),
+        ]
+        if let fieldsMapping, !fieldsMapping.isEmpty {
+            let text = fieldsMapping.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
+            pairs.append(("fields_mapping", text))
+        }
+        let authorize = serverURL.appendingPathComponent("v1/oauth/authorize").absoluteString
+        url = URL(string: authorize + "?" + FormEncoding.encode(pairs)) ?? serverURL
+    }
+
+    /// Whether `url` is this request's redirect (same URI before the query).
+    public func isRedirect(_ url: URL) -> Bool {
+        let text = url.absoluteString
+        let base = text.split(separator: "?", maxSplits: 1).first.map(String.init) ?? text
+        return Self.portless(base) == Self.portless(redirectURI)
+    }
+
+    /// Reads the redirect: the authorization code, or the error as a `LatchkeyError`.
+    /// - Parameter issuer: the server's URL; an `iss` naming another server is refused (RFC 9207).
+    /// - Throws: `user_cancelled` for a cancel, the server's code for its own failures,
+    ///   `state_mismatch`, `issuer_mismatch` or `invalid_response` otherwise.
+    public func code(from redirect: URL, issuer: URL) throws(LatchkeyError) -> String {
+        guard isRedirect(redirect) else {
+            throw LatchkeyError.sdk("invalid_response", "This URL is not the Easy Login redirect.")
+        }
+        let query = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        let parameters = FormEncoding.decode(query)
+        guard let returned = parameters["state"], ConstantTime.equals(returned, state) else {
+            throw LatchkeyError.sdk("state_mismatch", "The login answer does not belong to this request.")
+        }
+        if let iss = parameters["iss"], Self.trimmed(iss) != Self.trimmed(issuer.absoluteString) {
+            throw LatchkeyError.sdk("issuer_mismatch", "The login answer came from another server.")
+        }
+        if let error = parameters["error"] {
+            let message = parameters["error_description"] ?? error
+            if let code = parameters["error_code"], !code.isEmpty {
+                throw LatchkeyError(code: code, message: message)
+            }
+            if error == "access_denied" { throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.") }
+            throw LatchkeyError.sdk(error, message)
+        }
+        guard let code = parameters["code"], !code.isEmpty else {
+            throw LatchkeyError.sdk("invalid_response", "The login answer carries no code.")
+        }
+        return code
+    }
+
+    private static func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
+
+    /// Loopback redirect URIs match on any port (RFC 8252 §7.3), as on the server.
+    private static func portless(_ uri: String) -> String {
+        guard var components = URLComponents(string: uri), components.scheme == "http",
+            components.host == "127.0.0.1" || components.host == "[::1]" || components.host == "::1"
+        else { return uri }
+        components.port = nil
+        return components.string ?? uri
+    }
+}

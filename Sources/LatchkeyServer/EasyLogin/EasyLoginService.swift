@@ -1,0 +1,310 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import Logging
+import NIOCore
+
+/// Easy Login: an OAuth 2.0 authorization server (RFC 6749 code flow, PKCE per RFC 7636, native
+/// apps per RFC 8252) whose login step is Facebook's own dialog.
+///
+/// `authorize` parks the app's request and sends the browser to Facebook with a state and PKCE of
+/// our own; `callback` turns Facebook's answer into a Latchkey user and a one-minute code for the
+/// app; the token endpoint's `authorization_code` grant (`redeem`) turns that code into a session.
+struct EasyLoginService: Sendable {
+    let configuration: ServerConfiguration
+    let store: any LatchkeyStore
+    let graph: GraphClient
+    let classic: AccessTokenVerifier
+    let tokens: SessionTokens
+    let origin: ServerOrigin
+
+    /// Where Facebook's dialog sends the person back (registered with the Facebook app).
+    var callbackURL: String { origin.url + "/v1/oauth/facebook/callback" }
+
+    /// Most Facebook permissions one request may ask for.
+    static let maximumPermissions = 50
+
+    // MARK: GET /v1/oauth/authorize
+
+    func authorize(_ query: String?, logger: Logger) async -> Response {
+        let parameters = QueryParameters(query)
+        // Until client and redirect URI check out, nothing may be redirected (§4.1.2.1, §10.15).
+        guard let clientID = parameters["client_id"], let client = configuration.oauthClient(clientID) else {
+            return EasyLoginResponse.page(
+                title: "Unknown app", message: "This sign-in link names no app registered with this server.")
+        }
+        guard let redirectURI = parameters["redirect_uri"], !parameters.repeated.contains("redirect_uri"),
+            client.accepts(redirectURI: redirectURI)
+        else {
+            return EasyLoginResponse.page(
+                title: "Sign-in link not accepted",
+                message: "The redirect_uri is missing or is not registered for this app.")
+        }
+        let clientState = parameters["state"]
+        func fail(_ error: String, _ description: String) -> Response {
+            answer(redirectURI, state: clientState, [("error", error), ("error_description", description)])
+        }
+        if let name = parameters.repeated.first { return fail("invalid_request", "Parameter '\(name)' is repeated.") }
+        if let state = clientState, state.utf8.count > 1024 {
+            return fail("invalid_request", "state is longer than 1024 bytes.")
+        }
+        guard let responseType = parameters["response_type"] else {
+            return fail("invalid_request", "response_type is required.")
+        }
+        guard responseType == "code" else {
+            return fail("unsupported_response_type", "Only response_type=code is supported.")
+        }
+        guard let challenge = parameters["code_challenge"] else {
+            return fail("invalid_request", "PKCE is required: send code_challenge and code_challenge_method=S256.")
+        }
+        guard parameters["code_challenge_method"] == "S256" else {
+            return fail("invalid_request", "code_challenge_method must be S256.")
+        }
+        guard PKCE.isValidS256Challenge(challenge) else {
+            return fail("invalid_request", "code_challenge is not a base64url SHA-256 (43 characters).")
+        }
+        guard let permissions = Self.permissions(parameters["scope"]) else {
+            return fail("invalid_scope", "scope must list at most 50 Facebook permission names (a–z, 0–9, _).")
+        }
+        var mapping: [String: String]?
+        if let text = parameters["fields_mapping"] {
+            do {
+                let requested = try Self.mapping(text)
+                _ = try FieldMapping(request: requested, allowed: configuration.clientMappableProperties)
+                mapping = requested
+            } catch let error as APIError {
+                return fail("invalid_request", error.message)
+            } catch {
+                return fail("invalid_request", "fields_mapping looks like field=property,field=property.")
+            }
+        }
+        guard let app = configuration.facebookApps.first else {
+            return fail("server_error", "No Facebook app is configured.")
+        }
+        let handle = SessionTokens.randomToken(bytes: 32)
+        let verifier = SessionTokens.randomToken(bytes: 48)
+        let pending = PendingAuthorization(
+            handleHash: SessionTokens.hash(handle), clientID: client.id, redirectURI: redirectURI,
+            clientState: clientState, codeChallenge: challenge, permissions: permissions, fieldsMapping: mapping,
+            facebookAppID: app.id, facebookCodeVerifier: verifier,
+            expiresAt: configuration.clock().addingTimeInterval(configuration.easyLoginRequestLifetime))
+        do {
+            try await store.savePendingAuthorization(pending, now: configuration.clock())
+        } catch {
+            logger.error("latchkey.easy_login.store_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return fail("temporarily_unavailable", "The server could not start the sign-in; try again.")
+        }
+        return EasyLoginResponse.redirect(
+            configuration.dialogURL,
+            [
+                ("client_id", app.id), ("redirect_uri", callbackURL), ("state", handle),
+                ("response_type", "code"), ("scope", permissions.joined(separator: ",")),
+                ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+            ])
+    }
+
+    // MARK: GET /v1/oauth/facebook/callback
+
+    func callback(_ query: String?, logger: Logger) async -> Response {
+        let parameters = QueryParameters(query)
+        guard let handle = parameters["state"], handle.utf8.count <= 256 else {
+            return EasyLoginResponse.page(
+                title: "Sign-in failed",
+                message: "Facebook's answer carries no sign-in state. Start again from the app.")
+        }
+        let pending: PendingAuthorization?
+        do {
+            pending = try await store.takePendingAuthorization(handleHash: SessionTokens.hash(handle))
+        } catch {
+            logger.error("latchkey.easy_login.store_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return EasyLoginResponse.page(
+                status: .serviceUnavailable, title: "Sign-in failed", message: "Please try again in a moment.")
+        }
+        guard let pending else {
+            return EasyLoginResponse.page(
+                title: "Sign-in link used or unknown",
+                message: "This sign-in was already completed or never started here. Start again from the app.")
+        }
+        func fail(_ error: String, _ description: String, code: ErrorCode? = nil) -> Response {
+            var pairs = [("error", error), ("error_description", description)]
+            if let code { pairs.append(("error_code", code.rawValue)) }
+            return answer(pending.redirectURI, state: pending.clientState, pairs)
+        }
+        guard pending.expiresAt > configuration.clock() else {
+            return fail("access_denied", "The sign-in took too long; start again.", code: .loginRequestExpired)
+        }
+        if let error = parameters["error"] {
+            // A cancel (access_denied / user_denied) reaches the app as a plain access_denied.
+            if error == "access_denied" || parameters["error_reason"] == "user_denied" {
+                return fail("access_denied", "The person cancelled the Facebook login.")
+            }
+            return fail("access_denied", "Facebook refused the login.", code: .facebookTokenInvalid)
+        }
+        guard let facebookCode = parameters["code"], facebookCode.utf8.count <= 4096,
+            let app = configuration.app(pending.facebookAppID)
+        else {
+            return fail("server_error", "Facebook's answer carries no code.", code: .facebookTokenInvalid)
+        }
+        do {
+            let code = try await signIn(pending, app: app, facebookCode: facebookCode, logger: logger)
+            return answer(pending.redirectURI, state: pending.clientState, [("code", code)])
+        } catch let error as APIError {
+            logger.notice(
+                "latchkey.easy_login.failed",
+                metadata: [
+                    "latchkey.error.code": "\(error.code)",
+                    "latchkey.error.cause": "\(error.cause.map { "\($0)" } ?? "")",
+                ])
+            let oauth =
+                switch error.status {
+                case .serviceUnavailable: "temporarily_unavailable"
+                case _ where error.status.code >= 500: "server_error"
+                default: "access_denied"
+                }
+            return fail(oauth, error.message, code: error.code)
+        } catch {
+            logger.error("latchkey.easy_login.internal_error", metadata: ["latchkey.error.cause": "\(error)"])
+            return fail("server_error", "Something went wrong on our side.", code: .internalError)
+        }
+    }
+
+    /// Exchanges Facebook's code, verifies the token exactly as `POST /v1/auth/facebook` does,
+    /// finds or creates the user and stores an authorization code for the app, in one transaction.
+    private func signIn(
+        _ pending: PendingAuthorization, app: ServerConfiguration.FacebookApp, facebookCode: String, logger: Logger
+    ) async throws -> String {
+        let exchanged = try await graph.post(
+            "/oauth/access_token",
+            form: [
+                ("client_id", app.id), ("redirect_uri", callbackURL),
+                ("client_secret", app.secret), ("code", facebookCode), ("code_verifier", pending.facebookCodeVerifier),
+            ])
+        guard let facebookToken = exchanged.body["access_token"]?.stringValue, !facebookToken.isEmpty else {
+            throw APIError(
+                .unauthorized, .facebookTokenInvalid, "Facebook did not confirm the login; start again.",
+                cause: GraphRefusal(message: exchanged.body["error"]?["message"]?.stringValue ?? "no access_token"))
+        }
+        let mapping =
+            try pending.fieldsMapping.map {
+                try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
+            }
+            ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
+        let identity = try await classic.verify(facebookToken, mapping: mapping)
+        guard identity.appID == app.id else {
+            throw APIError(.unauthorized, .facebookWrongApp, "Facebook answered for another app.")
+        }
+        let now = configuration.clock()
+        let code = SessionTokens.randomToken(bytes: 32)
+        let login = LoginRecord(
+            identity: StoredIdentity(
+                provider: "facebook", subject: identity.subject, appID: identity.appID,
+                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            refreshProperties: configuration.refreshPropertiesOnLogin, newUserID: SessionTokens.randomToken(bytes: 15),
+            session: nil,
+            authorizationCode: NewAuthorizationCode(
+                hash: SessionTokens.hash(code), clientID: pending.clientID, redirectURI: pending.redirectURI,
+                codeChallenge: pending.codeChallenge, sessionID: SessionTokens.randomToken(bytes: 16),
+                scope: identity.granted, expiresAt: now.addingTimeInterval(configuration.authorizationCodeLifetime)))
+        let user: StoredUser
+        let created: Bool
+        do {
+            (user, created) = try await store.signIn(login, now: now)
+        } catch SignInConflict.userDisabled {
+            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+        }
+        logger.info(
+            "latchkey.signin",
+            metadata: [
+                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "easy_login",
+                "latchkey.signin.created": "\(created)", "latchkey.oauth.client": "\(pending.clientID)",
+            ])
+        return code
+    }
+
+    // MARK: POST /v1/oauth/token, grant_type=authorization_code
+
+    func redeem(_ fields: [String: JSONValue]) async throws -> SessionBody {
+        func required(_ name: String, maxLength: Int = 2048) throws -> String {
+            guard let value = try RequestReading.string(fields, name, maxLength: maxLength), !value.isEmpty else {
+                throw APIError.invalidRequest("\(name) is required.")
+            }
+            return value
+        }
+        let clientID = try required("client_id", maxLength: 128)
+        guard configuration.oauthClient(clientID) != nil else {
+            throw APIError(.unauthorized, .clientUnknown, "client_id names no registered client.")
+        }
+        let code = try required("code", maxLength: 256)
+        let redirectURI = try required("redirect_uri")
+        let verifier = try required("code_verifier", maxLength: 128)
+        guard PKCE.isValidVerifier(verifier) else {
+            throw APIError.invalidRequest("code_verifier must be 43–128 characters of A–Z a–z 0–9 - . _ ~.")
+        }
+        let now = configuration.clock()
+        let refresh = SessionTokens.newRefreshToken()
+        let outcome = try await store.redeemAuthorizationCode(
+            CodePresentation(
+                hash: SessionTokens.hash(code), clientID: clientID, redirectURI: redirectURI,
+                codeChallenge: PKCE.challenge(for: verifier)),
+            session: NewSession(
+                id: "", refreshTokenHash: refresh.hash, createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)),
+            now: now)
+        switch outcome {
+        case .issued(let sessionID, let userID, let scope):
+            var body = try tokens.body(userID: userID, sessionID: sessionID, refreshToken: refresh.token, now: now)
+            body.scope = scope.joined(separator: " ")
+            return body
+        case .invalid:
+            throw APIError(
+                .badRequest, .authorizationCodeInvalid,
+                "The code is unknown or expired, or was issued for another client, redirect_uri or code_verifier.")
+        case .reused:
+            throw APIError(
+                .badRequest, .authorizationCodeReused,
+                "This code was already used; the session it opened has been revoked.")
+        case .userDisabled:
+            throw APIError(.badRequest, .userDisabled, "This account is disabled.")
+        }
+    }
+
+    // MARK: Helpers
+
+    /// An authorization response to the app (§4.1.2), with `iss` (RFC 9207) against mix-up attacks.
+    private func answer(_ redirectURI: String, state: String?, _ pairs: [(String, String)]) -> Response {
+        var pairs = pairs
+        if let state { pairs.append(("state", state)) }
+        pairs.append(("iss", origin.url))
+        return EasyLoginResponse.redirect(redirectURI, pairs)
+    }
+
+    /// `scope` as Facebook permissions: space- (OAuth) or comma- (Facebook) separated, `openid`
+    /// dropped (Latchkey issues no id tokens), `public_profile` always first. `nil` when malformed.
+    static func permissions(_ scope: String?) -> [String]? {
+        let names = (scope ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
+        guard names.count <= maximumPermissions,
+            names.allSatisfy({ name in
+                name.utf8.count <= 64
+                    && name.utf8.allSatisfy { ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 95 }
+            })
+        else { return nil }
+        var result = ["public_profile"]
+        for name in names where name != "openid" && !result.contains(name) { result.append(name) }
+        return result
+    }
+
+    /// `fields_mapping=field=property,field=property`, the format of `LATCHKEY_DEFAULT_FIELDS_MAPPING`.
+    static func mapping(_ text: String) throws -> [String: String] {
+        var mapping: [String: String] = [:]
+        for pair in text.split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, mapping[parts[0]] == nil else {
+                throw APIError.invalidRequest("fields_mapping looks like field=property,field=property.")
+            }
+            mapping[parts[0]] = parts[1]
+        }
+        return mapping
+    }
+}
