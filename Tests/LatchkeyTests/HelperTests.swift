@@ -79,3 +79,56 @@ struct HelperTests {
         #expect(!FileManager.default.fileExists(atPath: url.path))
     }
 }
+
+@Suite("Easy Login request")
+struct EasyLoginRequestTests {
+    static let server = URL(string: "https://auth.example.com")!
+
+    func answer(_ request: EasyLoginRequest, _ pairs: [(String, String)], base: String? = nil) -> URL {
+        URL(string: (base ?? request.redirectURI) + "?" + FormEncoding.encode(pairs))!
+    }
+
+    /// What reading the redirect with `pairs` gives: `code:VALUE` or the error code.
+    func read(_ request: EasyLoginRequest, _ pairs: [(String, String)], base: String? = nil) -> String {
+        do throws(LatchkeyError) {
+            return "code:" + (try request.code(from: answer(request, pairs, base: base), issuer: Self.server))
+        } catch {
+            return error.code
+        }
+    }
+
+    @Test("the URL carries PKCE S256, state, scope and mapping; the verifier stays in the app")
+    func url() throws {
+        let request = EasyLoginRequest(
+            serverURL: Self.server, clientID: "ios", redirectURI: "myapp://auth", permissions: ["email"],
+            fieldsMapping: ["email": "mail"])
+        let query = FormEncoding.decode(try #require(request.url.query))
+        #expect(request.url.path == "/v1/oauth/authorize")
+        #expect(query["code_challenge_method"] == "S256" && query["response_type"] == "code")
+        #expect(query["code_challenge"]?.count == 43 && query["code_challenge"] != request.codeVerifier)
+        #expect(query["scope"] == "public_profile email" && query["fields_mapping"] == "email=mail")
+        #expect(query["state"] == request.state && !request.url.absoluteString.contains(request.codeVerifier))
+        #expect((43...128).contains(request.codeVerifier.count))
+    }
+
+    @Test("redirects are read strictly: state, issuer, errors, missing code, foreign URLs")
+    func redirects() {
+        let request = EasyLoginRequest(serverURL: Self.server, clientID: "ios", redirectURI: "myapp://auth")
+        let state = request.state
+        let iss = Self.server.absoluteString
+        #expect(read(request, [("code", "c1"), ("state", state), ("iss", iss)]) == "code:c1")
+        #expect(read(request, [("code", "c1"), ("state", "x")]) == "state_mismatch")
+        #expect(
+            read(request, [("code", "c1"), ("state", state), ("iss", "https://evil.example")]) == "issuer_mismatch")
+        #expect(read(request, [("error", "access_denied"), ("state", state)]) == "user_cancelled")
+        #expect(
+            read(request, [("error", "access_denied"), ("error_code", "user_disabled"), ("state", state)])
+                == "user_disabled")
+        #expect(read(request, [("state", state)]) == "invalid_response")
+        #expect(read(request, [("code", "c1"), ("state", state)], base: "myapp://other") == "invalid_response")
+        let loopback = EasyLoginRequest(
+            serverURL: Self.server, clientID: "cli", redirectURI: "http://127.0.0.1:5000/cb")
+        #expect(loopback.isRedirect(URL(string: "http://127.0.0.1:5000/cb?code=1")!))
+        #expect(!loopback.isRedirect(URL(string: "http://127.0.0.1:5000/other?code=1")!))
+    }
+}

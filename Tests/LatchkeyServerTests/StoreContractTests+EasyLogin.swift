@@ -1,0 +1,109 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import Testing
+
+/// The Easy Login part of the storage contract: pending requests and authorization codes.
+extension StoreContractTests {
+    static func pending(_ handle: String, expiresAt: Date) -> PendingAuthorization {
+        PendingAuthorization(
+            handleHash: Data(handle.utf8), clientID: "app", redirectURI: "app://cb", clientState: "s",
+            codeChallenge: "c", permissions: ["public_profile", "email"], fieldsMapping: ["email": "email"],
+            facebookAppID: "1", facebookCodeVerifier: "v", expiresAt: expiresAt)
+    }
+
+    static func codeLogin(subject: String, code: String, sessionID: String, expiresAt: Date) -> LoginRecord {
+        var login = Self.login(subject: subject, userID: "user-\(subject)", sessionID: "unused")
+        login.session = nil
+        login.authorizationCode = NewAuthorizationCode(
+            hash: Data(code.utf8), clientID: "app", redirectURI: "app://cb", codeChallenge: "challenge",
+            sessionID: sessionID, scope: ["email", "public_profile"], expiresAt: expiresAt)
+        return login
+    }
+
+    static func presentation(_ code: String, challenge: String = "challenge") -> CodePresentation {
+        CodePresentation(hash: Data(code.utf8), clientID: "app", redirectURI: "app://cb", codeChallenge: challenge)
+    }
+
+    static func newSession(_ refresh: String) -> NewSession {
+        NewSession(
+            id: "ignored", refreshTokenHash: Data(refresh.utf8), createdAt: now,
+            refreshExpiresAt: now.addingTimeInterval(3600))
+    }
+
+    @Test("a pending Easy Login request is taken once, expired or not; long-expired ones are pruned")
+    func pendingAuthorizations() async throws {
+        try await Self.onEveryBackend { name, store in
+            let request = Self.pending("h1", expiresAt: Self.now.addingTimeInterval(600))
+            try await store.savePendingAuthorization(request, now: Self.now)
+            #expect(try await store.takePendingAuthorization(handleHash: Data("h1".utf8)) == request, "\(name)")
+            #expect(try await store.takePendingAuthorization(handleHash: Data("h1".utf8)) == nil, "\(name)")
+
+            let stale = Self.pending("h2", expiresAt: Self.now.addingTimeInterval(-10))
+            try await store.savePendingAuthorization(stale, now: Self.now)
+            #expect(try await store.takePendingAuthorization(handleHash: Data("h2".utf8)) == stale, "\(name)")
+
+            try await store.savePendingAuthorization(stale, now: Self.now)
+            try await store.savePendingAuthorization(
+                Self.pending("h3", expiresAt: Self.now.addingTimeInterval(600)), now: Self.now.addingTimeInterval(7200))
+            #expect(try await store.takePendingAuthorization(handleHash: Data("h2".utf8)) == nil, "\(name)")
+        }
+    }
+
+    @Test("a sign-in with a code opens no session; redeeming opens the promised one, once")
+    func codeRedemption() async throws {
+        try await Self.onEveryBackend { name, store in
+            let expires = Self.now.addingTimeInterval(60)
+            _ = try await store.signIn(
+                Self.codeLogin(subject: "s", code: "code-1", sessionID: "promised", expiresAt: expires), now: Self.now)
+            #expect(try await !store.isSessionActive(id: "promised"), "\(name)")
+
+            let issued = try await store.redeemAuthorizationCode(
+                Self.presentation("code-1"), session: Self.newSession("r1"), now: Self.now)
+            #expect(issued == .issued(sessionID: "promised", userID: "user-s", scope: ["email", "public_profile"]))
+            #expect(try await store.isSessionActive(id: "promised"), "\(name)")
+            let rotated = try await store.rotateRefreshToken(
+                hash: Data("r1".utf8), newHash: Data("r2".utf8), now: Self.now, newExpiresAt: expires)
+            #expect(rotated == .rotated(sessionID: "promised", userID: "user-s"), "\(name)")
+
+            // Replay: refused, and the session it opened ends.
+            let replay = try await store.redeemAuthorizationCode(
+                Self.presentation("code-1"), session: Self.newSession("r3"), now: Self.now)
+            #expect(replay == .reused, "\(name)")
+            #expect(try await !store.isSessionActive(id: "promised"), "\(name)")
+            #expect(
+                try await store.redeemAuthorizationCode(
+                    Self.presentation("unknown"), session: Self.newSession("r4"), now: Self.now) == .invalid)
+        }
+    }
+
+    @Test("a code presented with the wrong binding, or late, is spent without opening anything")
+    func codeBindings() async throws {
+        try await Self.onEveryBackend { name, store in
+            let expires = Self.now.addingTimeInterval(60)
+            _ = try await store.signIn(
+                Self.codeLogin(subject: "s", code: "c1", sessionID: "s1", expiresAt: expires), now: Self.now)
+            let wrong = try await store.redeemAuthorizationCode(
+                Self.presentation("c1", challenge: "other"), session: Self.newSession("r1"), now: Self.now)
+            #expect(wrong == .invalid, "\(name)")
+            let right = try await store.redeemAuthorizationCode(
+                Self.presentation("c1"), session: Self.newSession("r2"), now: Self.now)
+            #expect(right == .invalid, "\(name)")
+            #expect(try await !store.isSessionActive(id: "s1"), "\(name)")
+
+            _ = try await store.signIn(
+                Self.codeLogin(subject: "s", code: "c2", sessionID: "s2", expiresAt: expires), now: Self.now)
+            let late = try await store.redeemAuthorizationCode(
+                Self.presentation("c2"), session: Self.newSession("r3"), now: expires.addingTimeInterval(1))
+            #expect(late == .invalid, "\(name)")
+
+            _ = try await store.signIn(
+                Self.codeLogin(subject: "s", code: "c3", sessionID: "s3", expiresAt: expires), now: Self.now)
+            try await store.setUserDisabled(id: "user-s", disabled: true, now: Self.now)
+            let disabled = try await store.redeemAuthorizationCode(
+                Self.presentation("c3"), session: Self.newSession("r4"), now: Self.now)
+            #expect(disabled == .userDisabled, "\(name)")
+            #expect(try await !store.isSessionActive(id: "s3"), "\(name)")
+        }
+    }
+}
