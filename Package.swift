@@ -12,7 +12,9 @@ let package = Package(
     name: "latchkey",
     platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
-        .executable(name: "latchkey", targets: ["latchkey"]),
+        // The target is LatchkeyCLI, not latchkey: on case-insensitive file systems (macOS) a module
+        // named latchkey would collide with the SDK's Latchkey.
+        .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
         .executable(name: "latchkey-example", targets: ["LatchkeyExample"]),
         .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
@@ -93,8 +95,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
-            name: "latchkey",
+            name: "LatchkeyCLI",
             dependencies: [
+                "Latchkey",
+                "LatchkeyAPI",
                 "FacebookEmulator",
                 "LatchkeyServer",
                 "LatchkeySQLite",
@@ -125,6 +129,7 @@ let package = Package(
             name: "LatchkeyServerTests",
             dependencies: [
                 "Latchkey",
+                "LatchkeyCLI",
                 "LatchkeyServer",
                 "LatchkeySQLite",
                 "LatchkeyAPI",

@@ -2,10 +2,10 @@ import ArgumentParser
 
 /// The `latchkey` command: thin, it reads configuration and runs what the library builds.
 @main
-struct Latchkey: AsyncParsableCommand {
+struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Self-hosted Login with Facebook, and a Facebook emulator for offline development.",
-        subcommands: [ServeCommand.self, EmulatorCommand.self, KeysCommand.self]
+        subcommands: [ServeCommand.self, EmulatorCommand.self, LoginCommand.self, KeysCommand.self]
     )
 }
