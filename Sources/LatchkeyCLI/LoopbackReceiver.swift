@@ -18,7 +18,8 @@ enum LoopbackReceiver {
     /// Runs `body` with the redirect URI to register and a function that waits for the redirect.
     static func run<Value: Sendable>(
         path: String = "/callback",
-        _ body: @Sendable (_ redirectURI: String, _ next: @Sendable (Duration) async throws -> URL) async throws -> Value
+        _ body:
+            @Sendable (_ redirectURI: String, _ next: @Sendable (Duration) async throws -> URL) async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "latchkey.login")
         logger.logLevel = .error
@@ -26,8 +27,9 @@ enum LoopbackReceiver {
         let (ports, bound) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingOldest(1))
         let router = Router()
         router.get(RouterPath(path)) { request, _ -> Response in
-            if let port = request.head.authority?.split(separator: ":").last, let url = URL(
-                string: "http://127.0.0.1:\(port)\(request.uri.description)")
+            if let port = request.head.authority?.split(separator: ":").last,
+                let url = URL(
+                    string: "http://127.0.0.1:\(port)\(request.uri.description)")
             {
                 delivered.yield(url)
             }
@@ -43,19 +45,21 @@ enum LoopbackReceiver {
                 try await services.run()
                 return nil
             }
-            defer { group.cancelAll() }
+            let outcome: Result<Value, any Error>
             do {
                 var iterator = ports.makeAsyncIterator()
                 guard let port = await iterator.next(), port != 0 else { throw TimedOut(seconds: 0) }
-                let value = try await body("http://127.0.0.1:\(port)\(path)") { timeout in
-                    try await first(of: redirects, within: timeout)
-                }
-                await services.triggerGracefulShutdown()
-                return value
+                outcome = .success(
+                    try await body("http://127.0.0.1:\(port)\(path)") { timeout in
+                        try await first(of: redirects, within: timeout)
+                    })
             } catch {
-                await services.triggerGracefulShutdown()
-                throw error
+                outcome = .failure(error)
             }
+            // A graceful stop: the page was sent with `Connection: close`, so nothing lingers.
+            await services.triggerGracefulShutdown()
+            try? await group.waitForAll()
+            return try outcome.get()
         }
     }
 
@@ -89,6 +93,7 @@ enum LoopbackReceiver {
         var headers = HTTPFields()
         headers[.contentType] = "text/html; charset=utf-8"
         headers[.cacheControl] = "no-store"
+        headers[.connection] = "close"
         headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'"
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
     }

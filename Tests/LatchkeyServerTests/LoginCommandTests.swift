@@ -13,7 +13,8 @@ struct LoginCommandTests {
     static func browser(_ stack: Stack, user: String = "carol") -> @Sendable (URL) async -> Void {
         { url in
             do {
-                let outcome = try await TestBrowser.signIn(url.absoluteString, stack: stack, choose: "emulator_user=\(user)")
+                let outcome = try await TestBrowser.signIn(
+                    url.absoluteString, stack: stack, choose: "emulator_user=\(user)")
                 let loopback = try #require(outcome.location)
                 #expect(loopback.hasPrefix("http://127.0.0.1:"))
                 guard case .page(let status, let body) = try await TestBrowser.get(loopback) else {
