@@ -197,12 +197,7 @@ struct EasyLoginService: Sendable {
         let now = configuration.clock()
         let code = SessionTokens.randomToken(bytes: 32)
         let login = LoginRecord(
-            identity: StoredIdentity(
-                provider: "facebook", subject: identity.subject, appID: identity.appID,
-                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            refreshProperties: configuration.refreshPropertiesOnLogin, newUserID: SessionTokens.randomToken(bytes: 15),
-            session: nil,
+            identity, mapping: mapping, configuration: configuration, now: now, session: nil,
             authorizationCode: NewAuthorizationCode(
                 hash: SessionTokens.hash(code), clientID: pending.clientID, redirectURI: pending.redirectURI,
                 codeChallenge: pending.codeChallenge, sessionID: SessionTokens.randomToken(bytes: 16),

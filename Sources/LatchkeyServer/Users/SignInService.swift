@@ -37,16 +37,10 @@ struct SignInService: Sendable {
         let refresh = SessionTokens.newRefreshToken()
         let sessionID = SessionTokens.randomToken(bytes: 16)
         let login = LoginRecord(
-            identity: StoredIdentity(
-                provider: "facebook", subject: identity.subject, appID: identity.appID,
-                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            refreshProperties: configuration.refreshPropertiesOnLogin,
-            newUserID: SessionTokens.randomToken(bytes: 15),
+            identity, mapping: mapping, configuration: configuration, now: now,
             session: NewSession(
                 id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)),
-            singleUse: identity.singleUse)
+                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)))
         let user: StoredUser
         let created: Bool
         do {
@@ -82,5 +76,22 @@ extension UserBody {
                     grantedPermissions: $0.grantedPermissions)
             },
             createdAt: Int(user.createdAt.timeIntervalSince1970))
+    }
+}
+
+extension LoginRecord {
+    /// The record of a verified Facebook login: the identity, the mapped profile, a fresh user id
+    /// for a first login, and what the login opens (a session, or an Easy Login code).
+    init(
+        _ identity: FacebookIdentity, mapping: FieldMapping, configuration: ServerConfiguration, now: Date,
+        session: NewSession?, authorizationCode: NewAuthorizationCode? = nil
+    ) {
+        self.init(
+            identity: StoredIdentity(
+                provider: "facebook", subject: identity.subject, appID: identity.appID,
+                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            refreshProperties: configuration.refreshPropertiesOnLogin, newUserID: SessionTokens.randomToken(bytes: 15),
+            session: session, singleUse: identity.singleUse, authorizationCode: authorizationCode)
     }
 }
