@@ -66,7 +66,8 @@ public struct EasyLoginRequest: Sendable, Equatable {
         guard let returned = parameters["state"], ConstantTime.equals(returned, state) else {
             throw LatchkeyError.sdk("state_mismatch", "The login answer does not belong to this request.")
         }
-        if let iss = parameters["iss"], Self.trimmed(iss) != Self.trimmed(issuer.absoluteString) {
+        // RFC 9207 §2.4: Latchkey always sends `iss`, so an answer without one is refused too.
+        guard let iss = parameters["iss"], Self.trimmed(iss) == Self.trimmed(issuer.absoluteString) else {
             throw LatchkeyError.sdk("issuer_mismatch", "The login answer came from another server.")
         }
         if let error = parameters["error"] {

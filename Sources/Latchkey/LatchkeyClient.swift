@@ -142,6 +142,14 @@ public actor LatchkeyClient {
         return request.url
     }
 
+    /// Abandons the Easy Login in progress (the browser was closed, or failed): the state becomes
+    /// `closedLoginFailed` and a late redirect is no longer accepted.
+    public func cancelEasyLogin() {
+        guard pendingEasyLogin != nil else { return }
+        pendingEasyLogin = nil
+        move(to: .closedLoginFailed)
+    }
+
     /// Whether `url` is the redirect of the Easy Login in progress (for routing in `onOpenURL`).
     public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.isRedirect(url) ?? false }
 

@@ -21,9 +21,24 @@ enum LoopbackLogin {
                     redirectURI: redirectURI))
             let url = try await client.easyLoginWithFacebook(fieldsMapping: fieldsMapping, permissions: permissions)
             say("Sign in with Facebook in your browser:\n  \(url.absoluteString)\nWaiting for the browser…")
+            let deadline = ContinuousClock.now + timeout
             await openBrowser(url)
-            let redirect = try await next(timeout)
+            // Anything local may call the port; a request without this attempt's state is
+            // ignored (the SDK keeps the attempt), and the wait goes on until the deadline.
+            while true {
+                let redirect = try await next(deadline)
+                if let user = try await Self.attempt(client, redirect) { return user }
+                say("Ignored a request to the loopback port that was not this sign-in.")
+            }
+        }
+    }
+
+    /// The user, or `nil` when `redirect` does not carry this attempt's state (someone else's request).
+    private static func attempt(_ client: LatchkeyClient, _ redirect: URL) async throws -> LatchkeyUser? {
+        do {
             return try await client.handleOpenURL(redirect)
+        } catch  where error.code == "state_mismatch" {
+            return nil
         }
     }
 }

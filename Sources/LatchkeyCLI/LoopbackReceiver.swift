@@ -12,27 +12,30 @@ enum LoopbackReceiver {
     /// The browser took too long (or never came back).
     struct TimedOut: Error, CustomStringConvertible {
         let seconds: Int
-        var description: String { "No sign-in came back within \(seconds) seconds." }
+        var description: String { "No sign-in came back from the browser in time." }
     }
 
-    /// Runs `body` with the redirect URI to register and a function that waits for the redirect.
+    /// No loopback port could be opened.
+    struct CannotListen: Error, CustomStringConvertible {
+        var description: String { "Could not listen on a loopback port for the browser's redirect." }
+    }
+
+    /// Runs `body` with the redirect URI to register and a function that waits, until a deadline,
+    /// for the next request to it (several may come: any local program can call a loopback port).
     static func run<Value: Sendable>(
         path: String = "/callback",
         _ body:
-            @Sendable (_ redirectURI: String, _ next: @Sendable (Duration) async throws -> URL) async throws -> Value
+            @Sendable (_ redirectURI: String, _ next: @Sendable (ContinuousClock.Instant) async throws -> URL)
+            async throws -> Value
     ) async throws -> Value {
         var logger = Logger(label: "latchkey.login")
-        logger.logLevel = .error
-        let (redirects, delivered) = AsyncStream<URL>.makeStream(bufferingPolicy: .bufferingOldest(1))
+        logger.logLevel = .critical
+        // Path and query of each request; bounded, so a flood of local requests cannot grow memory.
+        let (requests, delivered) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(16))
         let (ports, bound) = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingOldest(1))
         let router = Router()
         router.get(RouterPath(path)) { request, _ -> Response in
-            if let port = request.head.authority?.split(separator: ":").last,
-                let url = URL(
-                    string: "http://127.0.0.1:\(port)\(request.uri.description)")
-            {
-                delivered.yield(url)
-            }
+            delivered.yield(request.uri.description)
             return page
         }
         let application = Application(
@@ -42,16 +45,22 @@ enum LoopbackReceiver {
         let services = ServiceGroup(configuration: .init(services: [application], logger: logger))
         return try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask {
+                // If binding fails, the waiting flow must learn it instead of waiting forever.
+                defer { bound.finish() }
                 try await services.run()
                 return nil
             }
             let outcome: Result<Value, any Error>
             do {
                 var iterator = ports.makeAsyncIterator()
-                guard let port = await iterator.next(), port != 0 else { throw TimedOut(seconds: 0) }
+                guard let port = await iterator.next(), port != 0 else { throw CannotListen() }
+                // The URL is rebuilt from the bound port, never from the request's Host header.
+                let base = "http://127.0.0.1:\(port)"
                 outcome = .success(
-                    try await body("http://127.0.0.1:\(port)\(path)") { timeout in
-                        try await first(of: redirects, within: timeout)
+                    try await body(base + path) { deadline in
+                        let target = try await next(of: requests, until: deadline)
+                        guard let url = URL(string: base + target) else { throw TimedOut(seconds: 0) }
+                        return url
                     })
             } catch {
                 outcome = .failure(error)
@@ -63,22 +72,24 @@ enum LoopbackReceiver {
         }
     }
 
-    /// The first redirect, or `TimedOut`.
-    private static func first(of redirects: AsyncStream<URL>, within timeout: Duration) async throws -> URL {
-        try await withThrowingTaskGroup(of: URL?.self) { group in
+    /// The next request, or `TimedOut` at `deadline`.
+    private static func next(
+        of requests: AsyncStream<String>, until deadline: ContinuousClock.Instant
+    ) async throws -> String {
+        try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
-                var iterator = redirects.makeAsyncIterator()
+                var iterator = requests.makeAsyncIterator()
                 return await iterator.next()
             }
             group.addTask {
-                try await Task.sleep(for: timeout)
+                try await Task.sleep(until: deadline)
                 return nil
             }
             defer { group.cancelAll() }
-            guard let first = try await group.next(), let url = first else {
-                throw TimedOut(seconds: Int(timeout.components.seconds))
+            guard let first = try await group.next(), let target = first else {
+                throw TimedOut(seconds: Int(max(0, (deadline - .now).components.seconds)))
             }
-            return url
+            return target
         }
     }
 

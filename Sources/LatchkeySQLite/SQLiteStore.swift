@@ -294,17 +294,24 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Stores an Easy Login request; requests expired for over an hour are pruned (recently expired
     /// ones stay, so a late return from Facebook still reaches the app with an error).
-    public func savePendingAuthorization(_ request: PendingAuthorization, now: Date) async throws {
+    public func savePendingAuthorization(
+        _ request: PendingAuthorization, now: Date, limit: Int
+    ) async throws
+        -> Bool
+    {
         let encoded = try JSONEncoder().encode(request)
-        try await transaction { db in
+        return try await transaction { db in
             _ = try await db.query(
                 "DELETE FROM pending_authorizations WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
+            let waiting = try await db.query("SELECT COUNT(*) AS n FROM pending_authorizations", [])
+            guard (waiting.first?.column("n")?.integer ?? 0) < limit else { return false }
             _ = try await db.query(
                 "INSERT INTO pending_authorizations (handle_hash, request, expires_at) VALUES (?, ?, ?)",
                 [
                     .blob(ByteBuffer(bytes: request.handleHash)), .text(String(decoding: encoded, as: UTF8.self)),
                     .float(request.expiresAt.timeIntervalSince1970),
                 ])
+            return true
         }
     }
 

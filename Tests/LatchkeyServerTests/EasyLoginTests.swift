@@ -1,6 +1,9 @@
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyServer
+import NIOCore
 import Testing
 
 /// Easy Login over real HTTP: app → Latchkey → emulator dialog → Latchkey → app → token endpoint.
@@ -114,12 +117,28 @@ struct EasyLoginTests {
             let unknown = try await stack.postForm("/v1/oauth/token", unknownClient.tokenForm(code: code))
             #expect(unknown.status == .unauthorized)
             #expect(try unknown.json()["error"]?.stringValue == "invalid_client")
+            // A client may identify itself with Basic credentials and an empty password.
+            var basic = HTTPFields()
+            basic[.authorization] = "Basic " + Data("\(Demo.clientID):".utf8).base64EncodedString()
+            basic[.contentType] = "application/x-www-form-urlencoded"
+            let withSecret = try await stack.server.execute(
+                uri: "/v1/oauth/token", method: .post,
+                headers: [
+                    .authorization: "Basic " + Data("\(Demo.clientID):secret".utf8).base64EncodedString(),
+                    .contentType: "application/x-www-form-urlencoded",
+                ],
+                body: ByteBuffer(string: FormEncoding.encode(request.tokenForm(code: code))))
+            #expect(try withSecret.json()["error"]?.stringValue == "invalid_client")
             var shortVerifier = request
             shortVerifier.verifier = "too-short"
             let malformed = try await stack.postForm("/v1/oauth/token", shortVerifier.tokenForm(code: code))
             #expect(try malformed.json()["error"]?.stringValue == "invalid_request")
-            // Neither refusal touched the code: it still works.
-            #expect(try await stack.postForm("/v1/oauth/token", request.tokenForm(code: code)).status == .ok)
+            // No refusal touched the code: it still works, here with the client id in the header.
+            let accepted = try await stack.server.execute(
+                uri: "/v1/oauth/token", method: .post, headers: basic,
+                body: ByteBuffer(
+                    string: FormEncoding.encode(request.tokenForm(code: code).filter { $0.0 != "client_id" })))
+            #expect(accepted.status == .ok)
         }
     }
 
@@ -209,6 +228,7 @@ struct EasyLoginTests {
             ([("code_challenge_method", "plain")], "invalid_request"),
             ([("response_type", "token")], "unsupported_response_type"),
             ([("scope", "email DROP-TABLE")], "invalid_scope"),
+            ([("scope", "openid email")], "invalid_scope"),
             ([("fields_mapping", "email=isAdmin")], "invalid_request"),
             ([("fields_mapping", "not-a-mapping")], "invalid_request"),
             ([("state", "again")], "invalid_request"),
@@ -216,13 +236,12 @@ struct EasyLoginTests {
         ])
     func redirectedErrors(changes: [(String, String)], error: String) async throws {
         try await Stack.run(browsable: true) { stack in
-            var request = AuthorizeRequest()
+            let request = AuthorizeRequest()
             var url = request.url(stack)
             for (name, value) in changes {
                 if name == "state" {
                     url += "&state=" + value  // a repeated parameter
                 } else if url.contains("\(name)=") {
-                    request.extra = []
                     url = url.replacingOccurrences(
                         of: "\(name)=[^&]*", with: "\(name)=" + FormEncoding.escape(value), options: .regularExpression)
                 } else {
@@ -309,6 +328,15 @@ struct EasyLoginTests {
                     "refresh_token_invalid"
                 ),
                 ([("grant_type", "refresh_token"), ("surprise", "1")], "invalid_request", "invalid_request"),
+                // RFC 6749 §3.2: unknown parameters are ignored, empty ones count as absent.
+                (
+                    [
+                        ("grant_type", "refresh_token"), ("refresh_token", "nope"), ("resource", "x"),
+                        ("client_secret", ""),
+                    ],
+                    "invalid_grant", "refresh_token_invalid"
+                ),
+                ([("grant_type", "refresh_token"), ("refresh_token", "")], "invalid_request", "invalid_request"),
             ]
             for (form, error, code) in cases {
                 let response = try await stack.postForm("/v1/oauth/token", form)
@@ -320,6 +348,7 @@ struct EasyLoginTests {
             }
             let json = try await stack.post("/v1/oauth/token", json: ["grant_type": "authorization_code", "code": 5])
             #expect(try json.json()["error"]?.stringValue == "invalid_request")
+            #expect(json.headers[HTTPField.Name("Pragma")!] == "no-cache")
         }
     }
 }

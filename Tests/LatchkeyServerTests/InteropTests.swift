@@ -53,6 +53,19 @@ enum Interop {
         let errors = Pipe()
         process.standardOutput = output
         process.standardError = errors
+        // Both pipes are drained while the script runs, so a chatty script cannot fill one and
+        // stall; on Dispatch threads, since blocking reads would starve Swift's small task pool.
+        func drain(_ pipe: Pipe) -> Task<Data, Never> {
+            Task {
+                await withCheckedContinuation { continuation in
+                    DispatchQueue.global().async {
+                        continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
+                    }
+                }
+            }
+        }
+        let stdoutData = drain(output)
+        let stderrData = drain(errors)
         let status: Int32 = try await withCheckedThrowingContinuation { continuation in
             process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
             do {
@@ -62,9 +75,9 @@ enum Interop {
                 continuation.resume(throwing: error)
             }
         }
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
+        let stdout = await stdoutData.value
         guard status == 0 else {
-            let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: await stderrData.value, as: UTF8.self)
             throw Failed(description: "\(script) exited \(status): \(stderr.suffix(2000))")
         }
         return stdout

@@ -46,6 +46,26 @@ struct LoginCommandTests {
         }
     }
 
+    @Test("a request to the loopback port without this attempt's state is ignored, not fatal")
+    func foreignRequest() async throws {
+        try await Stack.run(browsable: true) { stack in
+            let real = Self.browser(stack, user: "alice")
+            let said = Said()
+            let user = try await LoopbackLogin.run(
+                server: stack.serverURL, clientID: Demo.clientID, permissions: ["email"], fieldsMapping: nil,
+                store: InMemoryCredentialStore(), timeout: .seconds(30),
+                openBrowser: { url in
+                    // Another local program finds the port first.
+                    let redirect = TestBrowser.query(url.absoluteString)["redirect_uri"] ?? ""
+                    _ = try? await TestBrowser.get(redirect + "?code=stolen&state=forged")
+                    _ = try? await TestBrowser.get(redirect)
+                    await real(url)
+                }, say: { said.append($0) })
+            #expect(user.string("email") == "alice@example.com")
+            #expect(said.text.contains("Ignored a request"))
+        }
+    }
+
     @Test("a cancel in the browser ends the command with user_cancelled")
     func cancel() async throws {
         try await Stack.run(browsable: true) { stack in

@@ -35,18 +35,28 @@ extension StoreContractTests {
     func pendingAuthorizations() async throws {
         try await Self.onEveryBackend { name, store in
             let request = Self.pending("h1", expiresAt: Self.now.addingTimeInterval(600))
-            try await store.savePendingAuthorization(request, now: Self.now)
+            #expect(try await store.savePendingAuthorization(request, now: Self.now, limit: 10))
             #expect(try await store.takePendingAuthorization(handleHash: Data("h1".utf8)) == request, "\(name)")
             #expect(try await store.takePendingAuthorization(handleHash: Data("h1".utf8)) == nil, "\(name)")
 
             let stale = Self.pending("h2", expiresAt: Self.now.addingTimeInterval(-10))
-            try await store.savePendingAuthorization(stale, now: Self.now)
+            _ = try await store.savePendingAuthorization(stale, now: Self.now, limit: 10)
             #expect(try await store.takePendingAuthorization(handleHash: Data("h2".utf8)) == stale, "\(name)")
 
-            try await store.savePendingAuthorization(stale, now: Self.now)
-            try await store.savePendingAuthorization(
-                Self.pending("h3", expiresAt: Self.now.addingTimeInterval(600)), now: Self.now.addingTimeInterval(7200))
+            _ = try await store.savePendingAuthorization(stale, now: Self.now, limit: 10)
+            _ = try await store.savePendingAuthorization(
+                Self.pending("h3", expiresAt: Self.now.addingTimeInterval(600)), now: Self.now.addingTimeInterval(7200),
+                limit: 10)
             #expect(try await store.takePendingAuthorization(handleHash: Data("h2".utf8)) == nil, "\(name)")
+
+            // The public endpoint cannot grow the table past the limit; nothing is stored beyond it.
+            #expect(
+                try await store.savePendingAuthorization(
+                    Self.pending("h4", expiresAt: Self.now), now: Self.now, limit: 2))
+            #expect(
+                try await !store.savePendingAuthorization(
+                    Self.pending("h5", expiresAt: Self.now), now: Self.now, limit: 2))
+            #expect(try await store.takePendingAuthorization(handleHash: Data("h5".utf8)) == nil, "\(name)")
         }
     }
 

@@ -118,13 +118,15 @@ struct EasyLoginRequestTests {
         let iss = Self.server.absoluteString
         #expect(read(request, [("code", "c1"), ("state", state), ("iss", iss)]) == "code:c1")
         #expect(read(request, [("code", "c1"), ("state", "x")]) == "state_mismatch")
+        #expect(read(request, [("code", "c1"), ("state", state)]) == "issuer_mismatch")
         #expect(
             read(request, [("code", "c1"), ("state", state), ("iss", "https://evil.example")]) == "issuer_mismatch")
-        #expect(read(request, [("error", "access_denied"), ("state", state)]) == "user_cancelled")
+        #expect(read(request, [("error", "access_denied"), ("state", state), ("iss", iss)]) == "user_cancelled")
         #expect(
-            read(request, [("error", "access_denied"), ("error_code", "user_disabled"), ("state", state)])
+            read(
+                request, [("error", "access_denied"), ("error_code", "user_disabled"), ("state", state), ("iss", iss)])
                 == "user_disabled")
-        #expect(read(request, [("state", state)]) == "invalid_response")
+        #expect(read(request, [("state", state), ("iss", iss)]) == "invalid_response")
         #expect(read(request, [("code", "c1"), ("state", state)], base: "myapp://other") == "invalid_response")
         let loopback = EasyLoginRequest(
             serverURL: Self.server, clientID: "cli", redirectURI: "http://127.0.0.1:5000/cb")

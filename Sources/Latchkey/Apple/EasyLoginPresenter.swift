@@ -46,11 +46,13 @@ public final class EasyLoginPresenter: NSObject, ASWebAuthenticationPresentation
                         throwing: LatchkeyError.sdk("invalid_response", "The login sheet could not start."))
                 }
             }
-        } catch let error as ASWebAuthenticationSessionError where error.code == .canceledLogin {
-            throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.")
-        } catch let error as LatchkeyError {
-            throw error
         } catch {
+            session = nil
+            await client.cancelEasyLogin()
+            if let error = error as? ASWebAuthenticationSessionError, error.code == .canceledLogin {
+                throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.")
+            }
+            if let error = error as? LatchkeyError { throw error }
             throw LatchkeyError.sdk("invalid_response", "The login sheet failed: \(error.localizedDescription)")
         }
         session = nil

@@ -15,6 +15,7 @@ extension ServerConfiguration {
         "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
         "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
+        "LATCHKEY_EASY_LOGIN_MAX_PENDING",
     ]
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
@@ -77,6 +78,12 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_JWKS_REFETCH_INTERVAL") { jwksRefetchInterval = number }
         if let number = try seconds("LATCHKEY_EASY_LOGIN_TTL") { easyLoginRequestLifetime = number }
         if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
+        if let raw = value("LATCHKEY_EASY_LOGIN_MAX_PENDING") {
+            guard let count = Int(raw) else {
+                throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not '\(raw)'")
+            }
+            easyLoginMaximumPending = count
+        }
         if let entries = list("LATCHKEY_OAUTH_CLIENTS") { oauthClients = try OAuthClient.parse(entries) }
         if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }
         if let require = try flag("LATCHKEY_REQUIRE_SERVER_NONCE") { requireServerNonce = require }

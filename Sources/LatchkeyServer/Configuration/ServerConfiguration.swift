@@ -42,6 +42,9 @@ public struct ServerConfiguration: Sendable {
     public var oauthClients: [OAuthClient] = []
     /// How long a person may take on Facebook's dialog before the Easy Login request expires, seconds.
     public var easyLoginRequestLifetime: TimeInterval = 600
+    /// Most Easy Login requests waiting for Facebook at once; beyond it `/v1/oauth/authorize`
+    /// answers `temporarily_unavailable` (it is public, so its table must not grow without bound).
+    public var easyLoginMaximumPending: Int = 10_000
     /// Lifetime of Easy Login authorization codes, seconds (RFC 6749 §4.1.2: short; 10 minutes at most).
     public var authorizationCodeLifetime: TimeInterval = 60
     /// Lifetime of access tokens, seconds.
@@ -143,6 +146,9 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("LATCHKEY_AUTHORIZATION_CODE_TTL must be between 1 and 600 seconds")
         }
         for client in oauthClients { try client.validate() }
+        guard easyLoginMaximumPending >= 1 else {
+            throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be at least 1")
+        }
         guard Set(oauthClients.map(\.id)).count == oauthClients.count else {
             throw ConfigurationError("LATCHKEY_OAUTH_CLIENTS names a client twice")
         }

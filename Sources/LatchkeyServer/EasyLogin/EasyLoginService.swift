@@ -46,8 +46,8 @@ struct EasyLoginService: Sendable {
             answer(redirectURI, state: clientState, [("error", error), ("error_description", description)])
         }
         if let name = parameters.repeated.first { return fail("invalid_request", "Parameter '\(name)' is repeated.") }
-        if let state = clientState, state.utf8.count > 1024 {
-            return fail("invalid_request", "state is longer than 1024 bytes.")
+        if let state = clientState, state.utf8.count > 512 {
+            return fail("invalid_request", "state is longer than 512 bytes.")
         }
         guard let responseType = parameters["response_type"] else {
             return fail("invalid_request", "response_type is required.")
@@ -65,7 +65,8 @@ struct EasyLoginService: Sendable {
             return fail("invalid_request", "code_challenge is not a base64url SHA-256 (43 characters).")
         }
         guard let permissions = Self.permissions(parameters["scope"]) else {
-            return fail("invalid_scope", "scope must list at most 50 Facebook permission names (a–z, 0–9, _).")
+            return fail(
+                "invalid_scope", "scope must list at most 50 Facebook permission names (a-z, 0-9, _), without openid.")
         }
         var mapping: [String: String]?
         if let text = parameters["fields_mapping"] {
@@ -90,7 +91,13 @@ struct EasyLoginService: Sendable {
             facebookAppID: app.id, facebookCodeVerifier: verifier,
             expiresAt: configuration.clock().addingTimeInterval(configuration.easyLoginRequestLifetime))
         do {
-            try await store.savePendingAuthorization(pending, now: configuration.clock())
+            guard
+                try await store.savePendingAuthorization(
+                    pending, now: configuration.clock(), limit: configuration.easyLoginMaximumPending)
+            else {
+                logger.warning("latchkey.easy_login.too_many_pending")
+                return fail("temporarily_unavailable", "Too many sign-ins are in progress; try again shortly.")
+            }
         } catch {
             logger.error("latchkey.easy_login.store_failed", metadata: ["latchkey.error.cause": "\(error)"])
             return fail("temporarily_unavailable", "The server could not start the sign-in; try again.")
@@ -235,7 +242,7 @@ struct EasyLoginService: Sendable {
         let redirectURI = try required("redirect_uri")
         let verifier = try required("code_verifier", maxLength: 128)
         guard PKCE.isValidVerifier(verifier) else {
-            throw APIError.invalidRequest("code_verifier must be 43–128 characters of A–Z a–z 0–9 - . _ ~.")
+            throw APIError.invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.")
         }
         let now = configuration.clock()
         let refresh = SessionTokens.newRefreshToken()
@@ -275,8 +282,9 @@ struct EasyLoginService: Sendable {
         return EasyLoginResponse.redirect(redirectURI, pairs)
     }
 
-    /// `scope` as Facebook permissions: space- (OAuth) or comma- (Facebook) separated, `openid`
-    /// dropped (Latchkey issues no id tokens), `public_profile` always first. `nil` when malformed.
+    /// `scope` as Facebook permissions: space- (OAuth) or comma- (Facebook) separated,
+    /// `public_profile` always first. `nil` when malformed, or for `openid`: Latchkey issues no id
+    /// tokens, and an OpenID client is better told so now than left waiting for one.
     static func permissions(_ scope: String?) -> [String]? {
         let names = (scope ?? "").split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init)
         guard names.count <= maximumPermissions,
@@ -286,7 +294,8 @@ struct EasyLoginService: Sendable {
             })
         else { return nil }
         var result = ["public_profile"]
-        for name in names where name != "openid" && !result.contains(name) { result.append(name) }
+        guard !names.contains("openid") else { return nil }
+        for name in names where !result.contains(name) { result.append(name) }
         return result
     }
 

@@ -44,13 +44,16 @@ public struct OAuthClient: Sendable, Equatable {
     func validate() throws {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         guard !id.isEmpty, id.count <= 128, id.unicodeScalars.allSatisfy({ $0.isASCII && allowed.contains($0) }) else {
-            throw ConfigurationError("OAuth client id '\(id)' must be 1–128 characters of A–Z a–z 0–9 - . _ ~")
+            throw ConfigurationError("OAuth client id '\(id)' must be 1 to 128 characters of A-Z a-z 0-9 - . _ ~")
         }
         guard !redirectURIs.isEmpty else { throw ConfigurationError("OAuth client '\(id)' needs a redirect URI") }
         for uri in redirectURIs {
             guard let parsed = RedirectURI(uri) else {
                 throw ConfigurationError(
                     "OAuth client '\(id)': redirect URI '\(uri)' must be absolute, without a fragment or user info")
+            }
+            if ["javascript", "data", "file", "vbscript", "about", "blob", "ftp", "ws", "wss"].contains(parsed.scheme) {
+                throw ConfigurationError("OAuth client '\(id)': redirect URI '\(uri)' uses a scheme no app can receive")
             }
             if parsed.scheme == "http", !parsed.isLoopback {
                 throw ConfigurationError(
@@ -83,6 +86,7 @@ struct RedirectURI: Equatable {
             // A private-use scheme (RFC 8252 §7.1): `com.example.app:/cb` or `myapp://auth`.
             guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else { return nil }
         }
+        if let port = components.port, !(1...65_535).contains(port) { return nil }
         let host = components.host ?? ""
         isLoopback = scheme == "http" && (host == "127.0.0.1" || host == "[::1]" || host == "::1")
         var withoutPort = components

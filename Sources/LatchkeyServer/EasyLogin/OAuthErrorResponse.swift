@@ -32,6 +32,7 @@ extension APIError {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
+        headers[HTTPField.Name("Pragma")!] = "no-cache"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(
             status: oauthStatus, headers: headers,

@@ -10,8 +10,11 @@ struct RequestReading: Sendable {
     let maximumBodySize: Int
 
     /// The body as a JSON object or a form (`application/x-www-form-urlencoded`), as string or
-    /// structured values, refusing fields outside `allowed`.
-    func fields(_ request: Request, allowed: Set<String>) async throws -> [String: JSONValue] {
+    /// structured values, refusing fields outside `allowed` (or, with `ignoringUnknown`, dropping
+    /// them and empty values, as RFC 6749 §3.2 asks of the token endpoint).
+    func fields(
+        _ request: Request, allowed: Set<String>, ignoringUnknown: Bool = false
+    ) async throws -> [String: JSONValue] {
         var request = request
         let buffer = try await request.collectBody(upTo: maximumBodySize)
         let text = String(buffer: buffer)
@@ -29,6 +32,9 @@ struct RequestReading: Sendable {
                 throw APIError.malformed("The request body must be a JSON object.")
             }
             fields = object
+        }
+        if ignoringUnknown {
+            return fields.filter { allowed.contains($0.key) && $0.value != .string("") && $0.value != .null }
         }
         let unknown = Set(fields.keys).subtracting(allowed)
         guard unknown.isEmpty else {
@@ -67,6 +73,7 @@ extension Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
+        headers[HTTPField.Name("Pragma")!] = "no-cache"  // RFC 6749 §5.1, for HTTP/1.0 caches
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 }

@@ -54,17 +54,25 @@ struct Routes: Sendable {
         router.post("/v1/oauth/token") { request, context in
             // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
             do {
-                let fields = try await reading.fields(
+                var fields = try await reading.fields(
                     request,
                     allowed: [
                         "grant_type", "refresh_token", "client_id", "scope", "code", "redirect_uri", "code_verifier",
-                    ])
+                    ], ignoringUnknown: true)
+                if let clientID = try Self.basicClientID(request.headers[.authorization]) {
+                    guard fields["client_id"] == nil || fields["client_id"] == .string(clientID) else {
+                        throw APIError.invalidRequest("client_id differs from the Authorization header.")
+                    }
+                    fields["client_id"] = .string(clientID)
+                }
                 switch try RequestReading.string(fields, "grant_type", maxLength: 64) {
                 case "refresh_token": return try await refresh(fields)
                 case "authorization_code": return try Response.json(try await easyLogin.redeem(fields))
                 case nil: throw APIError.invalidRequest("grant_type is required.")
                 case let other?:
-                    throw APIError(.badRequest, .unsupportedGrantType, "Unsupported grant_type '\(other)'.")
+                    _ = other  // not echoed: error_description stays free of request text
+                    throw APIError(
+                        .badRequest, .unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
                 }
             } catch {
                 return APIError.from(error, logger: context.logger).oauthResponse()
@@ -118,6 +126,20 @@ struct Routes: Sendable {
         return claims
     }
 
+    /// The client id of `Authorization: Basic base64(client_id:)`, as some OAuth libraries identify
+    /// public clients (RFC 6749 §2.3.1); a non-empty password means a confidential client, which
+    /// Latchkey does not register.
+    static func basicClientID(_ header: String?) throws -> String? {
+        guard let header, header.lowercased().hasPrefix("basic ") else { return nil }
+        guard let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { throw APIError.invalidRequest("The Authorization header is not valid Basic credentials.") }
+        guard text[text.index(after: colon)...].isEmpty else {
+            throw APIError(.unauthorized, .clientUnknown, "Clients are public: send no client secret.")
+        }
+        return String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
+    }
+
     /// `grant_type=refresh_token` (RFC 6749 §6) with rotation and reuse detection.
     func refresh(_ fields: [String: JSONValue]) async throws -> Response {
         guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
@@ -158,7 +180,6 @@ struct Routes: Sendable {
             "token_endpoint_auth_methods_supported": ["none"],
             "authorization_response_iss_parameter_supported": true,
             "id_token_signing_alg_values_supported": ["ES256"],
-            "subject_types_supported": ["public"],
         ]
     }
 }

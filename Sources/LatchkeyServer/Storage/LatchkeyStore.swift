@@ -49,8 +49,9 @@ public protocol LatchkeyStore: Sendable {
     /// (replay). Expired records are pruned along the way.
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
 
-    /// Stores an Easy Login request until Facebook's answer, pruning long-expired ones.
-    func savePendingAuthorization(_ request: PendingAuthorization, now: Date) async throws
+    /// Stores an Easy Login request until Facebook's answer, pruning long-expired ones. Returns
+    /// `false`, storing nothing, when `limit` requests are already waiting (the endpoint is public).
+    func savePendingAuthorization(_ request: PendingAuthorization, now: Date, limit: Int) async throws -> Bool
 
     /// Removes and returns the pending request stored under `handleHash` (single use), expired or
     /// not: the caller still needs an expired request's redirect URI to tell the app.
