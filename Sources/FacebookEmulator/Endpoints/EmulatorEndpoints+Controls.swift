@@ -12,6 +12,7 @@ extension EmulatorEndpoints {
         case (.get, []): return .json(await overview(request))
         case (.post, ["tokens"]): return .json(try await mintToken(input))
         case (.post, ["id-tokens"]): return .json(try await mintIDToken(input))
+        case (.post, ["people"]): return .json(try await bulkPeople(input))
         case (.post, ["tokens", "revoke"]): return .json(try await revoke(input))
         case (.post, ["tokens", "expire"]):
             guard await state.expire(token: try input.requiredString("access_token")) else {
@@ -159,7 +160,7 @@ extension EmulatorEndpoints {
         return ["id_token": .string(minted.token), "claims": minted.claims]
     }
 
-    private func validScopes(_ scopes: [String]) throws -> [String] {
+    func validScopes(_ scopes: [String]) throws -> [String] {
         if let unknown = scopes.first(where: { !Permissions.known.contains($0) }) {
             throw ControlError(code: "invalid_field", "unknown permission '\(unknown)'")
         }
