@@ -1,4 +1,5 @@
 import ArgumentParser
+import AsyncHTTPClient
 import FacebookEmulator
 import Foundation
 import Hummingbird
@@ -72,10 +73,26 @@ struct ServeCommand: AsyncParsableCommand {
         try await store.close()
     }
 
+    /// One pooled Facebook client for the server's lifetime, shut down after it.
     private func run(configuration: ServerConfiguration, store: SQLiteStore, logger: Logger) async throws {
+        let facebook = HTTPClient.facebook(configuration)
+        do {
+            try await run(configuration: configuration, store: store, facebook: facebook, logger: logger)
+        } catch {
+            try? await facebook.shutdown()
+            throw error
+        }
+        try await facebook.shutdown()
+    }
+
+    private func run(
+        configuration: ServerConfiguration, store: SQLiteStore, facebook: HTTPClient, logger: Logger
+    ) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
-        let server = try await buildApplication(configuration: configuration, store: store, logger: logger) { channel in
+        let server = try await buildApplication(
+            configuration: configuration, store: store, httpClient: facebook, logger: logger
+        ) { channel in
             let port = channel.localAddress?.port ?? configuration.port
             let banner =
                 dev

@@ -2,14 +2,11 @@ import Foundation
 import LatchkeyAPI
 import LatchkeyServer
 import Logging
-import NIOCore
-import SQLiteNIO
 
 /// The embedded default store: one SQLite file in WAL mode, one connection, every operation a
 /// transaction behind a FIFO gate, so writes never interleave and nothing is half-written.
 public final class SQLiteStore: LatchkeyStore {
-    private let connection: SQLiteConnection
-    private let gate = SerialGate()
+    private let database: SQLiteDatabase
 
     /// Opens (creating if needed) the database at `location`.
     public static func open(
@@ -17,56 +14,47 @@ public final class SQLiteStore: LatchkeyStore {
     ) async throws
         -> SQLiteStore
     {
-        let storage: SQLiteConnection.Storage
-        switch location {
-        case .sqliteMemory: storage = .memory
-        case .sqliteFile(let path):
-            let directory = URL(fileURLWithPath: path).deletingLastPathComponent()
+        var path: String?
+        if case .sqliteFile(let file) = location {
+            let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            storage = .file(path: path)
+            path = file
         }
-        let connection = try await SQLiteConnection.open(storage: storage, logger: logger)
-        for pragma in [
-            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
-            "PRAGMA busy_timeout = 5000",
-        ] {
-            _ = try await connection.query(pragma, [])
+        let database = try await SQLiteDatabase.open(path: path)
+        try await database.run { db in
+            for pragma in [
+                "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
+                "PRAGMA busy_timeout = 5000",
+            ] {
+                try db.execute(pragma)
+            }
         }
-        return SQLiteStore(connection: connection)
+        return SQLiteStore(database: database)
     }
 
-    private init(connection: SQLiteConnection) { self.connection = connection }
+    private init(database: SQLiteDatabase) { self.database = database }
 
-    /// Closes the connection.
-    public func close() async throws { try await connection.close() }
+    /// Closes the database.
+    public func close() async throws { try await database.close() }
 
-    /// Runs `body` in one `BEGIN IMMEDIATE … COMMIT`, rolled back on any error.
-    private func transaction<T: Sendable>(_ body: @Sendable (SQLiteConnection) async throws -> T) async throws -> T {
-        await gate.acquire()
-        do {
-            _ = try await connection.query("BEGIN IMMEDIATE", [])
-            let result = try await body(connection)
-            _ = try await connection.query("COMMIT", [])
-            await gate.release()
-            return result
-        } catch {
-            _ = try? await connection.query("ROLLBACK", [])
-            await gate.release()
-            throw error
-        }
+    /// Runs `body` as one transaction on the database's queue.
+    private func transaction<T: Sendable>(
+        _ body: @escaping @Sendable (SQLiteConnectionState) throws -> T
+    ) async throws -> T {
+        try await database.transaction(body)
     }
 
     /// Applies the numbered migrations not yet recorded in `schema_migrations`, in one transaction.
     public func migrate() async throws {
         try await transaction { db in
-            _ = try await db.query(
+            try db.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)",
                 [])
-            let applied = try await db.query("SELECT MAX(version) AS version FROM schema_migrations", [])
+            let applied = try db.query("SELECT MAX(version) AS version FROM schema_migrations", [])
             let current = applied.first?.column("version")?.integer ?? 0
             for (index, statements) in SQLiteSchema.migrations.enumerated() where index + 1 > current {
-                for statement in statements { _ = try await db.query(statement, []) }
-                _ = try await db.query(
+                for statement in statements { try db.execute(statement, []) }
+                try db.execute(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
                     [.integer(index + 1), .float(Date().timeIntervalSince1970)])
             }
@@ -77,50 +65,50 @@ public final class SQLiteStore: LatchkeyStore {
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
             if let once = login.singleUse {
-                guard try await Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
+                guard try Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
                 else { throw SignInConflict.replayed }
                 if let nonce = once.serverNonce {
-                    let consumed = try await db.query(
+                    let consumed = try db.query(
                         "DELETE FROM nonces WHERE value = ? AND expires_at > ? RETURNING value",
                         [.text(nonce), .float(now.timeIntervalSince1970)])
                     guard !consumed.isEmpty else { throw SignInConflict.nonceInvalid }
                 }
             }
             let identity = login.identity
-            let existing = try await db.query(
+            let existing = try db.query(
                 "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
                 [.text(identity.provider), .text(identity.subject)])
             let userID: String
             let created: Bool
             if let found = existing.first?.column("user_id")?.string {
-                let disabled = try await db.query("SELECT disabled FROM users WHERE id = ?", [.text(found)])
+                let disabled = try db.query("SELECT disabled FROM users WHERE id = ?", [.text(found)])
                 // Refused before anything is written: no session, no spent jti (the transaction rolls back).
                 guard disabled.first?.column("disabled")?.integer != 1 else { throw SignInConflict.userDisabled }
                 userID = found
                 created = false
-                _ = try await db.query(
+                try db.execute(
                     "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
                     [
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
                         .text(identity.provider), .text(identity.subject),
                     ])
                 if login.refreshProperties, !login.mappedProperties.isEmpty {
-                    var properties = try await Self.properties(of: userID, db)
+                    var properties = try Self.properties(of: userID, db)
                     properties.merge(login.mappedProperties) { _, mapped in mapped }
-                    _ = try await db.query(
+                    try db.execute(
                         "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
                         [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(userID)])
                 }
             } else {
                 userID = login.newUserID
                 created = true
-                _ = try await db.query(
+                try db.execute(
                     "INSERT INTO users (id, created_at, updated_at, disabled, properties) VALUES (?, ?, ?, 0, ?)",
                     [
                         .text(userID), .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
                         .text(Self.json(login.mappedProperties)),
                     ])
-                _ = try await db.query(
+                try db.execute(
                     """
                     INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -131,51 +119,51 @@ public final class SQLiteStore: LatchkeyStore {
                         .float(now.timeIntervalSince1970),
                     ])
             }
-            if let session = login.session { try await Self.open(session, userID: userID, db) }
+            if let session = login.session { try Self.open(session, userID: userID, db) }
             if let code = login.authorizationCode {
                 // Codes live a minute; pruning here keeps the table to the codes in flight.
-                _ = try await db.query(
+                try db.execute(
                     "DELETE FROM authorization_codes WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
-                _ = try await db.query(
+                try db.execute(
                     """
                     INSERT INTO authorization_codes
                         (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
-                        .blob(ByteBuffer(bytes: code.hash)), .text(code.clientID), .text(code.redirectURI),
+                        .blob(code.hash), .text(code.clientID), .text(code.redirectURI),
                         .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
                         .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
                     ])
             }
-            _ = try await db.query(
+            try db.execute(
                 "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
                 [
                     .float(now.timeIntervalSince1970), .text(created ? "user.created" : "user.signed_in"),
                     .text(userID),
                     .text(Self.json(["subject": .string(identity.subject), "app_id": .string(identity.appID)])),
                 ])
-            guard let user = try await Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
+            guard let user = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
         }
     }
 
     /// The user with identities, or `nil`.
     public func user(id: String) async throws -> StoredUser? {
-        try await transaction { db in try await Self.loadUser(id, db) }
+        try await transaction { db in try Self.loadUser(id, db) }
     }
 
     /// Merges properties; `.null` removes a key.
     public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
     {
         try await transaction { db in
-            guard try await Self.loadUser(userID, db) != nil else { return nil }
-            var current = try await Self.properties(of: userID, db)
+            guard try Self.loadUser(userID, db) != nil else { return nil }
+            var current = try Self.properties(of: userID, db)
             for (key, value) in properties { current[key] = value == .null ? nil : value }
-            _ = try await db.query(
+            try db.execute(
                 "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
                 [.text(Self.json(current)), .float(now.timeIntervalSince1970), .text(userID)])
-            return try await Self.loadUser(userID, db)
+            return try Self.loadUser(userID, db)
         }
     }
 
@@ -186,19 +174,19 @@ public final class SQLiteStore: LatchkeyStore {
         -> RefreshOutcome
     {
         try await transaction { db in
-            let rows = try await db.query(
+            let rows = try db.query(
                 """
                 SELECT r.session_id, r.expires_at, r.used_at, s.revoked_at, s.user_id, u.disabled
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.hash = ?
-                """, [.blob(ByteBuffer(bytes: hash))])
+                """, [.blob(hash)])
             guard let row = rows.first, let sessionID = row.column("session_id")?.string,
                 let userID = row.column("user_id")?.string
             else { return .invalid }
             if row.column("revoked_at")?.isNull == false { return .invalid }
             if row.column("used_at")?.isNull == false {
                 // A spent token again: someone holds a copy. End the whole session (RFC 6819 §5.2.2.3).
-                _ = try await db.query(
+                try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
                     [.float(now.timeIntervalSince1970), .text(sessionID)])
                 return .reused(sessionID: sessionID)
@@ -208,18 +196,18 @@ public final class SQLiteStore: LatchkeyStore {
             }
             // `setUserDisabled` already revokes sessions; this guards rows changed outside the store.
             if row.column("disabled")?.integer == 1 {
-                _ = try await db.query(
+                try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
                     [.float(now.timeIntervalSince1970), .text(sessionID)])
                 return .userDisabled(sessionID: sessionID)
             }
-            _ = try await db.query(
+            try db.execute(
                 "UPDATE refresh_tokens SET used_at = ? WHERE hash = ?",
-                [.float(now.timeIntervalSince1970), .blob(ByteBuffer(bytes: hash))])
-            _ = try await db.query(
+                [.float(now.timeIntervalSince1970), .blob(hash)])
+            try db.execute(
                 "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
                 [
-                    .blob(ByteBuffer(bytes: newHash)), .text(sessionID), .float(now.timeIntervalSince1970),
+                    .blob(newHash), .text(sessionID), .float(now.timeIntervalSince1970),
                     .float(newExpiresAt.timeIntervalSince1970),
                 ])
             return .rotated(sessionID: sessionID, userID: userID)
@@ -229,11 +217,11 @@ public final class SQLiteStore: LatchkeyStore {
     /// Disables or re-enables a user; disabling also revokes every active session.
     public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
         try await transaction { db in
-            let updated = try await db.query(
+            let updated = try db.query(
                 "UPDATE users SET disabled = ?, updated_at = ? WHERE id = ? RETURNING id",
                 [.integer(disabled ? 1 : 0), .float(now.timeIntervalSince1970), .text(id)])
             if disabled {
-                _ = try await db.query(
+                try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
                     [.float(now.timeIntervalSince1970), .text(id)])
             }
@@ -244,7 +232,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Whether the session exists, is not revoked, and its user is not disabled.
     public func isSessionActive(id: String) async throws -> Bool {
         try await transaction { db in
-            let rows = try await db.query(
+            let rows = try db.query(
                 "SELECT s.revoked_at, u.disabled FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?",
                 [.text(id)])
             guard let row = rows.first else { return false }
@@ -255,7 +243,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Revokes one session; `true` if it was active.
     public func revokeSession(id: String, now: Date) async throws -> Bool {
         try await transaction { db in
-            let rows = try await db.query(
+            let rows = try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
                 [.float(now.timeIntervalSince1970), .text(id)])
             return !rows.isEmpty
@@ -265,7 +253,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Revokes every active session of a user; returns how many.
     public func revokeSessions(userID: String, now: Date) async throws -> Int {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
                 [.float(now.timeIntervalSince1970), .text(userID)]
             ).count
@@ -274,19 +262,19 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Records a single-use value; `false` on replay. Expired values are pruned first.
     public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
-        try await transaction { db in try await Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, db)
+        try await transaction { db in try Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, db)
         }
     }
 
     /// Records a single-use value inside the caller's transaction; `false` when already recorded.
     /// Expired records are pruned first, so the table holds only live values.
     private static func spend(
-        kind: String, value: String, expiresAt: Date, now: Date, _ db: SQLiteConnection
+        kind: String, value: String, expiresAt: Date, now: Date, _ db: SQLiteConnectionState
     )
-        async throws -> Bool
+        throws -> Bool
     {
-        _ = try await db.query("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
-        let rows = try await db.query(
+        try db.execute("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
+        let rows = try db.query(
             "INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING value",
             [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970)])
         return !rows.isEmpty
@@ -301,14 +289,14 @@ public final class SQLiteStore: LatchkeyStore {
     {
         let encoded = try JSONEncoder().encode(request)
         return try await transaction { db in
-            _ = try await db.query(
+            try db.execute(
                 "DELETE FROM pending_authorizations WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
-            let waiting = try await db.query("SELECT COUNT(*) AS n FROM pending_authorizations", [])
+            let waiting = try db.query("SELECT COUNT(*) AS n FROM pending_authorizations", [])
             guard (waiting.first?.column("n")?.integer ?? 0) < limit else { return false }
-            _ = try await db.query(
+            try db.execute(
                 "INSERT INTO pending_authorizations (handle_hash, request, expires_at) VALUES (?, ?, ?)",
                 [
-                    .blob(ByteBuffer(bytes: request.handleHash)), .text(String(decoding: encoded, as: UTF8.self)),
+                    .blob(request.handleHash), .text(String(decoding: encoded, as: UTF8.self)),
                     .float(request.expiresAt.timeIntervalSince1970),
                 ])
             return true
@@ -318,9 +306,9 @@ public final class SQLiteStore: LatchkeyStore {
     /// Deletes and returns the request: a state value completes at most one flow.
     public func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
         let text = try await transaction { db in
-            try await db.query(
+            try db.query(
                 "DELETE FROM pending_authorizations WHERE handle_hash = ? RETURNING request",
-                [.blob(ByteBuffer(bytes: handleHash))]
+                [.blob(handleHash)]
             ).first?.column("request")?.string
         }
         return try text.map { try JSONDecoder().decode(PendingAuthorization.self, from: Data($0.utf8)) }
@@ -334,9 +322,9 @@ public final class SQLiteStore: LatchkeyStore {
         -> CodeRedemption
     {
         try await transaction { db in
-            let hash = SQLiteData.blob(ByteBuffer(bytes: presentation.hash))
+            let hash = SQLiteValue.blob(presentation.hash)
             guard
-                let row = try await db.query(
+                let row = try db.query(
                     """
                     SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope,
                         c.expires_at, c.used_at, c.redeemed, u.disabled
@@ -347,7 +335,7 @@ public final class SQLiteStore: LatchkeyStore {
             else { return .invalid }
             if row.column("used_at")?.isNull == false {
                 guard row.column("redeemed")?.integer == 1 else { return .invalid }
-                _ = try await db.query(
+                try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                     [.float(now.timeIntervalSince1970), .text(sessionID)])
                 return .reused
@@ -360,14 +348,14 @@ public final class SQLiteStore: LatchkeyStore {
             let enabled = row.column("disabled")?.integer != 1
             let redeemed = bound && live && enabled
             // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
-            _ = try await db.query(
+            try db.execute(
                 "UPDATE authorization_codes SET used_at = ?, redeemed = ? WHERE hash = ?",
                 [.float(now.timeIntervalSince1970), .integer(redeemed ? 1 : 0), hash])
             guard bound, live else { return .invalid }
             guard enabled else { return .userDisabled }
             var opened = session
             opened.id = sessionID
-            try await Self.open(opened, userID: userID, db)
+            try Self.open(opened, userID: userID, db)
             let scope =
                 (try? JSONValue.decode(Data((row.column("scope")?.string ?? "[]").utf8)))?.arrayValue?
                 .compactMap(\.stringValue) ?? []
@@ -379,8 +367,8 @@ public final class SQLiteStore: LatchkeyStore {
     public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await transaction { db in
             // Issuing is unauthenticated, so expired nonces are pruned here too, not only on use.
-            _ = try await db.query("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
-            _ = try await db.query(
+            try db.execute("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
+            try db.execute(
                 "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
                 [.text(nonce), .float(expiresAt.timeIntervalSince1970)])
         }
@@ -389,14 +377,14 @@ public final class SQLiteStore: LatchkeyStore {
     /// Session signing keys, newest first.
     public func signingKeys() async throws -> [StoredSigningKey] {
         try await transaction { db in
-            try await db.query(
+            try db.query(
                 "SELECT kid, private_key, created_at, retired_at FROM signing_keys ORDER BY created_at DESC", []
             ).compactMap { row in
                 guard let kid = row.column("kid")?.string, let blob = row.column("private_key")?.blob,
                     let created = row.column("created_at")?.double
                 else { return nil }
                 return StoredSigningKey(
-                    kid: kid, privateKey: Data(blob.readableBytesView), createdAt: Date(timeIntervalSince1970: created),
+                    kid: kid, privateKey: blob, createdAt: Date(timeIntervalSince1970: created),
                     retiredAt: row.column("retired_at")?.double.map(Date.init(timeIntervalSince1970:)))
             }
         }
@@ -405,44 +393,44 @@ public final class SQLiteStore: LatchkeyStore {
     /// Adds a key and retires the current ones, in one transaction.
     public func addSigningKey(_ key: StoredSigningKey) async throws {
         try await transaction { db in
-            _ = try await db.query(
+            try db.execute(
                 "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
                 [.float(key.createdAt.timeIntervalSince1970)])
-            _ = try await db.query(
+            try db.execute(
                 "INSERT INTO signing_keys (kid, private_key, created_at) VALUES (?, ?, ?)",
-                [.text(key.kid), .blob(ByteBuffer(bytes: key.privateKey)), .float(key.createdAt.timeIntervalSince1970)])
+                [.text(key.kid), .blob(key.privateKey), .float(key.createdAt.timeIntervalSince1970)])
         }
     }
 
     /// Runs `SELECT 1` (readiness).
     public func ping() async throws {
-        try await transaction { db in _ = try await db.query("SELECT 1", []) }
+        try await transaction { db in try db.execute("SELECT 1", []) }
     }
 
     // MARK: Helpers
 
     /// Inserts a session and its first refresh token, inside the caller's transaction.
-    private static func open(_ session: NewSession, userID: String, _ db: SQLiteConnection) async throws {
-        _ = try await db.query(
+    private static func open(_ session: NewSession, userID: String, _ db: SQLiteConnectionState) throws {
+        try db.execute(
             "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
             [.text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970)])
-        _ = try await db.query(
+        try db.execute(
             "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
             [
-                .blob(ByteBuffer(bytes: session.refreshTokenHash)), .text(session.id),
+                .blob(session.refreshTokenHash), .text(session.id),
                 .float(session.createdAt.timeIntervalSince1970),
                 .float(session.refreshExpiresAt.timeIntervalSince1970),
             ])
     }
 
-    private static func loadUser(_ id: String, _ db: SQLiteConnection) async throws -> StoredUser? {
+    private static func loadUser(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
         guard
-            let row = try await db.query(
+            let row = try db.query(
                 "SELECT id, created_at, updated_at, disabled, properties FROM users WHERE id = ?", [.text(id)]
             ).first,
             let created = row.column("created_at")?.double, let updated = row.column("updated_at")?.double
         else { return nil }
-        let identities = try await db.query(
+        let identities = try db.query(
             "SELECT provider, subject, app_id, granted, first_seen, last_seen FROM identities WHERE user_id = ? ORDER BY first_seen",
             [.text(id)]
         ).map { row in
@@ -460,9 +448,9 @@ public final class SQLiteStore: LatchkeyStore {
             properties: Self.decodeProperties(row.column("properties")?.string), identities: identities)
     }
 
-    private static func properties(of userID: String, _ db: SQLiteConnection) async throws -> [String: JSONValue] {
+    private static func properties(of userID: String, _ db: SQLiteConnectionState) throws -> [String: JSONValue] {
         decodeProperties(
-            try await db.query("SELECT properties FROM users WHERE id = ?", [.text(userID)]).first?.column(
+            try db.query("SELECT properties FROM users WHERE id = ?", [.text(userID)]).first?.column(
                 "properties")?
                 .string)
     }

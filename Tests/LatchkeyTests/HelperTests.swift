@@ -134,3 +134,27 @@ struct EasyLoginRequestTests {
         #expect(!loopback.isRedirect(URL(string: "http://127.0.0.1:5000/other?code=1")!))
     }
 }
+
+@Suite("Base64URL")
+struct Base64URLTests {
+    @Test("matches Foundation's base64 with the URL alphabet, both ways, for every length")
+    func roundTrip() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0...70 {
+            let bytes = Data((0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let reference = bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(Base64URL.decode(reference) == bytes)
+            #expect(
+                Base64URL.decode(
+                    bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                        .replacingOccurrences(of: "/", with: "_")) == bytes)  // padded
+        }
+    }
+
+    @Test("refuses what is not canonical base64url", arguments: ["a", "ab+c", "ab/c", "AB", "A=BC", "é"])
+    func refuses(text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+}

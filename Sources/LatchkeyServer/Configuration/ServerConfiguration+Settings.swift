@@ -15,7 +15,7 @@ extension ServerConfiguration {
         "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
         "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
-        "LATCHKEY_EASY_LOGIN_MAX_PENDING",
+        "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS",
     ]
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
@@ -83,6 +83,12 @@ extension ServerConfiguration {
                 throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not '\(raw)'")
             }
             easyLoginMaximumPending = count
+        }
+        if let raw = value("LATCHKEY_FACEBOOK_MAX_CONNECTIONS") {
+            guard let count = Int(raw) else {
+                throw ConfigurationError("LATCHKEY_FACEBOOK_MAX_CONNECTIONS must be a number, not '\(raw)'")
+            }
+            facebookMaxConnections = count
         }
         if let entries = list("LATCHKEY_OAUTH_CLIENTS") { oauthClients = try OAuthClient.parse(entries) }
         if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }

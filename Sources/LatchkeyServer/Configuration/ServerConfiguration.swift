@@ -75,6 +75,8 @@ public struct ServerConfiguration: Sendable {
     public var refreshPropertiesOnLogin: Bool = true
     /// Upper bound on each Facebook call, seconds; beyond it the client gets 503 `facebook_unavailable`.
     public var facebookTimeout: TimeInterval = 5
+    /// Most keep-alive connections to Facebook at once (per host): logins in flight × 2.
+    public var facebookMaxConnections: Int = 256
     /// Least time between two JWKS fetches caused by an unknown `kid`, seconds.
     public var jwksRefetchInterval: TimeInterval = 60
     /// Largest request body, bytes.
@@ -141,6 +143,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard clockSkew >= 0, clockSkew <= 600 else {
             throw ConfigurationError("LATCHKEY_CLOCK_SKEW must be between 0 and 600 seconds")
+        }
+        guard (1...10_000).contains(facebookMaxConnections) else {
+            throw ConfigurationError("LATCHKEY_FACEBOOK_MAX_CONNECTIONS must be between 1 and 10000")
         }
         guard authorizationCodeLifetime > 0, authorizationCodeLifetime <= 600 else {
             throw ConfigurationError("LATCHKEY_AUTHORIZATION_CODE_TTL must be between 1 and 600 seconds")

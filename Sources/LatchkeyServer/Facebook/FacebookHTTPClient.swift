@@ -1,0 +1,15 @@
+import AsyncHTTPClient
+import NIOCore
+
+extension HTTPClient {
+    /// The one client for every Facebook call: keep-alive pool sized for concurrent logins. The
+    /// default pool (8 connections per host) would cap a server at 4 classic logins in flight,
+    /// each waiting a Facebook round trip; measured in docs/performance.md.
+    public static func facebook(_ configuration: ServerConfiguration) -> HTTPClient {
+        var settings = HTTPClient.Configuration()
+        settings.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.facebookMaxConnections)
+        settings.timeout = .init(connect: .seconds(Int64(max(1, configuration.facebookTimeout))))
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
+    }
+}
