@@ -46,7 +46,7 @@ public enum Base64URL {
         var bytes = Array(text.utf8)
         while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
         if bytes.count % 4 == 1 { return nil }
-        var output = Data()
+        var output = [UInt8]()
         output.reserveCapacity(bytes.count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
@@ -62,6 +62,6 @@ public enum Base64URL {
         }
         // Leftover bits must be zero, as a canonical encoder writes them.
         guard accumulator & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
-        return output
+        return Data(output)
     }
 }

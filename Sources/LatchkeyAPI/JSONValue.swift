@@ -83,20 +83,15 @@ public enum JSONValue: Sendable, Equatable, Codable {
 
     /// Serialises with sorted keys, so equal documents give equal bytes (tests and signatures rely on it).
     public func encoded() -> Data {
-        // Encoding a JSONValue cannot fail: every case maps onto a JSON primitive.
-        (try? Self.encoder.encode(self)) ?? Data("null".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity(256)
+        write(into: &output)
+        return Data(output)
     }
-
-    /// One configured encoder, not one per call: tokens and Graph answers are encoded on hot paths.
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
 
     /// Parses a JSON document.
     public static func decode(_ data: Data) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: data)
+        try parse(data)
     }
 }
 

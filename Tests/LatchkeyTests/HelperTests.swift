@@ -158,3 +158,44 @@ struct Base64URLTests {
         #expect(Base64URL.decode(text) == nil)
     }
 }
+
+@Suite("JSONValue reader and writer")
+struct JSONValueBytesTests {
+    @Test("parses what Foundation parses, and writes sorted compact JSON that parses back to the same value")
+    func roundTrip() throws {
+        let document = #"""
+            {"s":"a\"b\\c\/d\n\t\u00e9\ud83d\ude00é","i":-42,"z":0,"d":1.5,"e":-2.5e-3,"big":12345678901234567890,
+             "t":true,"f":false,"n":null,"a":[1,[2,{}],[]],"o":{"k":{"deep":"x"}}, "ws" : [ 1 , 2 ] }
+            """#
+        let value = try JSONValue.parse(Data(document.utf8))
+        #expect(value["s"] == .string("a\"b\\c/d\n\té😀é"))
+        #expect(value["i"] == .int(-42) && value["z"] == .int(0) && value["d"] == .double(1.5))
+        #expect(value["e"] == .double(-0.0025) && value["big"] == .double(12345678901234567890))
+        #expect(value["t"] == .bool(true) && value["n"] == .null && value["ws"] == [1, 2])
+        #expect(value["o"]?["k"]?["deep"] == "x")
+        let written = value.encoded()
+        #expect(try JSONValue.parse(written) == value)
+        #expect(try JSONSerialization.jsonObject(with: written) is [String: Any])
+        #expect(
+            String(decoding: JSONValue.object(["b": 1, "a": "x/y", "c": "\u{01}"]).encoded(), as: UTF8.self)
+                == #"{"a":"x/y","b":1,"c":"\u0001"}"#)
+    }
+
+    @Test(
+        "refuses malformed JSON",
+        arguments: [
+            "", "{", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "tru", "nul", "\"abc", "\"a\u{01}b\"",
+            "\"\\x\"", "\"\\ud800\"", "\"\\udc00x\"", "{\"a\" 1}", "[1 2]", "1 2", "{1:2}", "\"\\u12G4\"",
+        ])
+    func refuses(text: String) {
+        #expect(throws: JSONValue.ParseError.self) { try JSONValue.parse(Data(text.utf8)) }
+    }
+
+    @Test("refuses documents nested deeper than 64")
+    func depth() throws {
+        #expect(throws: JSONValue.ParseError.self) {
+            try JSONValue.parse(Data((String(repeating: "[", count: 65) + String(repeating: "]", count: 65)).utf8))
+        }
+        _ = try JSONValue.parse(Data((String(repeating: "[", count: 60) + String(repeating: "]", count: 60)).utf8))
+    }
+}
