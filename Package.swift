@@ -3,6 +3,8 @@
 
 import PackageDescription
 
+import class Foundation.ProcessInfo
+
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
@@ -149,3 +151,21 @@ let package = Package(
         ),
     ]
 )
+
+// Micro benchmarks (ordo-one/benchmark) build only when asked for, so `swift test` never resolves
+// or compiles them: `LATCHKEY_BENCHMARKS=1 swift package benchmark` (see docs/performance.md).
+if ProcessInfo.processInfo.environment["LATCHKEY_BENCHMARKS"] == "1" {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]))
+    package.targets.append(
+        .executableTarget(
+            name: "LatchkeyMicro",
+            dependencies: [
+                "LatchkeyServer", "LatchkeySQLite", "LatchkeyAPI",
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Benchmarks/LatchkeyMicro",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))
+}

@@ -77,7 +77,12 @@ actor KeySetCache {
             return (response.status, response.headers["Cache-Control"].first, body)
         }
         guard status == .ok else { throw KeySetError.badStatus(Int(status.code)) }
-        let document = try JSONValue.decode(Data(body.readableBytesView))
+        keys = try Self.parse(JSONValue.decode(Data(body.readableBytesView)))
+        freshUntil = clock().addingTimeInterval(Self.maxAge(cacheControl) ?? 3600)
+    }
+
+    /// The RSA keys of a JWKS document, by `kid`.
+    static func parse(_ document: JSONValue) throws -> [String: _RSA.Signing.PublicKey] {
         var parsed: [String: _RSA.Signing.PublicKey] = [:]
         for jwk in document["keys"]?.arrayValue ?? [] {
             guard jwk["kty"] == "RSA", let kid = jwk["kid"]?.stringValue,
@@ -88,8 +93,14 @@ actor KeySetCache {
             parsed[kid] = key
         }
         guard !parsed.isEmpty else { throw KeySetError.noKeys }
-        keys = parsed
-        freshUntil = clock().addingTimeInterval(Self.maxAge(cacheControl) ?? 3600)
+        return parsed
+    }
+
+    /// Installs a key set that never goes stale (the micro benchmarks, which have no Facebook).
+    func pin(_ document: JSONValue) throws {
+        keys = try Self.parse(document)
+        freshUntil = .distantFuture
+        lastFetch = .distantFuture
     }
 
     /// `max-age` from a Cache-Control header, bounded to a day; `no-store`/`no-cache` mean a minute,
