@@ -75,15 +75,17 @@ public final class SQLiteStore: LatchkeyStore {
                 }
             }
             let identity = login.identity
+            // One read for the identity, its user's state and properties.
             let existing = try db.query(
-                "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
-                [.text(identity.provider), .text(identity.subject)])
+                """
+                SELECT i.user_id, u.disabled, u.properties FROM identities i JOIN users u ON u.id = i.user_id
+                WHERE i.provider = ? AND i.subject = ?
+                """, [.text(identity.provider), .text(identity.subject)])
             let userID: String
             let created: Bool
-            if let found = existing.first?.column("user_id")?.string {
-                let disabled = try db.query("SELECT disabled FROM users WHERE id = ?", [.text(found)])
+            if let row = existing.first, let found = row.column("user_id")?.string {
                 // Refused before anything is written: no session, no spent jti (the transaction rolls back).
-                guard disabled.first?.column("disabled")?.integer != 1 else { throw SignInConflict.userDisabled }
+                guard row.column("disabled")?.integer != 1 else { throw SignInConflict.userDisabled }
                 userID = found
                 created = false
                 try db.execute(
@@ -93,11 +95,14 @@ public final class SQLiteStore: LatchkeyStore {
                         .text(identity.provider), .text(identity.subject),
                     ])
                 if login.refreshProperties, !login.mappedProperties.isEmpty {
-                    var properties = try Self.properties(of: userID, db)
-                    properties.merge(login.mappedProperties) { _, mapped in mapped }
-                    try db.execute(
-                        "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
-                        [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(userID)])
+                    let stored = Self.decodeProperties(row.column("properties")?.string)
+                    let merged = stored.merging(login.mappedProperties) { _, mapped in mapped }
+                    // A returning person's profile rarely changes: no write (and no WAL page) then.
+                    if merged != stored {
+                        try db.execute(
+                            "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+                            [.text(Self.json(merged)), .float(now.timeIntervalSince1970), .text(userID)])
+                    }
                 }
             } else {
                 userID = login.newUserID
@@ -226,6 +231,19 @@ public final class SQLiteStore: LatchkeyStore {
                     [.float(now.timeIntervalSince1970), .text(id)])
             }
             return !updated.isEmpty
+        }
+    }
+
+    /// The user of an active session, in one transaction.
+    public func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
+        try await transaction { db in
+            let rows = try db.query(
+                """
+                SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND u.disabled = 0
+                """, [.text(sessionID), .text(id)])
+            guard !rows.isEmpty else { return nil }
+            return try Self.loadUser(id, db)
         }
     }
 

@@ -117,3 +117,19 @@ extension StoreContractTests {
         }
     }
 }
+
+extension StoreContractTests {
+    @Test("activeUser reads the user only through one of their active sessions")
+    func activeUser() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(Self.login(subject: "s1", userID: "u1", sessionID: "a"), now: Self.now)
+            _ = try await store.signIn(Self.login(subject: "s2", userID: "u2", sessionID: "b"), now: Self.now)
+            #expect(try await store.activeUser(id: "u1", sessionID: "a")?.id == "u1", "\(name)")
+            #expect(try await store.activeUser(id: "u1", sessionID: "b") == nil, "\(name)")  // someone else's session
+            try await store.revokeSession(id: "a", now: Self.now)
+            #expect(try await store.activeUser(id: "u1", sessionID: "a") == nil, "\(name)")
+            try await store.setUserDisabled(id: "u2", disabled: true, now: Self.now)
+            #expect(try await store.activeUser(id: "u2", sessionID: "b") == nil, "\(name)")
+        }
+    }
+}

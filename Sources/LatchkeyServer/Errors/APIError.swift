@@ -46,6 +46,7 @@ extension APIError {
     static func invalidRequest(_ message: String) -> APIError { APIError(.badRequest, .invalidRequest, message) }
     static func malformed(_ message: String) -> APIError { APIError(.badRequest, .malformedRequest, message) }
     static let unauthorized = APIError(.unauthorized, .unauthorized, "A valid access token is required.")
+    static let sessionEnded = APIError(.unauthorized, .sessionRevoked, "This session has ended; sign in again.")
     static func facebookUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> APIError {
         APIError(.serviceUnavailable, .facebookUnavailable, message, retryAfter: 5, cause: cause)
     }

@@ -69,7 +69,12 @@ struct RequestReading: Sendable {
 extension Response {
     /// A JSON response from an `Encodable` value, never cached (tokens and user data).
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try JSONEncoder.latchkey.encode(value)
+        let data =
+            switch value {
+            case let body as any JSONRepresentable: body.json.encoded()
+            case let body as JSONValue: body.encoded()
+            default: try JSONEncoder.latchkey.encode(value)
+            }
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"

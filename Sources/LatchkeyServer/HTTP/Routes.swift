@@ -79,8 +79,11 @@ struct Routes: Sendable {
             }
         }
         router.get("/v1/users/me") { request, _ in
-            let claims = try await authenticate(request)
-            guard let user = try await store.user(id: claims.userID) else { throw APIError.unauthorized }
+            // The session check and the read are one store operation here: the hottest read path.
+            let claims = try verifiedClaims(request)
+            guard let user = try await store.activeUser(id: claims.userID, sessionID: claims.sessionID) else {
+                throw APIError.sessionEnded
+            }
             return try Response.json(UserBody(user))
         }
         router.patch("/v1/users/me") { request, _ in
@@ -115,15 +118,18 @@ struct Routes: Sendable {
 
     /// The bearer token's claims, after checking its session is still active.
     func authenticate(_ request: Request) async throws -> SessionTokens.AccessClaims {
+        let claims = try verifiedClaims(request)
+        guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
+        return claims
+    }
+
+    /// The bearer token's claims (signature, issuer, audience, expiry); the session is not checked.
+    func verifiedClaims(_ request: Request) throws -> SessionTokens.AccessClaims {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError.unauthorized
         }
-        let claims = try tokens.verify(
+        return try tokens.verify(
             String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), now: configuration.clock())
-        guard try await store.isSessionActive(id: claims.sessionID) else {
-            throw APIError(.unauthorized, .sessionRevoked, "This session has ended; sign in again.")
-        }
-        return claims
     }
 
     /// The client id of `Authorization: Basic base64(client_id:)`, as some OAuth libraries identify

@@ -14,6 +14,8 @@ struct SessionTokens: Sendable {
     let origin: ServerOrigin
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
+    /// Tokens already verified (signature, issuer, audience), until their expiry.
+    let verified = VerifiedTokenCache()
 
     static let audience = "latchkey"
 
@@ -62,7 +64,9 @@ struct SessionTokens: Sendable {
 
     /// Verifies signature, issuer, audience and expiry; the session's revocation is the caller's check.
     func verify(_ token: String, now: Date) throws -> AccessClaims {
-        guard let jws = CompactJWS(token), jws.header["alg"] == "ES256", let kid = jws.header["kid"]?.stringValue,
+        if let claims = verified.claims(for: token, now: now) { return claims }
+        guard token.utf8.count <= 4096, let jws = CompactJWS(token), jws.header["alg"] == "ES256",
+            let kid = jws.header["kid"]?.stringValue,
             let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
         else { throw APIError.unauthorized }
         let claims = jws.claims
@@ -70,6 +74,8 @@ struct SessionTokens: Sendable {
             let exp = claims["exp"]?.intValue, TimeInterval(exp) > now.timeIntervalSince1970,
             let userID = claims["sub"]?.stringValue, let sessionID = claims["sid"]?.stringValue
         else { throw APIError.unauthorized }
-        return AccessClaims(userID: userID, sessionID: sessionID)
+        let claimsFound = AccessClaims(userID: userID, sessionID: sessionID)
+        verified.remember(token, claims: claimsFound, expiresAt: TimeInterval(exp), now: now)
+        return claimsFound
     }
 }

@@ -34,6 +34,10 @@ public protocol LatchkeyStore: Sendable {
     @discardableResult
     func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool
 
+    /// The user with `id` when `sessionID` is one of their sessions, active, and the user is not
+    /// disabled; one read for `GET /v1/users/me`.
+    func activeUser(id: String, sessionID: String) async throws -> StoredUser?
+
     /// Whether the session exists, is not revoked, and its user is not disabled.
     func isSessionActive(id: String) async throws -> Bool
 

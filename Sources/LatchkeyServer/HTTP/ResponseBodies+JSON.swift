@@ -1,0 +1,48 @@
+import Foundation
+import LatchkeyAPI
+
+/// Answers written with `JSONValue`'s direct writer instead of `JSONEncoder`, which was 8 % of a
+/// login's CPU (docs/performance.md). The keys are the `Codable` ones; the SDK decodes these
+/// bodies with `JSONDecoder`, and its end-to-end tests would catch a difference.
+protocol JSONRepresentable {
+    var json: JSONValue { get }
+}
+
+extension SessionBody: JSONRepresentable {
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "access_token": .string(accessToken), "token_type": .string(tokenType), "expires_in": .int(expiresIn),
+            "refresh_token": .string(refreshToken), "refresh_token_expires_in": .int(refreshTokenExpiresIn),
+        ]
+        if let scope { members["scope"] = .string(scope) }
+        return .object(members)
+    }
+}
+
+extension IdentityBody: JSONRepresentable {
+    var json: JSONValue {
+        [
+            "provider": .string(provider), "subject": .string(subject), "appId": .string(appID),
+            "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
+        ]
+    }
+}
+
+extension UserBody: JSONRepresentable {
+    var json: JSONValue {
+        [
+            "id": .string(id), "properties": .object(properties), "identities": .array(identities.map(\.json)),
+            "createdAt": .int(createdAt),
+        ]
+    }
+}
+
+extension SignInBody: JSONRepresentable {
+    var json: JSONValue {
+        [
+            "user": user.json, "isNewUser": .bool(isNewUser),
+            "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
+            "declinedPermissions": .array(declinedPermissions.map(JSONValue.string)), "session": session.json,
+        ]
+    }
+}
