@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyAPI
 
 /// A login nonce: a cryptographically random raw value for Latchkey and its SHA-256 hex for
 /// Facebook's `LoginConfiguration`, the pattern every seed document writes by hand.
@@ -10,7 +11,7 @@ public struct Nonce: Sendable, Equatable {
     /// The secret value kept by the app.
     public let raw: String
     /// Lowercase hex SHA-256 of `raw`.
-    public var sha256: String { SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined() }
+    public var sha256: String { Hex.encode(SHA256.hash(data: Data(raw.utf8))) }
 
     /// A fresh nonce of `length` characters from `[0-9A-Za-z-._]`; shorter lengths are raised to 16
     /// so a nonce always carries enough entropy.

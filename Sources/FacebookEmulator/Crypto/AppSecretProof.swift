@@ -7,7 +7,7 @@ enum AppSecretProof {
     static func compute(accessToken: String, secret: String) -> String {
         let mac = HMAC<SHA256>.authenticationCode(
             for: Data(accessToken.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return mac.map { String(format: "%02x", $0) }.joined()
+        return Hex.encode(mac)
     }
 
     /// Constant-time check of a presented proof, so timing does not reveal how much of it matched.

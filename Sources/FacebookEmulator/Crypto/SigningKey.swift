@@ -39,7 +39,7 @@ public struct SigningKey: Sendable {
         self.privateKey = privateKey
         let publicKey = privateKey.publicKey
         let digest = SHA256.hash(data: publicKey.derRepresentation)
-        self.kid = digest.prefix(20).map { String(format: "%02x", $0) }.joined()
+        self.kid = Hex.encode(digest.prefix(20))
         let primitives = try publicKey.getKeyPrimitives()
         self.jwk = [
             "kid": .string(kid), "kty": "RSA", "alg": "RS256", "use": "sig",

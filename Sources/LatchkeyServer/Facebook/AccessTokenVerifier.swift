@@ -93,9 +93,8 @@ struct AccessTokenVerifier: Sendable {
     ) async throws
         -> JSONValue
     {
-        let proof = HMAC<SHA256>.authenticationCode(
-            for: Data(token.utf8), using: SymmetricKey(data: Data(app.secret.utf8))
-        ).map { String(format: "%02x", $0) }.joined()
+        let proof = Hex.encode(
+            HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(app.secret.utf8))))
         let answer = try await graph.get(
             "/me", query: [("fields", mapping.graphFields), ("access_token", token), ("appsecret_proof", proof)])
         if let error = answer.body["error"] {

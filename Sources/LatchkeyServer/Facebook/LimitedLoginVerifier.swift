@@ -101,7 +101,7 @@ struct LimitedLoginVerifier: Sendable {
             return
         }
         guard sent.count <= 512 else { throw APIError.invalidRequest("nonce is too long") }
-        let hashed = SHA256.hash(data: Data(sent.utf8)).map { String(format: "%02x", $0) }.joined()
+        let hashed = Hex.encode(SHA256.hash(data: Data(sent.utf8)))
         let matchesRaw = ConstantTime.equals(claim, sent)
         let matchesHash = ConstantTime.equals(claim.lowercased(), hashed)
         guard !claim.isEmpty, matchesRaw || matchesHash else {

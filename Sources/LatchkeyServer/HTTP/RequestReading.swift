@@ -17,15 +17,14 @@ struct RequestReading: Sendable {
     ) async throws -> [String: JSONValue] {
         var request = request
         let buffer = try await request.collectBody(upTo: maximumBodySize)
-        let text = String(buffer: buffer)
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         var fields: [String: JSONValue]
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
-            fields = FormEncoding.decode(text).mapValues(JSONValue.string)
-        } else if text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            fields = FormEncoding.decode(String(buffer: buffer)).mapValues(JSONValue.string)
+        } else if buffer.readableBytesView.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             fields = [:]
         } else {
-            guard let json = try? JSONValue.decode(Data(text.utf8)) else {
+            guard let json = try? JSONValue.parse(buffer.readableBytesView) else {
                 throw APIError.malformed("The request body is not valid JSON.")
             }
             guard let object = json.objectValue else {
