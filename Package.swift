@@ -85,9 +85,8 @@ let package = Package(
             dependencies: [
                 "LatchkeyAPI",
                 "LatchkeyServer",
+                // Only for the SQLite it vendors (VaporCSQLite): the store calls SQLite's C API.
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

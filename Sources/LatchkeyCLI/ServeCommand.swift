@@ -63,7 +63,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "latchkey")
         logger.logLevel = logLevel
-        let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL), logger: logger)
+        let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL))
         do {
             try await run(configuration: configuration, store: store, logger: logger)
         } catch {

@@ -1,7 +1,6 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyServer
-import Logging
 
 /// The embedded default store: one SQLite file in WAL mode, one connection, every operation a
 /// transaction behind a FIFO gate, so writes never interleave and nothing is half-written.
@@ -9,11 +8,7 @@ public final class SQLiteStore: LatchkeyStore {
     private let database: SQLiteDatabase
 
     /// Opens (creating if needed) the database at `location`.
-    public static func open(
-        _ location: DatabaseLocation, logger: Logger = Logger(label: "latchkey.sqlite")
-    ) async throws
-        -> SQLiteStore
-    {
+    public static func open(_ location: DatabaseLocation) async throws -> SQLiteStore {
         var path: String?
         if case .sqliteFile(let file) = location {
             let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
