@@ -50,7 +50,7 @@ public struct EasyLoginRequest: Sendable, Equatable {
     public func isRedirect(_ url: URL) -> Bool {
         let text = url.absoluteString
         let base = text.split(separator: "?", maxSplits: 1).first.map(String.init) ?? text
-        return Self.portless(base) == Self.portless(redirectURI)
+        return LoopbackRedirect.matchKey(base) == LoopbackRedirect.matchKey(redirectURI)
     }
 
     /// Reads the redirect: the authorization code, or the error as a `LatchkeyError`.
@@ -85,13 +85,4 @@ public struct EasyLoginRequest: Sendable, Equatable {
     }
 
     private static func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
-
-    /// Loopback redirect URIs match on any port (RFC 8252 §7.3), as on the server.
-    private static func portless(_ uri: String) -> String {
-        guard var components = URLComponents(string: uri), components.scheme == "http",
-            components.host == "127.0.0.1" || components.host == "[::1]" || components.host == "::1"
-        else { return uri }
-        components.port = nil
-        return components.string ?? uri
-    }
 }

@@ -5,14 +5,17 @@ import Foundation
 public enum FormEncoding {
     /// Parses pairs; a repeated key keeps its last value, a key without `=` gets `""`.
     public static func decode(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        for pair in text.split(separator: "&") {
+        Dictionary(pairs(text), uniquingKeysWith: { _, last in last })
+    }
+
+    /// The pairs in order, repeats kept (for callers that must refuse them); empty keys dropped.
+    public static func pairs(_ text: String) -> [(String, String)] {
+        text.split(separator: "&").compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = unescape(parts[0])
-            guard !key.isEmpty else { continue }
-            result[key] = parts.count > 1 ? unescape(parts[1]) : ""
+            guard !key.isEmpty else { return nil }
+            return (key, parts.count > 1 ? unescape(parts[1]) : "")
         }
-        return result
     }
 
     /// Decodes one component; malformed percent-escapes are kept as written.

@@ -11,7 +11,6 @@ import ServiceLifecycle
 enum LoopbackReceiver {
     /// The browser took too long (or never came back).
     struct TimedOut: Error, CustomStringConvertible {
-        let seconds: Int
         var description: String { "No sign-in came back from the browser in time." }
     }
 
@@ -58,9 +57,12 @@ enum LoopbackReceiver {
                 let base = "http://127.0.0.1:\(port)"
                 outcome = .success(
                     try await body(base + path) { deadline in
-                        let target = try await next(of: requests, until: deadline)
-                        guard let url = URL(string: base + target) else { throw TimedOut(seconds: 0) }
-                        return url
+                        // A request target that does not make a URL is someone else's noise: wait on.
+                        while true {
+                            if let url = URL(string: base + (try await next(of: requests, until: deadline))) {
+                                return url
+                            }
+                        }
                     })
             } catch {
                 outcome = .failure(error)
@@ -87,7 +89,7 @@ enum LoopbackReceiver {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let target = first else {
-                throw TimedOut(seconds: Int(max(0, (deadline - .now).components.seconds)))
+                throw TimedOut()
             }
             return target
         }

@@ -199,3 +199,18 @@ struct JSONValueBytesTests {
         _ = try JSONValue.parse(Data((String(repeating: "[", count: 60) + String(repeating: "]", count: 60)).utf8))
     }
 }
+
+@Suite("Loopback redirect matching")
+struct LoopbackRedirectTests {
+    @Test("loopback IP literals match on any port; everything else only exactly")
+    func keys() {
+        let same = LoopbackRedirect.matchKey
+        #expect(same("http://127.0.0.1:5000/cb") == same("http://127.0.0.1/cb"))
+        #expect(same("http://[::1]:5000/cb") == same("http://[::1]:6000/cb"))
+        #expect(same("http://127.0.0.1:5000/cb") != same("http://127.0.0.1:5000/cb2"))
+        #expect(same("http://127.0.0.1:5000/cb") != same("http://[::1]:5000/cb"))
+        #expect(same("http://localhost:5000/cb") != same("http://localhost/cb"))
+        #expect(same("https://127.0.0.1:5000/cb") != same("https://127.0.0.1/cb"))
+        #expect(same("myapp://auth") == "myapp://auth")
+    }
+}

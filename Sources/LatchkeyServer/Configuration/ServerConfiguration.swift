@@ -103,7 +103,10 @@ public struct ServerConfiguration: Sendable {
     func oauthClient(_ id: String) -> OAuthClient? { oauthClients.first { $0.id == id } }
 
     /// Where Facebook's dialog sends the person back to this server (register it with the Facebook app).
-    public var facebookCallbackURL: String { resolvedPublicURL + "/v1/oauth/facebook/callback" }
+    public var facebookCallbackURL: String { resolvedPublicURL + Self.facebookCallbackPath }
+
+    /// The path of the Facebook callback route.
+    public static let facebookCallbackPath = "/v1/oauth/facebook/callback"
 
     /// Refuses a configuration that cannot work, naming the setting to fix.
     public func validate() throws {

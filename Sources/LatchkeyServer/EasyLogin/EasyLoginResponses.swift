@@ -50,12 +50,9 @@ struct QueryParameters: Sendable {
     init(_ query: String?) {
         var values: [String: String] = [:]
         var repeated: [String] = []
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = FormEncoding.unescape(parts[0])
-            guard !key.isEmpty else { continue }
+        for (key, value) in FormEncoding.pairs(query ?? "") {
             if values[key] != nil { repeated.append(key) }
-            values[key] = parts.count > 1 ? FormEncoding.unescape(parts[1]) : ""
+            values[key] = value
         }
         self.values = values
         self.repeated = repeated

@@ -20,7 +20,7 @@ struct EasyLoginService: Sendable {
     let origin: ServerOrigin
 
     /// Where Facebook's dialog sends the person back (registered with the Facebook app).
-    var callbackURL: String { origin.url + "/v1/oauth/facebook/callback" }
+    var callbackURL: String { origin.url + ServerConfiguration.facebookCallbackPath }
 
     /// Most Facebook permissions one request may ask for.
     static let maximumPermissions = 50

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// An app allowed to use Easy Login (`/v1/oauth/authorize`). Every client is public (a native or
 /// desktop app cannot keep a secret, RFC 8252 §8.5), so PKCE with S256 is always required.
@@ -63,14 +64,12 @@ public struct OAuthClient: Sendable, Equatable {
     }
 }
 
-/// A redirect URI taken apart just enough to compare it safely: exact text, except the port of a
-/// loopback IP literal. `localhost` is not loopback here (RFC 8252 §8.3: it may resolve elsewhere).
+/// A redirect URI taken apart just enough to check it safely; compared through
+/// `LoopbackRedirect.matchKey` (exact text, except the port of a loopback IP literal).
 struct RedirectURI: Equatable {
     let text: String
     let scheme: String
     let isLoopback: Bool
-    /// The URI without its port, for comparing loopback URIs.
-    private let portless: String
 
     init?(_ text: String) {
         guard text.utf8.count <= 2048, !text.contains("#"),
@@ -87,16 +86,11 @@ struct RedirectURI: Equatable {
             guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) }) else { return nil }
         }
         if let port = components.port, !(1...65_535).contains(port) { return nil }
-        let host = components.host ?? ""
-        isLoopback = scheme == "http" && (host == "127.0.0.1" || host == "[::1]" || host == "::1")
-        var withoutPort = components
-        withoutPort.port = nil
-        portless = withoutPort.string ?? text
+        isLoopback = LoopbackRedirect.isLoopback(components)
     }
 
     /// Whether `presented` may be used where `self` is registered.
     func matches(_ presented: RedirectURI) -> Bool {
-        if isLoopback, presented.isLoopback { return portless == presented.portless }
-        return text == presented.text
+        LoopbackRedirect.matchKey(text) == LoopbackRedirect.matchKey(presented.text)
     }
 }

@@ -19,18 +19,6 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIError.from(error, logger: context.logger).response()
         }
     }
-
-    static func translate(_ error: HTTPError) -> APIError {
-        switch error.status {
-        case .notFound: APIError(.notFound, .notFound, "No such endpoint.")
-        case .methodNotAllowed:
-            APIError(.methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method.")
-        case .contentTooLarge: APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
-        case .badRequest: APIError(.badRequest, .malformedRequest, "The request body could not be read.")
-        case .unsupportedMediaType: APIError(.unsupportedMediaType, .malformedRequest, "Send JSON (application/json).")
-        default: APIError(error.status, .invalidRequest, error.body ?? "The request was refused.")
-        }
-    }
 }
 
 extension APIError {
@@ -47,13 +35,26 @@ extension APIError {
                     ])
             }
             return error
-        case let error as HTTPError: return ErrorMiddleware<BasicRequestContext>.translate(error)
+        case let error as HTTPError: return translate(error)
         case is NIOTooManyBytesError:
             return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
         default:
             logger.error(
                 "latchkey.request.internal_error", metadata: ["latchkey.error.cause": "\(String(reflecting: error))"])
             return APIError(.internalServerError, .internalError, "Something went wrong on our side.")
+        }
+    }
+
+    /// Hummingbird's own errors (404, 405, 413, …) as the matching codes.
+    static func translate(_ error: HTTPError) -> APIError {
+        switch error.status {
+        case .notFound: APIError(.notFound, .notFound, "No such endpoint.")
+        case .methodNotAllowed:
+            APIError(.methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method.")
+        case .contentTooLarge: APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
+        case .badRequest: APIError(.badRequest, .malformedRequest, "The request body could not be read.")
+        case .unsupportedMediaType: APIError(.unsupportedMediaType, .malformedRequest, "Send JSON (application/json).")
+        default: APIError(error.status, .invalidRequest, error.body ?? "The request was refused.")
         }
     }
 }

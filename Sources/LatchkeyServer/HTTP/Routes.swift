@@ -36,7 +36,7 @@ struct Routes: Sendable {
         router.get("/v1/oauth/authorize") { request, context in
             await easyLogin.authorize(request.uri.query, logger: context.logger)
         }
-        router.get("/v1/oauth/facebook/callback") { request, context in
+        router.get(RouterPath(ServerConfiguration.facebookCallbackPath)) { request, context in
             await easyLogin.callback(request.uri.query, logger: context.logger)
         }
 
@@ -69,8 +69,8 @@ struct Routes: Sendable {
                 case "refresh_token": return try await refresh(fields)
                 case "authorization_code": return try Response.json(try await easyLogin.redeem(fields))
                 case nil: throw APIError.invalidRequest("grant_type is required.")
-                case let other?:
-                    _ = other  // not echoed: error_description stays free of request text
+                case .some:
+                    // Not echoed: error_description stays free of request text.
                     throw APIError(
                         .badRequest, .unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
                 }
@@ -128,8 +128,10 @@ struct Routes: Sendable {
         guard let header = request.headers[.authorization], header.lowercased().hasPrefix("bearer ") else {
             throw APIError.unauthorized
         }
+        // Spaces trimmed by hand: Foundation's trimming bridges through NSString on every request.
         return try tokens.verify(
-            String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces), now: configuration.clock())
+            String(header.dropFirst(7).drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed()),
+            now: configuration.clock())
     }
 
     /// The client id of `Authorization: Basic base64(client_id:)`, as some OAuth libraries identify
