@@ -16,41 +16,78 @@ public enum Base64URL {
     }()
 
     /// Encodes bytes without `=` padding.
+    ///
+    /// The generic entry points are inlinable wrappers around one non-generic loop over a buffer:
+    /// called from another module, a plain generic function runs unspecialized, through witness
+    /// tables per byte, which made decoding a token slower than verifying its signature.
+    @inlinable
     public static func encode(_ bytes: some DataProtocol) -> String {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            output.append(alphabet[Int(chunk & 63)])
-            index += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: UnsafeRawBufferPointer($0)) }) {
+            return encoded
         }
-        let rest = input.count - index
-        if rest > 0 {
-            let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            if rest == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
+        return Array(bytes).withUnsafeBytes { encode(buffer: $0) }
     }
 
     /// Decodes padded or unpadded base64url; `nil` when the text is not base64url.
     ///
     /// Padding is accepted because one report has Facebook's signature segment carrying a trailing `=`.
+    @inlinable
     public static func decode(_ text: some StringProtocol) -> Data? {
-        var bytes = Array(text.utf8)
-        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
-        if bytes.count % 4 == 1 { return nil }
+        if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(buffer: UnsafeRawBufferPointer($0)) }) {
+            return decoded
+        }
+        return Array(text.utf8).withUnsafeBytes { decode(buffer: $0) }
+    }
+
+    /// Decodes padded or unpadded base64url text given as its UTF-8 bytes; `nil` when it is not
+    /// base64url. Callers that split a token on its bytes decode the slices without making strings.
+    @inlinable
+    public static func decode(bytes text: some Collection<UInt8>) -> Data? {
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: UnsafeRawBufferPointer($0)) }) {
+            return decoded
+        }
+        return Array(text).withUnsafeBytes { decode(buffer: $0) }
+    }
+
+    @usableFromInline
+    static func encode(buffer input: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
+            var written = 0
+            var index = 0
+            while index + 3 <= input.count {
+                let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                output[written] = alphabet[Int(chunk >> 18 & 63)]
+                output[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                output[written + 2] = alphabet[Int(chunk >> 6 & 63)]
+                output[written + 3] = alphabet[Int(chunk & 63)]
+                written += 4
+                index += 3
+            }
+            let rest = input.count - index
+            if rest > 0 {
+                let chunk = UInt32(input[index]) << 16 | (rest == 2 ? UInt32(input[index + 1]) << 8 : 0)
+                output[written] = alphabet[Int(chunk >> 18 & 63)]
+                output[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                written += 2
+                if rest == 2 {
+                    output[written] = alphabet[Int(chunk >> 6 & 63)]
+                    written += 1
+                }
+            }
+            return written
+        }
+    }
+
+    @usableFromInline
+    static func decode(buffer: UnsafeRawBufferPointer) -> Data? {
+        var count = buffer.count
+        while count > 0, buffer[count - 1] == UInt8(ascii: "=") { count -= 1 }
+        if count % 4 == 1 { return nil }
         var output = [UInt8]()
-        output.reserveCapacity(bytes.count * 3 / 4)
+        output.reserveCapacity(count * 3 / 4)
         var accumulator: UInt32 = 0
         var bits = 0
-        for byte in bytes {
+        for byte in buffer[..<count] {
             let value = values[Int(byte)]
             guard value != 0xFF else { return nil }
             accumulator = accumulator << 6 | UInt32(value)

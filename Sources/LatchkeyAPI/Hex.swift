@@ -4,14 +4,24 @@
 public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
-    /// `bytes` as lowercase hex.
+    /// `bytes` as lowercase hex. Inlinable around a non-generic loop, like `Base64URL`, so callers in
+    /// other modules do not run it unspecialized.
+    @inlinable
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.underestimatedCount * 2)
-        for byte in bytes {
-            output.append(digits[Int(byte >> 4)])
-            output.append(digits[Int(byte & 15)])
+        if let hex = bytes.withContiguousStorageIfAvailable({ encode(buffer: UnsafeRawBufferPointer($0)) }) {
+            return hex
         }
-        return String(decoding: output, as: UTF8.self)
+        return Array(bytes).withUnsafeBytes { encode(buffer: $0) }
+    }
+
+    @usableFromInline
+    static func encode(buffer: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: buffer.count * 2) { output in
+            for (index, byte) in buffer.enumerated() {
+                output[2 * index] = digits[Int(byte >> 4)]
+                output[2 * index + 1] = digits[Int(byte & 15)]
+            }
+            return buffer.count * 2
+        }
     }
 }

@@ -19,8 +19,20 @@ extension JSONValue {
     }
 
     /// Parses one JSON value (surrounding whitespace allowed, nothing else after it).
+    ///
+    /// Inlinable around a non-generic parser, so a caller in another module hands over its buffer
+    /// instead of running the copy unspecialized.
+    @inlinable
     public static func parse(_ data: some DataProtocol) throws -> JSONValue {
-        let bytes = Array(data)
+        if let value = try data.withContiguousStorageIfAvailable({ try parse(buffer: UnsafeRawBufferPointer($0)) }) {
+            return value
+        }
+        return try Array(data).withUnsafeBytes { try parse(buffer: $0) }
+    }
+
+    @usableFromInline
+    static func parse(buffer: UnsafeRawBufferPointer) throws -> JSONValue {
+        let bytes = Array(buffer)
         var reader = Reader(bytes: bytes)
         reader.skipWhitespace()
         let value = try reader.value(depth: 0)
@@ -88,7 +100,12 @@ private struct Reader {
     func failure(_ reason: String) -> JSONValue.ParseError { JSONValue.ParseError(offset: index, reason: reason) }
 
     mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     mutating func value(depth: Int) throws -> JSONValue {
