@@ -43,7 +43,7 @@ struct GraphClient: Sendable {
         let bytes: ByteBuffer
         do {
             let finalRequest = request
-            (status, bytes) = try await withDeadline(seconds: timeout) {
+            (status, bytes) = try await withDeadline(seconds: timeout, timers: client.eventLoopGroup) {
                 let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
                 return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20))
             }

@@ -71,7 +71,7 @@ actor KeySetCache {
         let client = self.client
         let timeout = self.timeout
         let finalRequest = request
-        let (status, cacheControl, body) = try await withDeadline(seconds: timeout) {
+        let (status, cacheControl, body) = try await withDeadline(seconds: timeout, timers: client.eventLoopGroup) {
             let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
             let body = try await response.body.collect(upTo: 1 << 20)
             return (response.status, response.headers["Cache-Control"].first, body)
