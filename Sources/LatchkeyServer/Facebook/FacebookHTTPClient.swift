@@ -10,6 +10,9 @@ extension HTTPClient {
         settings.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.facebookMaxConnections)
         settings.timeout = .init(connect: .seconds(Int64(max(1, configuration.facebookTimeout))))
+        // Latchkey bootstraps no tracer; the default no-op one still cost a span and its request
+        // attributes per Facebook call (3 % of a classic sign-in, docs/performance.md).
+        settings.tracing.tracer = nil
         return HTTPClient(eventLoopGroupProvider: .singleton, configuration: settings)
     }
 }
