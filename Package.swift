@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "latchkey-example", targets: ["LatchkeyExample"]),
         .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
+        .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
         .library(name: "LatchkeySQLite", targets: ["LatchkeySQLite"]),
@@ -43,12 +44,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            name: "Latchkey",
+            name: "LatchkeyCore",
             dependencies: [
                 "LatchkeyAPI",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The SDK apps import: LatchkeyCore plus the URLSession transport and the Apple glue.
+        .target(
+            name: "Latchkey",
+            dependencies: ["LatchkeyCore", "LatchkeyAPI"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -98,7 +105,9 @@ let package = Package(
         .executableTarget(
             name: "LatchkeyCLI",
             dependencies: [
-                "Latchkey",
+                // LatchkeyCore, not Latchkey: the CLI brings AsyncHTTPClient, so the server binary
+                // never loads FoundationNetworking and libcurl (docs/performance.md, memory).
+                "LatchkeyCore",
                 "LatchkeyAPI",
                 "FacebookEmulator",
                 "LatchkeyServer",
@@ -145,7 +154,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["Latchkey", "LatchkeyCore", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ]

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import Latchkey
+import LatchkeyCore
 import LatchkeyAPI
 
 /// `latchkey login`: Easy Login for a person at a desktop. Listens on a loopback port, opens (or

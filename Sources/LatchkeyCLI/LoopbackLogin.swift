@@ -1,5 +1,6 @@
 import Foundation
-import Latchkey
+import AsyncHTTPClient
+import LatchkeyCore
 
 /// `latchkey login`'s flow, apart from its flags so tests can drive it with their own browser:
 /// loopback receiver, Easy Login URL, browser, redirect, session saved.
@@ -17,7 +18,8 @@ enum LoopbackLogin {
         try await LoopbackReceiver.run { redirectURI, next in
             let client = LatchkeyClient(
                 configuration: LatchkeyConfiguration(
-                    serverURL: server, facebookAppID: "", credentialStore: store, oauthClientID: clientID,
+                    serverURL: server, facebookAppID: "", credentialStore: store,
+                    transport: AsyncHTTPClientTransport(client: .shared), oauthClientID: clientID,
                     redirectURI: redirectURI))
             let url = try await client.easyLoginWithFacebook(fieldsMapping: fieldsMapping, permissions: permissions)
             say("Sign in with Facebook in your browser:\n  \(url.absoluteString)\nWaiting for the browser…")

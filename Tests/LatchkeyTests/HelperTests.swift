@@ -3,7 +3,8 @@ import Foundation
 import LatchkeyAPI
 import Testing
 
-@testable import Latchkey
+import Latchkey
+@testable import LatchkeyCore
 
 @Suite("SDK helpers")
 struct HelperTests {

@@ -3,9 +3,6 @@ import Foundation
 import LatchkeyAPI
 import _CryptoExtras
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// On-device checks of a Limited Login id token, as Facebook's SDKs make them (facebook-protocol.md
 /// §7.3): RS256 with a published key, issuer on facebook.com, audience = the app, not expired,
@@ -38,19 +35,22 @@ public struct IDTokenValidator: Sendable {
         self.maximumAge = maximumAge
     }
 
-    /// Fetches Facebook's JWKS (or an emulator's) and builds a validator.
+    /// Fetches Facebook's JWKS (or an emulator's) over `transport` and builds a validator.
     public static func fetch(
-        appID: String, jwksURL: URL, session: URLSession = .shared
+        appID: String, jwksURL: URL, transport: any LatchkeyTransport
     ) async throws(LatchkeyError)
         -> IDTokenValidator
     {
-        let data: Data
+        let response: LatchkeyHTTPResponse
         do {
-            (data, _) = try await session.data(from: jwksURL)
+            response = try await transport.send(LatchkeyHTTPRequest(method: "GET", url: jwksURL))
         } catch {
             throw LatchkeyError.sdk("network_unavailable", "Facebook's keys could not be fetched.")
         }
-        return try IDTokenValidator(appID: appID, jwks: data)
+        guard response.status == 200 else {
+            throw LatchkeyError.sdk("network_unavailable", "Facebook's keys could not be fetched (HTTP \(response.status)).")
+        }
+        return try IDTokenValidator(appID: appID, jwks: response.body)
     }
 
     /// Validates `token` and returns its profile.

@@ -1,10 +1,6 @@
 import Foundation
 import LatchkeyAPI
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
 /// How a `LatchkeyClient` reaches its server and keeps its tokens.
 public struct LatchkeyConfiguration: Sendable {
     /// The Latchkey server, e.g. `https://auth.example.com`.
@@ -15,8 +11,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var credentialStore: any CredentialStore
     /// Refresh this long before the access token expires.
     public var refreshLeeway: TimeInterval
-    /// The URL session to use.
-    public var urlSession: URLSession
+    /// How requests reach the server (`URLSessionTransport` with `import Latchkey`).
+    public var transport: any LatchkeyTransport
     /// The clock; tests inject one.
     public var clock: @Sendable () -> Date
     /// Easy Login: the app's OAuth client id on the server (`LATCHKEY_OAUTH_CLIENTS`).
@@ -25,10 +21,11 @@ public struct LatchkeyConfiguration: Sendable {
     /// app declares) or a loopback URL on a desktop.
     public var redirectURI: String?
 
-    /// Creates a configuration.
+    /// Creates a configuration over any transport; `import Latchkey` adds one that takes a
+    /// `URLSession` (by default `.shared`).
     public init(
         serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = InMemoryCredentialStore(),
-        refreshLeeway: TimeInterval = 60, urlSession: URLSession = .shared,
+        refreshLeeway: TimeInterval = 60, transport: any LatchkeyTransport,
         clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil
     ) {
         self.oauthClientID = oauthClientID
@@ -37,7 +34,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.facebookAppID = facebookAppID
         self.credentialStore = credentialStore
         self.refreshLeeway = refreshLeeway
-        self.urlSession = urlSession
+        self.transport = transport
         self.clock = clock
     }
 }
@@ -51,7 +48,7 @@ public struct LatchkeyConfiguration: Sendable {
 /// ```
 public actor LatchkeyClient {
     private let configuration: LatchkeyConfiguration
-    private let transport: HTTPTransport
+    private let transport: JSONTransport
     private var credentials: StoredCredentials?
     private var state: AuthState = .created
     private var refreshTask: Task<StoredCredentials, any Error>?
@@ -62,7 +59,7 @@ public actor LatchkeyClient {
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
         self.configuration = configuration
-        self.transport = HTTPTransport(baseURL: configuration.serverURL, session: configuration.urlSession)
+        self.transport = JSONTransport(baseURL: configuration.serverURL, transport: configuration.transport)
         (stateStream, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(16))
         stateContinuation.yield(.created)
     }

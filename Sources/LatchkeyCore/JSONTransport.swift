@@ -1,0 +1,59 @@
+import Foundation
+import LatchkeyAPI
+
+/// The server's JSON API over a `LatchkeyTransport`, mapping every failure to `LatchkeyError`.
+struct JSONTransport: Sendable {
+    let baseURL: URL
+    let transport: any LatchkeyTransport
+
+    func send<Response: Decodable>(
+        _ method: String, _ path: String, json: JSONValue? = nil, form: [(String, String)]? = nil,
+        bearer: String? = nil, as type: Response.Type
+    ) async throws(LatchkeyError) -> Response {
+        let data = try await sendRaw(method, path, json: json, form: form, bearer: bearer)
+        do {
+            return try JSONDecoder().decode(Response.self, from: data)
+        } catch {
+            throw LatchkeyError.sdk("invalid_response", "The server's answer could not be read.")
+        }
+    }
+
+    @discardableResult
+    func sendRaw(
+        _ method: String, _ path: String, json: JSONValue? = nil, form: [(String, String)]? = nil, bearer: String? = nil
+    ) async throws(LatchkeyError) -> Data {
+        var request = LatchkeyHTTPRequest(method: method, url: baseURL.appendingPathComponent(path))
+        request.headers.append(("Accept", "application/json"))
+        if let json {
+            request.headers.append(("Content-Type", "application/json"))
+            request.body = json.encoded()
+        } else if let form {
+            request.headers.append(("Content-Type", "application/x-www-form-urlencoded"))
+            request.body = Data(FormEncoding.encode(form).utf8)
+        }
+        if let bearer { request.headers.append(("Authorization", "Bearer \(bearer)")) }
+        let http: LatchkeyHTTPResponse
+        do {
+            http = try await transport.send(request)
+        } catch {
+            throw LatchkeyError.sdk(
+                "network_unavailable", "The server could not be reached: \(error.localizedDescription)")
+        }
+        let data = http.body
+        guard (200..<300).contains(http.status) else {
+            if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
+                throw LatchkeyError(
+                    code: body.error.code.rawValue, message: body.error.message, httpStatus: http.status)
+            }
+            // The token endpoint answers in RFC 6749's shape, with Latchkey's code alongside.
+            if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data) {
+                throw LatchkeyError(
+                    code: body.errorCode.rawValue, message: body.errorDescription, httpStatus: http.status)
+            }
+            throw LatchkeyError(
+                code: http.status >= 500 ? "internal_error" : "invalid_response",
+                message: "The server answered HTTP \(http.status).", httpStatus: http.status)
+        }
+        return data
+    }
+}
