@@ -32,7 +32,18 @@ let benchmarks: @Sendable () -> Void = {
         try BenchmarkSupport.SessionSigner(now: now)
     }
 
-    Benchmark("session access token: ES256 verify") { (benchmark: Benchmark, fixture: SignedToken) in
+    Benchmark("session access token: ES256 verify (signature + claims)") {
+        (benchmark: Benchmark, fixture: SignedToken) in
+        for _ in benchmark.scaledIterations {
+            blackHole(try fixture.signer.verifyUncached(fixture.token, now: now))
+        }
+    } setup: {
+        let signer = try BenchmarkSupport.SessionSigner(now: now)
+        return SignedToken(signer: signer, token: try signer.sign(userID: "user-1", sessionID: "session-1", now: now))
+    }
+
+    Benchmark("session access token: check of a token already verified (cache hit)") {
+        (benchmark: Benchmark, fixture: SignedToken) in
         for _ in benchmark.scaledIterations {
             blackHole(try fixture.signer.verify(fixture.token, now: now))
         }

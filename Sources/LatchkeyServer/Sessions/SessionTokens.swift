@@ -65,6 +65,11 @@ struct SessionTokens: Sendable {
     /// Verifies signature, issuer, audience and expiry; the session's revocation is the caller's check.
     func verify(_ token: String, now: Date) throws -> AccessClaims {
         if let claims = verified.claims(for: token, now: now) { return claims }
+        return try verifyUncached(token, now: now)
+    }
+
+    /// The full check (signature, issuer, audience, expiry), remembering the token when it passes.
+    func verifyUncached(_ token: String, now: Date) throws -> AccessClaims {
         guard token.utf8.count <= 4096, let jws = CompactJWS(token), jws.header["alg"] == "ES256",
             let kid = jws.header["kid"]?.stringValue,
             let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
