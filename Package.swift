@@ -154,7 +154,9 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyTests",
-            dependencies: ["Latchkey", "LatchkeyCore", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "Latchkey", "LatchkeyCore", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ]

@@ -1,5 +1,5 @@
-@_exported import LatchkeyCore
 import Foundation
+@_exported import LatchkeyCore
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeyCore
 import LatchkeyAPI
+import LatchkeyCore
 
 /// `latchkey login`: Easy Login for a person at a desktop. Listens on a loopback port, opens (or
 /// prints) the sign-in URL, receives the redirect, saves the session and prints the user.

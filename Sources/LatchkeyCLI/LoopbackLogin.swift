@@ -1,5 +1,5 @@
-import Foundation
 import AsyncHTTPClient
+import Foundation
 import LatchkeyCore
 
 /// `latchkey login`'s flow, apart from its flags so tests can drive it with their own browser:

@@ -3,7 +3,6 @@ import Foundation
 import LatchkeyAPI
 import _CryptoExtras
 
-
 /// On-device checks of a Limited Login id token, as Facebook's SDKs make them (facebook-protocol.md
 /// §7.3): RS256 with a published key, issuer on facebook.com, audience = the app, not expired,
 /// issued within ten minutes, nonce equal to the one sent. The server checks again; this lets an
@@ -48,7 +47,8 @@ public struct IDTokenValidator: Sendable {
             throw LatchkeyError.sdk("network_unavailable", "Facebook's keys could not be fetched.")
         }
         guard response.status == 200 else {
-            throw LatchkeyError.sdk("network_unavailable", "Facebook's keys could not be fetched (HTTP \(response.status)).")
+            throw LatchkeyError.sdk(
+                "network_unavailable", "Facebook's keys could not be fetched (HTTP \(response.status)).")
         }
         return try IDTokenValidator(appID: appID, jwks: response.body)
     }

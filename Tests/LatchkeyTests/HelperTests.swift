@@ -1,9 +1,9 @@
 import Crypto
 import Foundation
+import Latchkey
 import LatchkeyAPI
 import Testing
 
-import Latchkey
 @testable import LatchkeyCore
 
 @Suite("SDK helpers")
@@ -180,6 +180,10 @@ struct JSONValueBytesTests {
         #expect(
             String(decoding: JSONValue.object(["b": 1, "a": "x/y", "c": "\u{01}"]).encoded(), as: UTF8.self)
                 == #"{"a":"x/y","b":1,"c":"\u0001"}"#)
+        // Escapes at the start, between and at the end of unescaped runs.
+        #expect(
+            String(decoding: JSONValue.string("\"ab\\c\n\r\td\u{1F}é\"").encoded(), as: UTF8.self)
+                == #""\"ab\\c\n\r\td\u001fé\"""#)
     }
 
     @Test(
