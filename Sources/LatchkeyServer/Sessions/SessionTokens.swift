@@ -38,8 +38,8 @@ struct SessionTokens: Sendable {
 
     /// URL-safe random identifier.
     static func randomToken(bytes count: Int) -> String {
-        // BoringSSL's CSPRNG fills the buffer in user space; drawing byte by byte from the system
-        // generator cost a getrandom call per byte (docs/performance.md).
+        // One getrandom call for the whole token; drawing byte by byte from the system generator
+        // cost a call per byte (docs/performance.md).
         SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Base64URL.encode($0) }
     }
 
