@@ -49,6 +49,7 @@ public enum Base64URL {
         return Array(text).withUnsafeBytes { decode(buffer: $0) }
     }
 
+    /// The encoding loop behind `encode(_:)`.
     @usableFromInline
     static func encode(buffer input: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
@@ -78,6 +79,7 @@ public enum Base64URL {
         }
     }
 
+    /// The decoding loop behind `decode(_:)` and `decode(bytes:)`.
     @usableFromInline
     static func decode(buffer: UnsafeRawBufferPointer) -> Data? {
         var count = buffer.count

@@ -14,6 +14,7 @@ public enum Hex {
         return Array(bytes).withUnsafeBytes { encode(buffer: $0) }
     }
 
+    /// The loop behind `encode(_:)`.
     @usableFromInline
     static func encode(buffer: UnsafeRawBufferPointer) -> String {
         String(unsafeUninitializedCapacity: buffer.count * 2) { output in

@@ -30,6 +30,7 @@ extension JSONValue {
         return try Array(data).withUnsafeBytes { try parse(buffer: $0) }
     }
 
+    /// The parser behind `parse(_:)`.
     @usableFromInline
     static func parse(buffer: UnsafeRawBufferPointer) throws -> JSONValue {
         let bytes = Array(buffer)

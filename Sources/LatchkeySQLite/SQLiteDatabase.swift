@@ -12,12 +12,12 @@ import VaporCSQLite
 /// switches and most of the server's CPU (docs/performance.md).
 ///
 /// Why group commit: a commit writes every page the transaction touched to the WAL, and the
-/// checkpoint copies them back with an `fsync`. Sign-ins in the same batch touch the same table
-/// and index pages (the tail of `sessions`, `refresh_tokens`, `audit_events`), so a batch writes
-/// each page once instead of once per sign-in; that was a fifth of a Limited Login's CPU. Each
-/// caller still sees its own transaction: operations run one at a time in submission order, a
-/// failing one is rolled back to its savepoint without touching the others, and no caller is
-/// answered before the batch's `COMMIT` has succeeded.
+/// checkpoint copies them back with an `fsync`; together a fifth of a Limited Login's CPU. Sign-ins
+/// in one batch share the pages at the tail of the rowid tables and of the time-ordered indexes
+/// (`audit_events`, the expiry index of `single_use`), which a batch writes once, and the batch
+/// pays one commit's fixed cost. Each caller still sees its own transaction: operations run one
+/// at a time in submission order, a failing one is rolled back to its savepoint without touching
+/// the others, and no caller is answered before the batch's `COMMIT` has succeeded.
 final class SQLiteDatabase: Sendable {
     /// At most this many transactions share one commit, so one batch never holds the queue long.
     static let maximumBatch = 64

@@ -141,6 +141,7 @@ struct SQLiteStatementCacheTests {
                     jti: "jti-\(round)-\(person)", jtiExpiresAt: now.addingTimeInterval(60), serverNonce: nil)
                 let (user, _) = try await store.signIn(login, now: now.addingTimeInterval(Double(round)))
                 _ = try await store.activeUser(id: user.id, sessionID: "session-\(round)-\(person)")
+                _ = try await store.isSessionActive(id: "session-\(round)-\(person)")
                 _ = try await store.rotateRefreshToken(
                     hash: Data("session-\(round)-\(person)".utf8), newHash: Data("next-\(round)-\(person)".utf8),
                     now: now, newExpiresAt: now.addingTimeInterval(3600))
