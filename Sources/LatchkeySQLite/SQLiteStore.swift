@@ -82,19 +82,24 @@ public final class SQLiteStore: LatchkeyStore {
                 }
             }
             let identity = login.identity
-            // One read for the identity, its user's state and properties (scalar subqueries, not a
-            // JOIN: see the type's comment).
+            // Dates as a read would return them (seconds since 1970 in a REAL).
+            let stamp = Date(timeIntervalSince1970: now.timeIntervalSince1970)
             let existing = try db.query(
                 """
-                SELECT i.user_id, (SELECT disabled FROM users WHERE id = i.user_id) AS disabled,
-                    (SELECT properties FROM users WHERE id = i.user_id) AS properties
+                SELECT i.user_id, i.app_id, i.first_seen,
+                    (SELECT COUNT(*) FROM identities j WHERE j.user_id = i.user_id) AS links
                 FROM identities i WHERE i.provider = ? AND i.subject = ?
                 """, [.text(identity.provider), .text(identity.subject)])
             let userID: String
             let created: Bool
-            if let row = existing.first, let found = row.column("user_id")?.string {
+            // The user as it stands after this sign-in, when known without reading it back: a user
+            // with this one identity (nearly everyone). Otherwise `loadUser` reads it at the end.
+            var signedIn: StoredUser?
+            if let row = existing.first, let found = row.column("user_id")?.string,
+                let stored = try Self.userRow(found, db)
+            {
                 // Refused before anything is written: no session, no spent jti (the transaction rolls back).
-                guard row.column("disabled")?.integer != 1 else { throw SignInConflict.userDisabled }
+                guard !stored.disabled else { throw SignInConflict.userDisabled }
                 userID = found
                 created = false
                 try db.execute(
@@ -103,15 +108,27 @@ public final class SQLiteStore: LatchkeyStore {
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
                         .text(identity.provider), .text(identity.subject),
                     ])
+                var user = stored
                 if login.refreshProperties, !login.mappedProperties.isEmpty {
-                    let stored = Self.decodeProperties(row.column("properties")?.string)
-                    let merged = stored.merging(login.mappedProperties) { _, mapped in mapped }
+                    let merged = stored.properties.merging(login.mappedProperties) { _, mapped in mapped }
                     // A returning person's profile rarely changes: no write (and no WAL page) then.
-                    if merged != stored {
+                    if merged != stored.properties {
                         try db.execute(
                             "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
                             [.text(Self.json(merged)), .float(now.timeIntervalSince1970), .text(userID)])
+                        user.properties = merged
+                        user.updatedAt = stamp
                     }
+                }
+                if row.column("links")?.integer == 1 {
+                    user.identities = [
+                        StoredIdentity(
+                            provider: identity.provider, subject: identity.subject,
+                            appID: row.column("app_id")?.string ?? "", grantedPermissions: identity.grantedPermissions,
+                            firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
+                            lastSeen: stamp)
+                    ]
+                    signedIn = user
                 }
             } else {
                 userID = login.newUserID
@@ -131,6 +148,13 @@ public final class SQLiteStore: LatchkeyStore {
                         .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(userID),
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
                         .float(now.timeIntervalSince1970),
+                    ])
+                signedIn = StoredUser(
+                    id: userID, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
+                    identities: [
+                        StoredIdentity(
+                            provider: identity.provider, subject: identity.subject, appID: identity.appID,
+                            grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
                     ])
             }
             if let session = login.session { try Self.open(session, userID: userID, db) }
@@ -157,7 +181,7 @@ public final class SQLiteStore: LatchkeyStore {
                     .text(userID),
                     .text(Self.json(["subject": .string(identity.subject), "app_id": .string(identity.appID)])),
                 ])
-            guard let user = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
+            guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
         }
     }
@@ -456,15 +480,11 @@ public final class SQLiteStore: LatchkeyStore {
         return (userID, row.column("revoked_at")?.isNull == false, row.column("disabled")?.integer != 0)
     }
 
+    /// The user with its identities, or `nil`.
     private static func loadUser(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
-        guard
-            let row = try db.query(
-                "SELECT id, created_at, updated_at, disabled, properties FROM users WHERE id = ?", [.text(id)]
-            ).first,
-            let created = row.column("created_at")?.double, let updated = row.column("updated_at")?.double
-        else { return nil }
+        guard var user = try userRow(id, db) else { return nil }
         // Sorted here rather than by ORDER BY: see the type's comment.
-        let identities = try db.query(
+        user.identities = try db.query(
             "SELECT provider, subject, app_id, granted, first_seen, last_seen FROM identities WHERE user_id = ?",
             [.text(id)]
         ).map { row in
@@ -476,10 +496,21 @@ public final class SQLiteStore: LatchkeyStore {
                 firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
                 lastSeen: Date(timeIntervalSince1970: row.column("last_seen")?.double ?? 0))
         }.sorted { ($0.firstSeen, $0.provider, $0.subject) < ($1.firstSeen, $1.provider, $1.subject) }
+        return user
+    }
+
+    /// The user's own row, without identities, or `nil`.
+    private static func userRow(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
+        guard
+            let row = try db.query(
+                "SELECT id, created_at, updated_at, disabled, properties FROM users WHERE id = ?", [.text(id)]
+            ).first,
+            let created = row.column("created_at")?.double, let updated = row.column("updated_at")?.double
+        else { return nil }
         return StoredUser(
             id: id, createdAt: Date(timeIntervalSince1970: created), updatedAt: Date(timeIntervalSince1970: updated),
             disabled: row.column("disabled")?.integer == 1,
-            properties: Self.decodeProperties(row.column("properties")?.string), identities: identities)
+            properties: Self.decodeProperties(row.column("properties")?.string), identities: [])
     }
 
     private static func properties(of userID: String, _ db: SQLiteConnectionState) throws -> [String: JSONValue] {

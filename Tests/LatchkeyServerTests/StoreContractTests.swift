@@ -54,6 +54,18 @@ struct StoreContractTests {
             #expect(!second.created && second.user.id == "u1", "\(name)")
             #expect(second.user.properties == ["name": "A", "email": "a@x"], "\(name)")
             #expect(second.user.identities.map(\.subject) == ["s1"], "\(name)")
+            // What sign-in returns is what a read returns, field for field (dates, grants, properties).
+            #expect(try await store.user(id: "u1") == second.user, "\(name)")
+            let later = Self.now.addingTimeInterval(90)
+            var third = Self.login(subject: "s1", userID: "ignored", sessionID: "c", mapped: ["email": "b@x"])
+            third.identity.grantedPermissions = ["email", "public_profile"]
+            let returned = try await store.signIn(third, now: later)
+            #expect(try await store.user(id: "u1") == returned.user, "\(name)")
+            #expect(returned.user.updatedAt == later && returned.user.identities.first?.lastSeen == later, "\(name)")
+            #expect(returned.user.identities.first?.firstSeen == Self.now, "\(name)")
+            #expect(returned.user.identities.first?.grantedPermissions == ["email", "public_profile"], "\(name)")
+            let fresh = try await store.signIn(Self.login(subject: "s2", userID: "u2", sessionID: "d"), now: later)
+            #expect(try await store.user(id: "u2") == fresh.user, "\(name)")
         }
     }
 
