@@ -20,33 +20,25 @@ struct GraphClient: Sendable {
     }
 
     func get(_ path: String, query: [(String, String)]) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + path + "?" + FormEncoding.encode(query))
-        request.method = .GET
-        return try await send(request)
+        try await send(.GET, base + path + "?" + FormEncoding.encode(query), body: nil)
     }
 
     /// A form POST: for calls carrying the app secret, which must not sit in a URL that proxies log.
     func post(_ path: String, form: [(String, String)]) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: FormEncoding.encode(form)))
-        return try await send(request)
+        try await send(.POST, base + path, body: FormEncoding.encode(form))
     }
 
-    private func send(_ request: HTTPClientRequest) async throws -> Answer {
-        var request = request
-        request.headers.add(name: "Accept", value: "application/json")
-        let client = self.client
-        let timeout = self.timeout
+    private func send(_ method: HTTPMethod, _ url: String, body form: String?) async throws -> Answer {
         let status: Int
         let bytes: ByteBuffer
         do {
-            let finalRequest = request
-            (status, bytes) = try await withDeadline(seconds: timeout, timers: client.eventLoopGroup) {
-                let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
-                return (Int(response.status.code), try await response.body.collect(upTo: 1 << 20))
+            var request = try HTTPClient.Request(url: url, method: method)
+            request.headers.add(name: "Accept", value: "application/json")
+            if let form {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .string(form)
             }
+            (status, _, bytes) = try await FacebookExchange(client: client, timeout: timeout).send(request)
         } catch {
             throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
         }

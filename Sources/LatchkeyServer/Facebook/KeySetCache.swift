@@ -66,17 +66,11 @@ actor KeySetCache {
 
     private func fetch() async throws {
         lastFetch = clock()
-        var request = HTTPClientRequest(url: url)
+        var request = try HTTPClient.Request(url: url, method: .GET)
         request.headers.add(name: "Accept", value: "application/json")
-        let client = self.client
-        let timeout = self.timeout
-        let finalRequest = request
-        let (status, cacheControl, body) = try await withDeadline(seconds: timeout, timers: client.eventLoopGroup) {
-            let response = try await client.execute(finalRequest, timeout: .milliseconds(Int64(timeout * 1000)))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            return (response.status, response.headers["Cache-Control"].first, body)
-        }
-        guard status == .ok else { throw KeySetError.badStatus(Int(status.code)) }
+        let (status, headers, body) = try await FacebookExchange(client: client, timeout: timeout).send(request)
+        let cacheControl = headers["Cache-Control"].first
+        guard status == 200 else { throw KeySetError.badStatus(status) }
         keys = try Self.parse(JSONValue.decode(Data(body.readableBytesView)))
         freshUntil = clock().addingTimeInterval(Self.maxAge(cacheControl) ?? 3600)
     }
