@@ -38,7 +38,7 @@ struct GraphClient: Sendable {
                 request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 request.body = .string(form)
             }
-            (status, _, bytes) = try await FacebookExchange(client: client, timeout: timeout).send(request)
+            (status, _, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
         } catch {
             throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
         }

@@ -1,6 +1,5 @@
 import AsyncHTTPClient
 import Foundation
-import HTTPTypes
 import LatchkeyAPI
 import NIOCore
 import NIOHTTP1
@@ -68,7 +67,7 @@ actor KeySetCache {
         lastFetch = clock()
         var request = try HTTPClient.Request(url: url, method: .GET)
         request.headers.add(name: "Accept", value: "application/json")
-        let (status, headers, body) = try await FacebookExchange(client: client, timeout: timeout).send(request)
+        let (status, headers, body) = try await BoundedExchange(client: client, timeout: timeout).send(request)
         let cacheControl = headers["Cache-Control"].first
         guard status == 200 else { throw KeySetError.badStatus(status) }
         keys = try Self.parse(JSONValue.decode(Data(body.readableBytesView)))
