@@ -37,6 +37,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let facebookWrongApp = ErrorCode(rawValue: "facebook_token_wrong_app")
     /// The token is not a user token (an app or page token).
     public static let facebookNotUserToken = ErrorCode(rawValue: "facebook_token_not_user")
+    /// Facebook restricts the account until the person logs in at facebook.com and follows its
+    /// instructions (Graph subcodes 459 "checkpoint" and 464 "unconfirmed user", code 368).
+    public static let facebookCheckpoint = ErrorCode(rawValue: "facebook_checkpoint")
+    /// Facebook refused a permission the sign-in needs (Graph codes 10 and 200–299).
+    public static let facebookPermissionDenied = ErrorCode(rawValue: "facebook_permission_denied")
+    /// Facebook did not accept the code its login dialog returned (used, expired or malformed).
+    public static let facebookCodeInvalid = ErrorCode(rawValue: "facebook_code_invalid")
     /// A JWT was sent as `accessToken`: send it as `idToken` instead.
     public static let idTokenSentAsAccessToken = ErrorCode(rawValue: "id_token_sent_as_access_token")
     /// The id token is malformed, badly signed, or uses an algorithm other than RS256.

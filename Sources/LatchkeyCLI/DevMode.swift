@@ -24,11 +24,17 @@ enum DevMode {
             "LATCHKEY_FACEBOOK_JWKS_URL": "\(base)/.well-known/oauth/openid/jwks/",
             "LATCHKEY_FACEBOOK_DIALOG_URL": "\(base)/v21.0/dialog/oauth",
             "LATCHKEY_DATABASE_URL": "latchkey-data/latchkey-dev.sqlite",
+            // The emulator binds alongside the server, so its credentials are checked just after start.
+            "LATCHKEY_FACEBOOK_STARTUP_CHECK": "background",
+            // A development database holds throw-away keys; production refuses this without saying so.
+            "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
             // Easy Login clients: `latchkey login` and the demo app's URL scheme.
             "LATCHKEY_OAUTH_CLIENTS":
                 "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",
         ]
-        for (name, value) in defaults where settings[name] == nil { settings[name] = value }
+        for (name, value) in defaults where settings[name] == nil && settings[name + "_FILE"] == nil {
+            settings[name] = value
+        }
     }
 
     static func banner(serverURL: String, emulatorPort: Int) -> String {

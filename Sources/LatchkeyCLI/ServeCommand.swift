@@ -16,7 +16,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Latchkey server.",
         discussion: """
             Settings come from flags, then the environment (LATCHKEY_…), then --config FILE (LATCHKEY_NAME=value \
-            lines). See the README for every setting.
+            lines). Any setting may be read from a file instead, as NAME_FILE (for secrets). See the README for \
+            every setting.
             """
     )
 
@@ -42,12 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: Logger.Level = .info
 
     mutating func run() async throws {
-        var settings: [String: String] = [:]
-        let environment = ProcessInfo.processInfo.environment
-        if let file = config ?? environment["LATCHKEY_CONFIG_FILE"] {
-            settings = try ServerConfiguration.settings(fromFile: file)
-        }
-        for name in ServerConfiguration.settingNames { if let value = environment[name] { settings[name] = value } }
+        var settings = try Settings.load(configFile: config)
         if let host { settings["LATCHKEY_HOST"] = host }
         if let port { settings["LATCHKEY_PORT"] = String(port) }
         if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }

@@ -19,8 +19,7 @@ public final class SQLiteStore: LatchkeyStore {
     public static func open(_ location: DatabaseLocation) async throws -> SQLiteStore {
         var path: String?
         if case .sqliteFile(let file) = location {
-            let directory = URL(fileURLWithPath: file).deletingLastPathComponent()
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            try SQLiteFiles.prepare(file)
             path = file
         }
         let database = try await SQLiteDatabase.open(path: path)
@@ -441,6 +440,15 @@ public final class SQLiteStore: LatchkeyStore {
             try db.execute(
                 "INSERT INTO signing_keys (kid, private_key, created_at) VALUES (?, ?, ?)",
                 [.text(key.kid), .blob(key.privateKey), .float(key.createdAt.timeIntervalSince1970)])
+        }
+    }
+
+    /// Replaces key material, all keys in one transaction.
+    public func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
+        try await transaction { db in
+            for (kid, bytes) in material {
+                try db.execute("UPDATE signing_keys SET private_key = ? WHERE kid = ?", [.blob(bytes), .text(kid)])
+            }
         }
     }
 

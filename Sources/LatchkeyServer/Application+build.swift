@@ -24,18 +24,33 @@ public func buildApplication(
 ) async throws -> some ApplicationProtocol {
     try configuration.validate()
     try await store.migrate()
-    let keys = try await SessionKeyRing.load(
-        from: store, now: configuration.clock(), accessTokenLifetime: configuration.accessTokenLifetime)
+    let protection = SigningKeyProtection(configuration)
+    let (keys, resealed) = try await SessionKeyRing.load(
+        from: store, protection: protection, now: configuration.clock(),
+        accessTokenLifetime: configuration.accessTokenLifetime)
+    if resealed > 0 {
+        logger.notice("latchkey.keys.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+    }
+    if protection.current == nil {
+        logger.warning("latchkey.keys.plaintext", metadata: ["latchkey.setting": "LATCHKEY_KEY_ENCRYPTION_KEY_FILE"])
+    }
     let timeout = configuration.facebookTimeout
     let origin = ServerOrigin(configuration)
-    let graph = GraphClient(client: httpClient, base: configuration.graphBase, timeout: timeout)
+    let health = FacebookHealth()
+    let graph = GraphClient(
+        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health,
+        clock: configuration.clock)
+    let unchecked = try await checkFacebookCredentials(
+        configuration: configuration, check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
+        logger: logger)
     let tokens = SessionTokens(
         keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
         refreshTokenLifetime: configuration.refreshTokenLifetime)
     let keySet = KeySetCache(
         client: httpClient, url: configuration.jwksURL, timeout: timeout,
         refetchInterval: configuration.jwksRefetchInterval, clock: configuration.clock)
-    let classic = AccessTokenVerifier(graph: graph, apps: configuration.facebookApps, clock: configuration.clock)
+    let classic = AccessTokenVerifier(
+        graph: graph, apps: configuration.facebookApps, health: health, clock: configuration.clock)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens)
@@ -45,10 +60,10 @@ public func buildApplication(
     router.add(middleware: ErrorMiddleware())
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
-        origin: origin,
+        origin: origin, health: health,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
-    return Application(
+    var application = Application(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(75))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
@@ -57,4 +72,46 @@ public func buildApplication(
             await onServerRunning(channel)
         },
         logger: logger)
+    if !unchecked.apps.isEmpty {
+        application.addServices(
+            FacebookCredentialMonitor(
+                check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
+                apps: unchecked.apps, initialDelay: unchecked.delay, logger: logger))
+    }
+    return application
+}
+
+/// Asks Facebook whether it accepts each app's credentials, as `facebookStartupCheck` says.
+///
+/// - Returns: the apps to check again in the background, and after how long.
+/// - Throws: `ConfigurationError` naming the setting when Facebook refuses an app's secret.
+private func checkFacebookCredentials(
+    configuration: ServerConfiguration, check: FacebookCredentialCheck, logger: Logger
+) async throws -> (apps: [ServerConfiguration.FacebookApp], delay: Duration) {
+    switch configuration.facebookStartupCheck {
+    case .off:
+        return ([], .zero)
+    case .background:
+        // `serve --dev`: the emulator binds alongside the server, a moment later.
+        return (configuration.facebookApps, .milliseconds(500))
+    case .beforeStart:
+        var unreachable: [ServerConfiguration.FacebookApp] = []
+        for (app, outcome) in await check.check(configuration.facebookApps) {
+            switch outcome {
+            case .accepted: break
+            case .refused(let reason):
+                throw ConfigurationError(
+                    """
+                    Facebook refused the credentials of app \(app.id) (\(reason)): check \
+                    LATCHKEY_FACEBOOK_APP_SECRET (or LATCHKEY_FACEBOOK_APP_SECRET_FILE) and LATCHKEY_FACEBOOK_APP_ID
+                    """)
+            case .unreachable:
+                logger.warning(
+                    "latchkey.facebook.unreachable_at_start",
+                    metadata: ["latchkey.facebook.app": "\(app.id)", "latchkey.facebook.graph": "\(configuration.graphBase)"])
+                unreachable.append(app)
+            }
+        }
+        return (unreachable, .seconds(5))
+    }
 }

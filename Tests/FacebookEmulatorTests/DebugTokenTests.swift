@@ -93,15 +93,40 @@ struct DebugTokenTests {
         }
     }
 
-    @Test("a token of another app is reported with that app's id, so backends can refuse it")
+    @Test("a token of another app is refused with 400 code 100, never described to the caller")
     func crossApp() async throws {
         try await withEmulator { emulator in
             let other = try await emulator.mintToken(app: Demo.proofAppID)
-            let data = try await emulator.debug(other)
-            #expect(data["is_valid"] == true)
-            #expect(data["app_id"] == .string(Demo.proofAppID))
-            #expect(data["user_id"] == .string(Demo.id("alice", app: Demo.proofAppID)))
+            let response = try await emulator.get(
+                EmulatorClient.path("/debug_token", [("input_token", other), ("access_token", Demo.appToken)]))
+            #expect(response.status == .badRequest)
+            let error = try response.graphError()
+            #expect(error.code == 100 && error.subcode == nil && error.type == "OAuthException")
+            #expect(error.message == "(#100) The App_id in the input_token did not match the Viewing App")
+            #expect(try response.json()["data"] == nil)
+            // The owning app's own token still inspects it.
+            let owner = try await emulator.get(
+                EmulatorClient.path(
+                    "/debug_token", [("input_token", other), ("access_token", "\(Demo.proofAppID)|\(Demo.proofSecret)")]))
+            #expect(try owner.json()["data"]?["app_id"] == .string(Demo.proofAppID))
             #expect(Demo.id("alice", app: Demo.proofAppID) != Demo.id("alice"))
+        }
+    }
+
+    @Test("the request log keeps method, path, query and the Authorization scheme, not the credential")
+    func requestLog() async throws {
+        try await withEmulator { emulator in
+            let user = try await emulator.mintToken()
+            _ = try await emulator.get(
+                EmulatorClient.path("/v21.0/debug_token", [("input_token", user)]),
+                headers: [.authorization: "Bearer \(Demo.appToken)"])
+            let log = try await emulator.get("/_emulator/requests").json()["requests"]?.arrayValue ?? []
+            let last = try #require(log.last)
+            #expect(last["endpoint"] == "/debug_token" && last["method"] == "GET")
+            #expect(last["path"] == "/v21.0/debug_token")
+            #expect(last["authorization_scheme"] == "Bearer")
+            #expect(last["query"]?.stringValue?.contains("input_token=") == true)
+            #expect(!String(decoding: last.encoded(), as: UTF8.self).contains(Demo.secret))
         }
     }
 

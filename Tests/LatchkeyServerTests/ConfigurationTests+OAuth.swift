@@ -6,6 +6,7 @@ extension ConfigurationTests {
     static func withClients(_ value: String) throws -> ServerConfiguration {
         try ServerConfiguration(settings: [
             "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s", "LATCHKEY_OAUTH_CLIENTS": value,
+            "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
         ])
     }
 

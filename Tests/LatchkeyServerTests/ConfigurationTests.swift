@@ -13,7 +13,7 @@ struct ConfigurationTests {
             "LATCHKEY_FACEBOOK_ISSUERS": "https://www.facebook.com,https://facebook.com",
             "LATCHKEY_ACCESS_TOKEN_TTL": "300", "LATCHKEY_ALLOW_MISSING_NONCE": "yes",
             "LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=mail,name=fullName", "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES": "*",
-            "LATCHKEY_DATABASE_URL": "sqlite:/tmp/x.sqlite",
+            "LATCHKEY_DATABASE_URL": "sqlite:/tmp/x.sqlite", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
         ])
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9000)
         #expect(configuration.facebookApps == [.init(id: "1", secret: "s1"), .init(id: "2", secret: "s2")])

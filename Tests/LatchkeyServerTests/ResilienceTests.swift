@@ -107,7 +107,7 @@ struct ResilienceTests {
             let health = try await stack.get("/health").json()
             let ready = try await stack.get("/ready").json()
             #expect(health == ["status": "ok"])
-            #expect(ready == ["status": "ready"])
+            #expect(ready == ["status": "ready", "database": "ok", "facebook": "ok"])
         }
     }
 }

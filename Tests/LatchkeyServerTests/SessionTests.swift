@@ -167,15 +167,9 @@ struct KeyRotationTests {
     func rotateAndRestart() async throws {
         try await Stack.run { stack in
             let old = try #require(try await SessionTests.signedIn(stack)["access_token"]?.stringValue)
-            let newKid = try await rotateSigningKey(in: stack.store, now: stack.clock.now)
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
-            configuration.graphURL = stack.emulatorURL + "/v21.0"
-            configuration.jwksURL = stack.emulatorURL + "/.well-known/oauth/openid/jwks/"
-            configuration.publicURL = "http://latchkey.test"
-            configuration.clock = { stack.clock.now }
-            let restarted = try await buildApplication(configuration: configuration, store: stack.store)
+            let newKid = try await rotateSigningKey(
+                in: stack.store, protection: SigningKeyProtection(stack.configuration), now: stack.clock.now)
+            let restarted = try await buildApplication(configuration: stack.configuration, store: stack.store)
             try await restarted.test(.live) { client in
                 let again = Stack(
                     server: client, emulatorURL: stack.emulatorURL, clock: stack.clock, store: stack.store)

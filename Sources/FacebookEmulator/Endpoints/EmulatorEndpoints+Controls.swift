@@ -53,7 +53,9 @@ extension EmulatorEndpoints {
             return .json(["faults": []])
         case (.get, ["calls"]):
             return .json(["calls": .object(await state.callCounts().mapValues(JSONValue.int))])
-        case (.delete, ["calls"]):
+        case (.get, ["requests"]):
+            return .json(["requests": .array(await state.recordedRequests().map(\.json))])
+        case (.delete, ["calls"]), (.delete, ["requests"]):
             await state.resetCallCounts()
             return .json(["calls": [:]])
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))

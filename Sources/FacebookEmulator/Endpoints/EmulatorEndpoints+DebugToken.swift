@@ -3,10 +3,17 @@ import Hummingbird
 import LatchkeyAPI
 
 extension EmulatorEndpoints {
-    /// `GET /debug_token` (§4): HTTP 200 with `data.is_valid` for any input token, 400 for a bad caller.
+    /// `GET /debug_token` (§4): HTTP 200 with `data.is_valid` for any input token of the viewing
+    /// app, 400 for a bad caller, and 400 code 100 for a token issued to another app.
+    ///
+    /// Facebook never describes another app's token to a caller: it answers `(#100) The App_id in
+    /// the input_token did not match the Viewing App` (Firebase users paste this message in
+    /// firebase/quickstart-unity#1040; Meta's `debug_token` docs require the token to belong to
+    /// the same app; facebook-protocol.md §13, correction).
     func debugToken(_ request: EmulatorRequest) async throws -> Response {
-        _ = try await appToken(request)
+        let viewer = try await appToken(request)
         guard let input = request["input_token"] else { throw GraphError.missingParameter("input_token") }
+        if let owner = await state.owningAppID(of: input), owner != viewer.id { throw GraphError.appMismatch }
         return .json(["data": await inspect(input)])
     }
 

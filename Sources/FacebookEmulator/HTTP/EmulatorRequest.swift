@@ -14,6 +14,9 @@ struct EmulatorRequest: Sendable {
     /// A JSON body, for the control API.
     let json: JSONValue?
     let headers: HTTPFields
+    /// The path as sent (with its version prefix) and the raw query string, for the request log.
+    let rawPath: String
+    let rawQuery: String
     /// Where this emulator is reachable, for URLs it hands out.
     let baseURL: String
 
@@ -54,6 +57,7 @@ struct EmulatorRequest: Sendable {
         let host = request.head.authority ?? "127.0.0.1"
         return EmulatorRequest(
             method: request.method, segments: segments, parameters: parameters, json: json, headers: request.headers,
+            rawPath: request.uri.path, rawQuery: request.uri.query ?? "",
             baseURL: publicURL ?? "http://\(host)")
     }
 

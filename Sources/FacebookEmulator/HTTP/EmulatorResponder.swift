@@ -58,7 +58,11 @@ struct EmulatorResponder: HTTPResponder {
         guard let endpoint = Endpoint.match(method: method, segments: segments) else {
             throw GraphError.unknownPath(segments.joined(separator: "/"))
         }
-        if let fault = await endpoints.state.recordCall(endpoint: endpoint.name) {
+        let scheme = request.headers[.authorization].flatMap { $0.split(separator: " ").first.map(String.init) }
+        let recorded = RecordedRequest(
+            method: method.rawValue, path: request.rawPath, query: request.rawQuery, endpoint: endpoint.name,
+            authorizationScheme: scheme)
+        if let fault = await endpoints.state.recordCall(endpoint: endpoint.name, request: recorded) {
             if fault.latencyMilliseconds > 0 {
                 try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds))
             }

@@ -52,6 +52,10 @@ extension GraphError {
             "(#100) You must provide an app access token, or a user access token that is an owner or developer of the app",
         code: 100)
 
+    /// 100 from `debug_token` when the input token belongs to another app than the caller's.
+    static let appMismatch = GraphError(
+        message: "(#100) The App_id in the input_token did not match the Viewing App", code: 100)
+
     /// 2500: a call that needs a token made without one.
     static let activeTokenRequired = GraphError(
         message: "An active access token must be used to query information about the current user.", code: 2500)

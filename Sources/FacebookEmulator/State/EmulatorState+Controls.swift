@@ -40,9 +40,13 @@ extension EmulatorState {
 
     func clearFaults() { faults = [] }
 
-    /// Counts a call and returns the fault to apply to it, consuming one use of a counted fault.
-    func recordCall(endpoint: String) -> Fault? {
+    /// Counts a call, remembers how it was made, and returns the fault to apply to it, consuming
+    /// one use of a counted fault.
+    func recordCall(endpoint: String, request: RecordedRequest) -> Fault? {
         calls[endpoint, default: 0] += 1
+        requests.append(request)
+        // Bounded: the log is for asserting on recent traffic, not an archive.
+        if requests.count > RecordedRequest.retained { requests.removeFirst(requests.count - RecordedRequest.retained) }
         guard let index = faults.firstIndex(where: { $0.applies(to: endpoint) }) else { return nil }
         let fault = faults[index]
         if let remaining = fault.remaining {
@@ -53,5 +57,10 @@ extension EmulatorState {
 
     func callCounts() -> [String: Int] { calls }
 
-    func resetCallCounts() { calls = [:] }
+    func resetCallCounts() {
+        calls = [:]
+        requests = []
+    }
+
+    func recordedRequests() -> [RecordedRequest] { requests }
 }

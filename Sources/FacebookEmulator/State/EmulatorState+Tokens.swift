@@ -197,6 +197,15 @@ extension EmulatorState {
     }
 
     /// Everything `debug_token` reports about a token, read in one step.
+    /// The app a token string belongs to, when the emulator can tell: an issued token of any kind,
+    /// or a literal `APPID|SECRET` naming a known app (whatever the secret).
+    func owningAppID(of token: String) -> String? {
+        if let record = tokens[token] { return record.appID }
+        let parts = token.split(separator: "|", maxSplits: 1)
+        if parts.count == 2, apps[String(parts[0])] != nil { return String(parts[0]) }
+        return nil
+    }
+
     func debugSnapshot(_ token: String) -> (AccessTokenRecord, EmulatorApp, Grant?, GraphError?)? {
         guard let record = tokens[token], let app = apps[record.appID] else { return nil }
         let personGrant = record.personKey.flatMap { self.grant(appID: record.appID, personKey: $0) }

@@ -38,6 +38,8 @@ actor EmulatorState {
     var keys: [SigningKey] { signingKeys + pendingKeys }
     var faults: [Fault] = []
     var calls: [String: Int] = [:]
+    /// The latest Graph requests, oldest first (`GET /_emulator/requests`).
+    var requests: [RecordedRequest] = []
 
     struct Lifetimes: Sendable {
         let longLivedToken: TimeInterval

@@ -15,20 +15,54 @@ extension ServerConfiguration {
         "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
         "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
-        "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS",
+        "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS", "LATCHKEY_FACEBOOK_STARTUP_CHECK",
+        "LATCHKEY_KEY_ENCRYPTION_KEY", "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
     ]
+
+    /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
+    /// mounted): app secrets, the key-encryption key and database passwords then never sit in the
+    /// environment, a command line or a configuration file.
+    public static let fileSettingNames: [String] = settingNames.map { $0 + "_FILE" }
+
+    /// `settings` with each `NAME_FILE` replaced by `NAME` and the file's contents (surrounding
+    /// white space and newlines trimmed).
+    /// - Throws: `ConfigurationError` when a file cannot be read, or a setting is given both ways.
+    static func resolvingFiles(_ settings: [String: String]) throws -> [String: String] {
+        var resolved = settings
+        for name in settingNames {
+            guard let path = settings[name + "_FILE"]?.trimmingCharacters(in: .whitespaces), !path.isEmpty else {
+                continue
+            }
+            guard (settings[name] ?? "").trimmingCharacters(in: .whitespaces).isEmpty else {
+                throw ConfigurationError("set \(name) or \(name)_FILE, not both")
+            }
+            let contents: String
+            do {
+                contents = try String(contentsOfFile: path, encoding: .utf8)
+            } catch {
+                // The reason names the path only: never the contents.
+                throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
+            }
+            resolved[name] = contents.trimmingCharacters(in: .whitespacesAndNewlines)
+            resolved[name + "_FILE"] = nil
+        }
+        return resolved
+    }
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
     /// - Throws: `ConfigurationError` naming a setting whose value cannot be parsed.
-    public init(settings: [String: String]) throws {
+    public init(settings given: [String: String]) throws {
         self.init()
+        let settings = try Self.resolvingFiles(given)
         func value(_ name: String) -> String? {
             guard let raw = settings[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
         }
         func list(_ name: String) -> [String]? {
+            // Commas or newlines: a `_FILE` holds one value a line.
             value(name).map {
-                $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                $0.split(whereSeparator: { $0 == "," || $0.isNewline }).map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty }
             }
         }
         func seconds(_ name: String) throws -> TimeInterval? {
@@ -112,6 +146,22 @@ extension ServerConfiguration {
             clientMappableProperties = Set(defaultFieldsMapping.values)
         }
         if let names = list("LATCHKEY_USER_WRITABLE_PROPERTIES") { userWritableProperties = Set(names) }
+        if let raw = value("LATCHKEY_FACEBOOK_STARTUP_CHECK") {
+            guard let check = FacebookStartupCheck(rawValue: raw) else {
+                throw ConfigurationError(
+                    "LATCHKEY_FACEBOOK_STARTUP_CHECK must be before-start, background or off, not '\(raw)'")
+            }
+            facebookStartupCheck = check
+        }
+        if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
+            keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
+        }
+        if let keys = list("LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS") {
+            previousKeyEncryptionKeys = try keys.map {
+                try KeyEncryptionKey(encoded: $0, setting: "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS")
+            }
+        }
+        if let allow = try flag("LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS") { allowPlaintextSigningKeys = allow }
         if let raw = value("LATCHKEY_MAX_BODY_BYTES") {
             guard let bytes = Int(raw) else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be a number") }
             maximumBodySize = bytes
@@ -132,7 +182,7 @@ extension ServerConfiguration {
             let trimmed = line.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, settingNames.contains(parts[0]) else {
+            guard parts.count == 2, settingNames.contains(parts[0]) || fileSettingNames.contains(parts[0]) else {
                 throw ConfigurationError("\(path):\(number + 1): expected LATCHKEY_NAME=value with a known name")
             }
             settings[parts[0]] = parts[1]

@@ -7,8 +7,11 @@ import NIOCore
 /// Filled from `LATCHKEY_…` settings (`init(settings:)`), which the CLI builds from its flags, the
 /// environment and an optional file, in that order of precedence.
 public struct ServerConfiguration: Sendable {
-    /// A Facebook app whose users may sign in.
-    public struct FacebookApp: Sendable, Equatable {
+    /// A Facebook app whose users may sign in. Its description and mirror leave the secret out,
+    /// so printing or logging an app (or anything holding one) cannot leak it.
+    public struct FacebookApp: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+        CustomReflectable
+    {
         /// The numeric app id.
         public var id: String
         /// The app secret (app token `id|secret`, `appsecret_proof`, signed requests).
@@ -18,6 +21,13 @@ public struct ServerConfiguration: Sendable {
             self.id = id
             self.secret = secret
         }
+
+        /// The app id, the secret redacted.
+        public var description: String { "FacebookApp(id: \(id), secret: <redacted>)" }
+        /// The same as `description`.
+        public var debugDescription: String { description }
+        /// The id only.
+        public var customMirror: Mirror { Mirror(self, children: ["id": id, "secret": "<redacted>"]) }
     }
 
     /// Address to bind.
@@ -81,6 +91,16 @@ public struct ServerConfiguration: Sendable {
     public var jwksRefetchInterval: TimeInterval = 60
     /// Largest request body, bytes.
     public var maximumBodySize: Int = 64 * 1024
+    /// When Facebook is asked whether it accepts each app's id and secret.
+    public var facebookStartupCheck: FacebookStartupCheck = .beforeStart
+    /// The key session signing keys are sealed under (AES-256-GCM); required unless
+    /// `allowPlaintextSigningKeys`.
+    public var keyEncryptionKey: KeyEncryptionKey?
+    /// Earlier key-encryption keys: keys sealed under them are sealed again under the current one at start.
+    public var previousKeyEncryptionKeys: [KeyEncryptionKey] = []
+    /// Store session signing keys unencrypted when no key-encryption key is set. Off by default:
+    /// anyone who can read the database could then forge a session for any user.
+    public var allowPlaintextSigningKeys: Bool = false
     /// The clock; tests inject a fixed one.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -165,6 +185,15 @@ public struct ServerConfiguration: Sendable {
             try FieldMapping.validate(field: field, property: property)
         }
         _ = try DatabaseLocation(databaseURL)
+        if keyEncryptionKey == nil, !allowPlaintextSigningKeys {
+            throw ConfigurationError(
+                """
+                LATCHKEY_KEY_ENCRYPTION_KEY_FILE is required: session signing keys are encrypted at rest under it. \
+                Create one with `latchkey keys generate-kek --output FILE`, or set \
+                LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS=true to store them unencrypted (anyone who can read the \
+                database could then forge sessions)
+                """)
+        }
     }
 }
 

@@ -187,10 +187,13 @@ struct EasyLoginService: Sendable {
                 ("client_id", app.id), ("redirect_uri", callbackURL),
                 ("client_secret", app.secret), ("code", facebookCode), ("code_verifier", pending.facebookCodeVerifier),
             ])
+        if let failure = exchanged.failure {
+            let error = FacebookTriage.codeExchange(failure)
+            classic.health.observe(error, appID: app.id, at: configuration.clock())
+            throw error
+        }
         guard let facebookToken = exchanged.body["access_token"]?.stringValue, !facebookToken.isEmpty else {
-            throw APIError(
-                .unauthorized, .facebookTokenInvalid, "Facebook did not confirm the login; start again.",
-                cause: GraphRefusal(message: exchanged.body["error"]?["message"]?.stringValue ?? "no access_token"))
+            throw APIError.facebookUnavailable("Facebook answered the code exchange without a token; try again.")
         }
         let mapping =
             try pending.fieldsMapping.map {

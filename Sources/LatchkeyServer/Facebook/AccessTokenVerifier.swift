@@ -5,15 +5,22 @@ import LatchkeyAPI
 import NIOCore
 
 /// Verifies a classic Facebook access token (facebook-protocol.md §4, §5): `debug_token` with the
-/// literal app token proves which app and user the token belongs to, and `/me` with
-/// `appsecret_proof` reads the profile; both run concurrently, so a login costs one round trip.
+/// app token proves which app and user the token belongs to, and `/me` with `appsecret_proof`
+/// reads the profile; both run concurrently, so a login costs one round trip and two calls.
+///
+/// With several apps served, `GET /app` with the person's token first names the token's app
+/// (Parse Server checks tokens this way): Facebook never describes another app's token through
+/// `debug_token`, so asking each app in turn would cost a call per app.
 struct AccessTokenVerifier: Sendable {
     let graph: GraphClient
     let apps: [ServerConfiguration.FacebookApp]
+    let health: FacebookHealth
     let clock: @Sendable () -> Date
 
     func verify(_ token: String, mapping: FieldMapping) async throws -> FacebookIdentity {
-        guard !token.isEmpty, token.utf8.count <= 4096 else {
+        // Printable ASCII only: the token travels in an HTTP header, where a CR or LF would be an
+        // injection, and Facebook's tokens are base62 anyway.
+        guard !token.isEmpty, token.utf8.count <= 4096, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             throw APIError(.unauthorized, .facebookTokenInvalid, "The Facebook access token is malformed.")
         }
         if CompactJWS.looksLikeJWT(token) {
@@ -21,34 +28,21 @@ struct AccessTokenVerifier: Sendable {
                 .badRequest, .idTokenSentAsAccessToken,
                 "This is a Limited Login id token (a JWT); send it as idToken, with its nonce.")
         }
-        guard let primary = apps.first else {
-            throw APIError(.internalServerError, .internalError, "No app configured.")
+        let (app, inspected) = try await owningApp(of: token)
+        async let profile = me(token, app: app, mapping: mapping)
+        // `debug_token`'s verdict (wrong app, expired, revoked) comes first: `/me` made with our
+        // proof fails for another app's token too, and must not be read as our secret being wrong.
+        let data: JSONValue
+        if let inspected { data = inspected } else { data = try await inspect(token, app: app) }
+        let answer = try await profile
+        if let failure = answer.failure {
+            // `debug_token` vouched for the token: a refused proof now means our secret is wrong.
+            if failure.isProofRefusal { throw observed(FacebookTriage.credentialsRefused(failure), app: app) }
+            throw FacebookTriage.userToken(failure)
         }
-        async let inspection = graph.get(
-            "/debug_token", query: [("input_token", token), ("access_token", "\(primary.id)|\(primary.secret)")])
-        async let profile = me(token, app: primary, mapping: mapping)
-        let inspected = try await inspection.body
-        guard let data = inspected["data"] else {
-            // debug_token refused our own app token: a server misconfiguration, not the user's fault.
-            throw APIError(
-                .internalServerError, .internalError, "The server's Facebook app credentials were refused.",
-                cause: GraphRefusal(message: inspected["error"]?["message"]?.stringValue ?? "no data"))
-        }
-        let appID = try check(data)
-        let me: JSONValue
-        if appID == primary.id {
-            me = try await profile
-        } else {
-            // The token belongs to another served app: the proof needs that app's secret, so the
-            // concurrent call (made with the first app's proof) is discarded and made again.
-            _ = try? await profile
-            guard let app = apps.first(where: { $0.id == appID }) else { throw APIError.unauthorized }
-            me = try await self.me(token, app: app, mapping: mapping)
-        }
+        let me = answer.body
         let subject = me["id"]?.stringValue ?? ""
-        guard !subject.isEmpty, let userID = data["user_id"]?.stringValue,
-            ConstantTime.equals(subject, userID)
-        else {
+        guard !subject.isEmpty, let userID = data["user_id"]?.stringValue, ConstantTime.equals(subject, userID) else {
             throw APIError(.unauthorized, .facebookTokenInvalid, "Facebook's answers about this token disagree.")
         }
         let permissions = me["permissions"]?["data"]?.arrayValue ?? []
@@ -58,73 +52,99 @@ struct AccessTokenVerifier: Sendable {
         }
         let granted = names("granted")
         return FacebookIdentity(
-            appID: appID, subject: subject, profile: FieldMapping.normalizeGraph(me.objectValue ?? [:]),
+            appID: app.id, subject: subject, profile: FieldMapping.normalizeGraph(me.objectValue ?? [:]),
             granted: granted.isEmpty ? (data["scopes"]?.arrayValue ?? []).compactMap(\.stringValue).sorted() : granted,
             declined: names("declined"), kind: .classic)
     }
 
-    /// Checks `debug_token`'s `data` (§4) and returns the token's app id.
-    private func check(_ data: JSONValue) throws -> String {
+    /// The served app the token belongs to, and `debug_token`'s `data` when finding the app
+    /// already inspected the token.
+    private func owningApp(
+        of token: String
+    ) async throws -> (ServerConfiguration.FacebookApp, JSONValue?) {
+        guard let primary = apps.first else {
+            throw APIError(.internalServerError, .internalError, "No app configured.")
+        }
+        if apps.count == 1 { return (primary, nil) }
+        let answer = try await graph.get("/app", query: [], bearer: token)
+        if let failure = answer.failure {
+            guard failure.isProofRefusal else { throw FacebookTriage.userToken(failure) }
+            // The token's app requires `appsecret_proof` on every call, and the proof needs the
+            // secret of the app we are trying to find: ask each app's `debug_token` instead.
+            for app in apps {
+                do {
+                    return (app, try await inspect(token, app: app))
+                } catch let error as APIError where error.code == .facebookWrongApp {
+                    continue
+                }
+            }
+            throw APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
+        }
+        guard let id = answer.body["id"]?.stringValue, let app = apps.first(where: { $0.id == id }) else {
+            throw APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
+        }
+        return (app, nil)
+    }
+
+    /// `debug_token` with `app`'s token (in the `Authorization` header): the token's `data`,
+    /// checked (§4) to be a valid, unexpired user token of `app`.
+    private func inspect(_ token: String, app: ServerConfiguration.FacebookApp) async throws -> JSONValue {
+        let answer = try await graph.get("/debug_token", query: [("input_token", token)], bearer: app.appToken)
+        if let failure = answer.failure { throw observed(FacebookTriage.inspection(failure), app: app) }
+        guard let data = answer.body["data"], data.isObject else {
+            throw APIError.facebookUnavailable("Facebook answered debug_token without data; try again shortly.")
+        }
+        // Facebook inspected the token with our app token: our credentials are good.
+        health.credentials(of: app.id, accepted: true, at: clock())
         guard data["is_valid"] == .bool(true) else {
             // Facebook often omits the subcode (§6.3); an expiry in the past still says why.
-            if let expiresAt = data["expires_at"]?.intValue, expiresAt != 0,
-                Double(expiresAt) <= clock().timeIntervalSince1970
-            {
+            if isPast(data["expires_at"]) {
                 throw APIError(.unauthorized, .facebookTokenExpired, "The Facebook access token has expired.")
             }
-            throw Self.rejection(data["error"])
+            throw FacebookTriage.userToken(
+                GraphFailure(data["error"], status: answer.status)
+                    ?? GraphFailure(status: answer.status, code: 190, message: "is_valid false without an error"))
         }
         guard data["type"]?.stringValue == "USER" else {
             throw APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
         }
-        guard let appID = data["app_id"]?.stringValue, apps.contains(where: { $0.id == appID }) else {
+        // Facebook answers 400 for another app's token (handled above); this guards any answer that
+        // would still name another app.
+        guard data["app_id"]?.stringValue == app.id else {
             throw APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
         }
-        if let expiresAt = data["expires_at"]?.intValue, expiresAt != 0,
-            Double(expiresAt) <= clock().timeIntervalSince1970
-        {
+        if isPast(data["expires_at"]) {
             throw APIError(.unauthorized, .facebookTokenExpired, "The Facebook access token has expired.")
         }
-        return appID
+        return data
     }
 
+    /// `/me` with the person's token (in the `Authorization` header) and `app`'s proof; its
+    /// errors are judged by `verify`, once `debug_token` has spoken.
     private func me(
         _ token: String, app: ServerConfiguration.FacebookApp, mapping: FieldMapping
-    ) async throws
-        -> JSONValue
-    {
+    ) async throws -> GraphClient.Answer {
         let proof = Hex.encode(
             HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(app.secret.utf8))))
-        let answer = try await graph.get(
-            "/me", query: [("fields", mapping.graphFields), ("access_token", token), ("appsecret_proof", proof)])
-        if let error = answer.body["error"] {
-            if error["type"]?.stringValue == "GraphMethodException" {
-                // appsecret_proof refused: our secret is wrong, not the user's token.
-                throw APIError(
-                    .internalServerError, .internalError, "The server's Facebook app credentials were refused.",
-                    cause: GraphRefusal(message: error["message"]?.stringValue ?? ""))
-            }
-            throw Self.rejection(error)
-        }
-        return answer.body
+        return try await graph.get(
+            "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token)
     }
 
-    /// Keeps Facebook's reason (§6.3): expired, password changed, app removed, logged out.
-    static func rejection(_ error: JSONValue?) -> APIError {
-        let subcode = error?["subcode"]?.intValue ?? error?["error_subcode"]?.intValue
-        switch subcode {
-        case 463: return APIError(.unauthorized, .facebookTokenExpired, "The Facebook access token has expired.")
-        case 460:
-            return APIError(
-                .unauthorized, .facebookPasswordChanged, "The Facebook session ended because the password changed.")
-        case 458: return APIError(.unauthorized, .facebookAppRemoved, "The person removed this app on Facebook.")
-        case 467: return APIError(.unauthorized, .facebookLoggedOut, "The person logged out of Facebook.")
-        default: return APIError(.unauthorized, .facebookTokenInvalid, "Facebook rejected the access token.")
-        }
+    /// `expires_at` in the past (0 means never, §4).
+    private func isPast(_ expiresAt: JSONValue?) -> Bool {
+        guard let seconds = expiresAt?.intValue, seconds != 0 else { return false }
+        return Double(seconds) <= clock().timeIntervalSince1970
+    }
+
+    /// `error`, after telling the health tracker when it says our credentials were refused.
+    private func observed(_ error: APIError, app: ServerConfiguration.FacebookApp) -> APIError {
+        health.observe(error, appID: app.id, at: clock())
+        return error
     }
 }
 
-/// Facebook refused the server's own credentials; logged as the cause of a 500, never sent.
-struct GraphRefusal: Error, Sendable {
-    let message: String
+extension ServerConfiguration.FacebookApp {
+    /// The literal app token `APPID|SECRET` (§3.3): no extra call to obtain one. It travels only in
+    /// `Authorization` headers and form bodies, never in a URL.
+    var appToken: String { "\(id)|\(secret)" }
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import Logging
 import NIOCore
 
 /// Every HTTP endpoint, thin: read and validate the request, call a service, encode the answer.
@@ -12,18 +13,34 @@ struct Routes: Sendable {
     let tokens: SessionTokens
     let easyLogin: EasyLoginService
     let origin: ServerOrigin
+    /// What the server last heard from Facebook, for `/ready`.
+    let health: FacebookHealth
     let reading: RequestReading
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/health") { _, _ in try Response.json(["status": "ok"]) }
-        router.get("/ready") { _, _ in
+        router.get("/ready") { _, context in
+            // Facebook's state comes from the last real answers, never from a call per probe: this
+            // endpoint is public. Only the database decides the status code: Facebook trouble hits
+            // every node alike, and refresh and `/v1/users/me` keep working without Facebook.
+            var databaseUp = true
             do {
                 try await store.ping()
             } catch {
-                throw APIError(
-                    .serviceUnavailable, .unavailable, "The database is not reachable.", retryAfter: 5, cause: error)
+                databaseUp = false
+                context.logger.warning("latchkey.ready.database_down", metadata: ["latchkey.error.cause": "\(error)"])
             }
-            return try Response.json(["status": "ready"])
+            let body: JSONValue = [
+                "status": databaseUp ? "ready" : "unavailable", "database": databaseUp ? "ok" : "unreachable",
+                "facebook": .string(health.status.rawValue),
+            ]
+            var response = try Response.json(body)
+            response.headers[.cacheControl] = "no-store"
+            if !databaseUp {
+                response.status = .serviceUnavailable
+                response.headers[.retryAfter] = "5"
+            }
+            return response
         }
         router.get("/.well-known/jwks.json") { _, _ in
             var headers = HTTPFields()

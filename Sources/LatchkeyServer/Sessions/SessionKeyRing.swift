@@ -29,31 +29,61 @@ struct SessionKeyRing: Sendable {
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
     }
 
-    /// Loads the keys from the store, creating the first one on first start.
+    /// Loads the keys from the store, creating the first one on first start, and stores again,
+    /// sealed under the current key-encryption key, every key kept plain or under an earlier one.
+    ///
+    /// - Returns: the ring, and how many stored keys were sealed again.
     static func load(
-        from store: any LatchkeyStore, now: Date, accessTokenLifetime: TimeInterval
-    ) async throws
-        -> SessionKeyRing
-    {
+        from store: any LatchkeyStore, protection: SigningKeyProtection, now: Date, accessTokenLifetime: TimeInterval
+    ) async throws -> (ring: SessionKeyRing, resealed: Int) {
         var stored = try await store.signingKeys()
         if stored.isEmpty {
-            let key = SessionSigningKey.generate(now: now)
-            try await store.addSigningKey(
-                StoredSigningKey(kid: key.kid, privateKey: key.rawPrivateKey, createdAt: now, retiredAt: nil))
+            _ = try await rotateSigningKey(in: store, protection: protection, now: now)
             stored = try await store.signingKeys()
         }
-        let keys = try stored.map {
-            try SessionSigningKey(rawPrivateKey: $0.privateKey, createdAt: $0.createdAt, retiredAt: $0.retiredAt)
+        let keys = try stored.map { row in
+            let key = try SessionSigningKey(
+                rawPrivateKey: try protection.open(row.privateKey, kid: row.kid), createdAt: row.createdAt,
+                retiredAt: row.retiredAt)
+            // The kid is the public key's thumbprint: a key that opens but belongs to another row
+            // was moved there.
+            guard key.kid == row.kid else {
+                throw ConfigurationError("session signing key \(row.kid) holds another key's material")
+            }
+            return key
         }
-        return try SessionKeyRing(keys: keys, now: now, accessTokenLifetime: accessTokenLifetime)
+        var resealed: [String: Data] = [:]
+        for (row, key) in zip(stored, keys) where protection.needsResealing(row.privateKey) {
+            resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
+        }
+        if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
+        return (try SessionKeyRing(keys: keys, now: now, accessTokenLifetime: accessTokenLifetime), resealed.count)
     }
 }
 
-/// Adds a new session signing key to `store`, retiring the current one for signing.
+/// Adds a new session signing key to `store`, sealed as `protection` says, retiring the current
+/// one for signing.
 /// - Returns: the new key's id.
-public func rotateSigningKey(in store: any LatchkeyStore, now: Date) async throws -> String {
+public func rotateSigningKey(
+    in store: any LatchkeyStore, protection: SigningKeyProtection, now: Date
+) async throws -> String {
     let key = SessionSigningKey.generate(now: now)
     try await store.addSigningKey(
-        StoredSigningKey(kid: key.kid, privateKey: key.rawPrivateKey, createdAt: now, retiredAt: nil))
+        StoredSigningKey(
+            kid: key.kid, privateKey: try protection.seal(key.rawPrivateKey, kid: key.kid), createdAt: now,
+            retiredAt: nil))
     return key.kid
+}
+
+/// Seals again, under the current key-encryption key of `protection`, every stored signing key
+/// kept plain or under one of its previous keys (`latchkey keys rewrap`); servers do the same at
+/// start.
+/// - Returns: how many keys were sealed again.
+public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKeyProtection) async throws -> Int {
+    var resealed: [String: Data] = [:]
+    for row in try await store.signingKeys() where protection.needsResealing(row.privateKey) {
+        resealed[row.kid] = try protection.seal(try protection.open(row.privateKey, kid: row.kid), kid: row.kid)
+    }
+    if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
+    return resealed.count
 }

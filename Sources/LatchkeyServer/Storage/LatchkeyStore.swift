@@ -76,6 +76,10 @@ public protocol LatchkeyStore: Sendable {
     /// Adds a signing key and retires the others at `now`.
     func addSigningKey(_ key: StoredSigningKey) async throws
 
+    /// Replaces the stored private-key material of existing keys (kid → bytes), all in one
+    /// transaction: sealing plain keys, or sealing them again under a new key-encryption key.
+    func replaceSigningKeyMaterial(_ material: [String: Data]) async throws
+
     /// Checks the database answers (readiness).
     func ping() async throws
 }

@@ -129,7 +129,9 @@ public enum RefreshOutcome: Sendable, Equatable {
 public struct StoredSigningKey: Sendable, Equatable {
     /// Key id.
     public var kid: String
-    /// The raw private key.
+    /// The private key as stored: sealed under the key-encryption key (`SigningKeyProtection`),
+    /// or its 32 raw bytes where plain storage was explicitly allowed. The store never sees the
+    /// key-encryption key.
     public var privateKey: Data
     /// Creation time.
     public var createdAt: Date

@@ -36,6 +36,10 @@ struct Stack: Sendable {
     let emulatorURL: String
     let clock: TestClock
     let store: SQLiteStore
+    /// The configuration the server runs with (a random key-encryption key included).
+    var configuration = ServerConfiguration()
+    /// Everything the server logged, scanned for secrets when the stack stops.
+    var logs = LogCapture()
 
     /// The server's base URL, for clients other than the test client (the SDK's URLSession).
     var serverURL: URL { URL(string: boundURL ?? "http://127.0.0.1:\(server.port ?? 0)")! }
@@ -49,6 +53,7 @@ struct Stack: Sendable {
     ///   flows where a browser or another program follows the server's redirects.
     static func run(
         browsable: Bool = false,
+        emulatorSeed: @Sendable (inout EmulatorSeed) -> Void = { _ in },
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Stack) async throws -> Void
     ) async throws {
@@ -60,6 +65,7 @@ struct Stack: Sendable {
         }()
         var seed = EmulatorSeed.demo
         seed.apps[0].redirectURIs.append("http://latchkey.test/v1/oauth/facebook/callback")
+        emulatorSeed(&seed)
         let emulator = try await buildEmulator(
             configuration: EmulatorConfiguration(port: 0, seed: seed, clock: { clock.now }), logger: quiet)
         try await emulator.test(.live) { emulatorClient in
@@ -75,12 +81,19 @@ struct Stack: Sendable {
                 OAuthClient(id: Demo.clientID, redirectURIs: [Demo.appRedirect, Demo.loopbackRedirect])
             ]
             configuration.clock = { clock.now }
+            let kek = KeyEncryptionKey.generate()
+            configuration.keyEncryptionKey = kek.key
             configure(&configuration)
+            let configured = configuration
             let store = try await SQLiteStore.open(.sqliteMemory)
+            let logs = LogCapture()
             do {
-                let server = try await buildApplication(configuration: configuration, store: store, logger: quiet)
+                let server = try await buildApplication(
+                    configuration: configured, store: store, logger: logs.logger(label: "latchkey"))
                 try await server.test(.live) { client in
-                    var stack = Stack(server: client, emulatorURL: base, clock: clock, store: store)
+                    var stack = Stack(
+                        server: client, emulatorURL: base, clock: clock, store: store, configuration: configured,
+                        logs: logs)
                     if browsable {
                         let issuer = try await stack.get("/.well-known/oauth-authorization-server").json()["issuer"]
                         stack.boundURL = try #require(issuer?.stringValue)
@@ -95,6 +108,10 @@ struct Stack: Sendable {
                 throw error
             }
             try await store.close()
+            // Whatever the test did, the server's log holds no token, code, proof or secret.
+            let secrets = [kek.encoded] + configured.facebookApps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
+            let leaks = SecretScan.findings(in: logs.all, secrets: secrets)
+            #expect(leaks.isEmpty, "secrets in the server log:\n\(leaks.joined(separator: "\n"))")
         }
     }
 

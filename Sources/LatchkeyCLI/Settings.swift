@@ -1,0 +1,35 @@
+import ArgumentParser
+import Foundation
+import LatchkeyServer
+
+/// Where the CLI's settings come from, lowest precedence first: a configuration file
+/// (`--config`, or `LATCHKEY_CONFIG_FILE`), then the environment; commands lay their flags over
+/// the result. Every setting may also be given as `NAME_FILE`, a file holding its value.
+enum Settings {
+    static func load(configFile: String?) throws -> [String: String] {
+        let environment = ProcessInfo.processInfo.environment
+        var settings: [String: String] = [:]
+        if let file = configFile ?? environment["LATCHKEY_CONFIG_FILE"] {
+            settings = try ServerConfiguration.settings(fromFile: file)
+        }
+        for name in ServerConfiguration.settingNames + ServerConfiguration.fileSettingNames {
+            guard let value = environment[name] else { continue }
+            // A value in the environment overrides the file's, in either of its two forms.
+            let base = name.hasSuffix("_FILE") ? String(name.dropLast(5)) : name
+            settings[base] = nil
+            settings[base + "_FILE"] = nil
+            settings[name] = value
+        }
+        return settings
+    }
+
+    /// The configuration the settings describe, parsed but not validated (commands other than
+    /// `serve` need only some of it).
+    static func configuration(_ settings: [String: String]) throws -> ServerConfiguration {
+        do {
+            return try ServerConfiguration(settings: settings)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The database file and its directory, made private before SQLite opens them: the file holds
+/// every session and refresh-token hash, so it is created 0600 and the directories the server
+/// creates 0700, whatever the umask. SQLite gives the `-wal` and `-shm` files the database file's
+/// permissions (`findCreateFileMode` in its Unix VFS), so they follow.
+enum SQLiteFiles {
+    /// Creates missing directories (0700) and the file (0600), and takes group and other access
+    /// away from an existing file and its `-wal`/`-shm` companions.
+    /// - Throws: `SQLiteFilesError` naming the path and the system's reason.
+    static func prepare(_ path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty { try createDirectories(directory) }
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SQLiteFilesError(path: path, errno: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw SQLiteFilesError(path: path, errno: errno) }
+        if status.st_mode & 0o077 != 0 {
+            guard fchmod(descriptor, mode_t(status.st_mode & 0o700)) == 0 else {
+                throw SQLiteFilesError(path: path, errno: errno)
+            }
+        }
+        for companion in [path + "-wal", path + "-shm"] {
+            var companionStatus = stat()
+            if stat(companion, &companionStatus) == 0, companionStatus.st_mode & 0o077 != 0 {
+                guard chmod(companion, mode_t(companionStatus.st_mode & 0o700)) == 0 else {
+                    throw SQLiteFilesError(path: companion, errno: errno)
+                }
+            }
+        }
+    }
+
+    /// `mkdir -p` with mode 0700 for each directory it creates; existing ones are left as they are
+    /// (they may be shared, such as `/var/lib`).
+    private static func createDirectories(_ directory: String) throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue {
+            return
+        }
+        let parent = (directory as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != directory { try createDirectories(parent) }
+        guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+            throw SQLiteFilesError(path: directory, errno: errno)
+        }
+    }
+}
+
+/// The database file or a directory on its path could not be created or made private.
+struct SQLiteFilesError: Error, Sendable, CustomStringConvertible {
+    let path: String
+    let errno: Int32
+    var description: String { "cannot prepare \(path): \(String(cString: strerror(errno)))" }
+}

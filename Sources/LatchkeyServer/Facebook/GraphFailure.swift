@@ -1,0 +1,39 @@
+import LatchkeyAPI
+
+/// A Graph error envelope (facebook-protocol.md §6.1), read from a top-level `error` object or a
+/// `debug_token` answer's `data.error` (whose subcode key is `subcode`, §4).
+struct GraphFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// HTTP status of the answer.
+    var status: Int
+    var code: Int?
+    var subcode: Int?
+    var type: String?
+    var message: String
+    var isTransient: Bool
+
+    init(status: Int, code: Int?, subcode: Int? = nil, type: String? = nil, message: String, isTransient: Bool = false) {
+        self.status = status
+        self.code = code
+        self.subcode = subcode
+        self.type = type
+        self.message = message
+        self.isTransient = isTransient
+    }
+
+    /// The failure in `error`, or `nil` when there is none.
+    init?(_ error: JSONValue?, status: Int) {
+        guard let error, error.isObject else { return nil }
+        self.init(
+            status: status, code: error["code"]?.intValue,
+            subcode: error["error_subcode"]?.intValue ?? error["subcode"]?.intValue, type: error["type"]?.stringValue,
+            message: error["message"]?.stringValue ?? "", isTransient: error["is_transient"] == .bool(true))
+    }
+
+    /// For the log (the cause of an error, never sent): Facebook's own words, which name no token.
+    var description: String {
+        "Graph error \(code.map(String.init) ?? "-")/\(subcode.map(String.init) ?? "-") (HTTP \(status)): \(message)"
+    }
+
+    /// `appsecret_proof` missing or refused (§5.2, type `GraphMethodException`, code 100).
+    var isProofRefusal: Bool { code == 100 && message.lowercased().contains("appsecret_proof") }
+}
