@@ -4,11 +4,11 @@ import LatchkeySQLite
 import LatchkeyServer
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// `latchkey keys`: session signing keys and the key-encryption key they are sealed under.

@@ -41,7 +41,8 @@ public func buildApplication(
         client: httpClient, base: configuration.graphBase, timeout: timeout, health: health,
         clock: configuration.clock)
     let unchecked = try await checkFacebookCredentials(
-        configuration: configuration, check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
+        configuration: configuration,
+        check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
         logger: logger)
     let tokens = SessionTokens(
         keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
@@ -108,7 +109,9 @@ private func checkFacebookCredentials(
             case .unreachable:
                 logger.warning(
                     "latchkey.facebook.unreachable_at_start",
-                    metadata: ["latchkey.facebook.app": "\(app.id)", "latchkey.facebook.graph": "\(configuration.graphBase)"])
+                    metadata: [
+                        "latchkey.facebook.app": "\(app.id)", "latchkey.facebook.graph": "\(configuration.graphBase)",
+                    ])
                 unreachable.append(app)
             }
         }

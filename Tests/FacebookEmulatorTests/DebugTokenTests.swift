@@ -107,7 +107,8 @@ struct DebugTokenTests {
             // The owning app's own token still inspects it.
             let owner = try await emulator.get(
                 EmulatorClient.path(
-                    "/debug_token", [("input_token", other), ("access_token", "\(Demo.proofAppID)|\(Demo.proofSecret)")]))
+                    "/debug_token",
+                    [("input_token", other), ("access_token", "\(Demo.proofAppID)|\(Demo.proofSecret)")]))
             #expect(try owner.json()["data"]?["app_id"] == .string(Demo.proofAppID))
             #expect(Demo.id("alice", app: Demo.proofAppID) != Demo.id("alice"))
         }

@@ -31,7 +31,8 @@ struct FacebookErrorTests {
             emulatorSeed: { $0.apps.append(Self.thirdApp) },
             {
                 $0.facebookApps = [
-                    .init(id: Demo.appID, secret: Demo.secret), .init(id: Self.thirdApp.id, secret: Self.thirdApp.secret),
+                    .init(id: Demo.appID, secret: Demo.secret),
+                    .init(id: Self.thirdApp.id, secret: Self.thirdApp.secret),
                 ]
             }
         ) { stack in
@@ -61,7 +62,8 @@ struct FacebookErrorTests {
             let token = try await stack.facebookToken(app: Self.secondApp.id)
             let response = try await stack.signIn(["accessToken": .string(token)])
             #expect(response.status == .ok)
-            #expect(try response.json()["user"]?["identities"]?.arrayValue?.first?["appId"] == .string(Self.secondApp.id))
+            #expect(
+                try response.json()["user"]?["identities"]?.arrayValue?.first?["appId"] == .string(Self.secondApp.id))
         }
     }
 
@@ -78,14 +80,23 @@ struct FacebookErrorTests {
     static let cases: [Case] = [
         Case(
             name: "checkpoint (459)", endpoint: "/me",
-            fault: ["code": 190, "subcode": 459, "message": "Error validating access token: You cannot access the app till you log in to www.facebook.com and follow the instructions given."],
+            fault: [
+                "code": 190, "subcode": 459,
+                "message":
+                    "Error validating access token: You cannot access the app till you log in to www.facebook.com and follow the instructions given.",
+            ],
             status: .forbidden, code: "facebook_checkpoint"),
         Case(
             name: "unconfirmed user (464)", endpoint: "/debug_token",
-            fault: ["code": 190, "subcode": 464, "message": "Error validating access token: Sessions for the user are not allowed because the user is not a confirmed user."],
+            fault: [
+                "code": 190, "subcode": 464,
+                "message":
+                    "Error validating access token: Sessions for the user are not allowed because the user is not a confirmed user.",
+            ],
             status: .forbidden, code: "facebook_checkpoint"),
         Case(
-            name: "expired, no subcode", endpoint: "/me", fault: ["code": 190, "message": "Error validating access token"],
+            name: "expired, no subcode", endpoint: "/me",
+            fault: ["code": 190, "message": "Error validating access token"],
             status: .unauthorized, code: "facebook_token_invalid"),
         Case(
             name: "malformed token", endpoint: "/me",
@@ -107,7 +118,10 @@ struct FacebookErrorTests {
             status: .forbidden, code: "facebook_checkpoint"),
         Case(
             name: "active token required (2500)", endpoint: "/me",
-            fault: ["code": 2500, "message": "An active access token must be used to query information about the current user."],
+            fault: [
+                "code": 2500,
+                "message": "An active access token must be used to query information about the current user.",
+            ],
             status: .unauthorized, code: "facebook_token_invalid"),
         Case(
             name: "unknown error (1), not flagged transient", endpoint: "/me",
@@ -125,7 +139,11 @@ struct FacebookErrorTests {
             status: .unauthorized, code: "facebook_token_invalid"),
         Case(
             name: "debug_token refuses our app token (our fault)", endpoint: "/debug_token",
-            fault: ["code": 100, "message": "(#100) You must provide an app access token, or a user access token that is an owner or developer of the app"],
+            fault: [
+                "code": 100,
+                "message":
+                    "(#100) You must provide an app access token, or a user access token that is an owner or developer of the app",
+            ],
             status: .internalServerError, code: "internal_error"),
         Case(
             name: "debug_token says the app token's signature is wrong (our fault)", endpoint: "/debug_token",
@@ -133,7 +151,10 @@ struct FacebookErrorTests {
             status: .internalServerError, code: "internal_error"),
         Case(
             name: "/me refuses the proof of a token debug_token vouched for (our fault)", endpoint: "/me",
-            fault: ["code": 100, "type": "GraphMethodException", "message": "Invalid appsecret_proof provided in the API argument"],
+            fault: [
+                "code": 100, "type": "GraphMethodException",
+                "message": "Invalid appsecret_proof provided in the API argument",
+            ],
             status: .internalServerError, code: "internal_error"),
     ]
 
@@ -246,17 +267,26 @@ struct FacebookTriageTests {
     func inspection() {
         func code(_ failure: GraphFailure) -> ErrorCode { FacebookTriage.inspection(failure).code }
         #expect(
-            code(.init(status: 400, code: 100, message: "(#100) The App_id in the input_token did not match the Viewing App"))
+            code(
+                .init(
+                    status: 400, code: 100,
+                    message: "(#100) The App_id in the input_token did not match the Viewing App"))
                 == .facebookWrongApp)
-        #expect(code(.init(status: 400, code: 190, message: "Invalid OAuth access token - Debug only access token")) == .facebookNotUserToken)
+        #expect(
+            code(.init(status: 400, code: 190, message: "Invalid OAuth access token - Debug only access token"))
+                == .facebookNotUserToken)
         #expect(code(.init(status: 400, code: 190, message: "Invalid OAuth access token signature.")) == .internalError)
         #expect(code(.init(status: 500, code: 2, message: "x", isTransient: true)) == .facebookUnavailable)
-        #expect(code(.init(status: 403, code: 4, message: "(#4) Application request limit reached")) == .facebookRateLimited)
+        #expect(
+            code(.init(status: 403, code: 4, message: "(#4) Application request limit reached")) == .facebookRateLimited
+        )
     }
 
     @Test("no error about a user's token is a 500")
     func neverServerError() {
-        for code in [1, 2, 3, 4, 9, 10, 17, 32, 100, 102, 190, 200, 250, 299, 341, 368, 412, 506, 613, 2500, 80_001, 99_999] {
+        for code in [
+            1, 2, 3, 4, 9, 10, 17, 32, 100, 102, 190, 200, 250, 299, 341, 368, 412, 506, 613, 2500, 80_001, 99_999,
+        ] {
             for subcode in [nil, 33, 458, 459, 460, 463, 464, 466, 467, 492] as [Int?] {
                 let error = FacebookTriage.userToken(.init(status: 400, code: code, subcode: subcode, message: "m"))
                 #expect(error.status.code < 500 || error.status == .serviceUnavailable, "\(code)/\(subcode ?? 0)")

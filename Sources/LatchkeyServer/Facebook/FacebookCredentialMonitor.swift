@@ -32,7 +32,8 @@ struct FacebookCredentialMonitor: Service, CustomStringConvertible {
             for (app, outcome) in await check.check(pending) {
                 switch outcome {
                 case .accepted:
-                    logger.info("latchkey.facebook.credentials_accepted", metadata: ["latchkey.facebook.app": "\(app.id)"])
+                    logger.info(
+                        "latchkey.facebook.credentials_accepted", metadata: ["latchkey.facebook.app": "\(app.id)"])
                 case .refused(let reason):
                     logger.critical(
                         "latchkey.facebook.credentials_refused",

@@ -50,7 +50,8 @@ enum FacebookTriage {
         switch failure.code ?? 0 {
         case 1:
             // "API Unknown": possibly temporary (§6.2).
-            return .facebookUnavailable("Facebook could not check the token just now; try again shortly.", cause: failure)
+            return .facebookUnavailable(
+                "Facebook could not check the token just now; try again shortly.", cause: failure)
         case 10, 200...299:
             return APIError(
                 .forbidden, .facebookPermissionDenied, "Facebook refused a permission this sign-in needs.",
@@ -84,7 +85,8 @@ enum FacebookTriage {
             return APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
         }
         if failure.code == 1 {
-            return .facebookUnavailable("Facebook could not check the token just now; try again shortly.", cause: failure)
+            return .facebookUnavailable(
+                "Facebook could not check the token just now; try again shortly.", cause: failure)
         }
         return credentialsRefused(failure)
     }

@@ -61,7 +61,8 @@ struct GraphClient: Sendable {
         }
         guard status < 500, let body = try? JSONValue.decode(Data(bytes.readableBytesView)), body.isObject else {
             health.failed(at: clock())
-            throw APIError.facebookUnavailable("Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
+            throw APIError.facebookUnavailable(
+                "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
         }
         health.answered(at: clock())
         return Answer(status: status, body: body)

@@ -11,7 +11,8 @@ struct GraphFailure: Error, Sendable, Equatable, CustomStringConvertible {
     var message: String
     var isTransient: Bool
 
-    init(status: Int, code: Int?, subcode: Int? = nil, type: String? = nil, message: String, isTransient: Bool = false) {
+    init(status: Int, code: Int?, subcode: Int? = nil, type: String? = nil, message: String, isTransient: Bool = false)
+    {
         self.status = status
         self.code = code
         self.subcode = subcode

@@ -56,7 +56,8 @@ public struct SigningKeyProtection: Sendable {
             return try AES.GCM.open(box, using: kek.key, authenticating: Self.associatedData(kid))
         } catch {
             throw ConfigurationError(
-                "session signing key \(kid) does not decrypt under key-encryption key \(id): the stored key was altered")
+                "session signing key \(kid) does not decrypt under key-encryption key \(id): the stored key was altered"
+            )
         }
     }
 

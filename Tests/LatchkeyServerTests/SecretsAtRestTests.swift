@@ -1,0 +1,250 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyAPI
+import LatchkeySQLite
+import Testing
+
+@testable import LatchkeyServer
+
+/// Session signing keys sealed under the key-encryption key, and the files that hold them.
+@Suite("Secrets at rest")
+struct SecretsAtRestTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func configuration(kek: KeyEncryptionKey?, previous: [KeyEncryptionKey] = []) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
+        configuration.publicURL = "http://latchkey.test"
+        configuration.port = 0
+        configuration.facebookStartupCheck = .off
+        configuration.keyEncryptionKey = kek
+        configuration.previousKeyEncryptionKeys = previous
+        configuration.allowPlaintextSigningKeys = kek == nil
+        configuration.clock = { now }
+        return configuration
+    }
+
+    /// Builds (but does not run) the server on `store`, which loads, and maybe seals, the keys.
+    static func start(_ configuration: ServerConfiguration, _ store: SQLiteStore) async throws -> JSONValue {
+        let application = try await buildApplication(configuration: configuration, store: store)
+        return try await application.test(.router) { client in
+            try await client.execute(uri: "/.well-known/jwks.json", method: .get).json()
+        }
+    }
+
+    @Test("the server stores its signing key sealed: the database alone holds no usable key")
+    func sealedOnFirstStart() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let kek = KeyEncryptionKey.generate().key
+        let jwks = try await Self.start(Self.configuration(kek: kek), store)
+        let rows = try await store.signingKeys()
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        #expect(row.privateKey.count == SigningKeyProtection.sealedCount)
+        #expect(row.privateKey.prefix(4) == Data("LKE1".utf8))
+        // Opened with the KEK, it is the key the JWKS publishes.
+        let raw = try SigningKeyProtection(current: kek).open(row.privateKey, kid: row.kid)
+        let key = try SessionSigningKey(rawPrivateKey: raw, createdAt: Self.now, retiredAt: nil)
+        #expect(jwks["keys"]?.arrayValue?.first == key.jwk)
+        // Without it, or with another one, the server refuses to start and says what to set.
+        await #expect { _ = try await Self.start(Self.configuration(kek: nil), store) } throws: {
+            "\($0)".contains("LATCHKEY_KEY_ENCRYPTION_KEY_FILE") && "\($0)".contains(kek.id)
+        }
+        await #expect {
+            _ = try await Self.start(Self.configuration(kek: KeyEncryptionKey.generate().key), store)
+        } throws: { "\($0)".contains(kek.id) }
+        try await store.close()
+    }
+
+    @Test("plain keys of an older database are sealed on start, keeping their kid")
+    func plainKeysMigrate() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        try await store.migrate()
+        let plain = SessionSigningKey.generate(now: Self.now)
+        try await store.addSigningKey(
+            StoredSigningKey(kid: plain.kid, privateKey: plain.rawPrivateKey, createdAt: Self.now, retiredAt: nil))
+        let kek = KeyEncryptionKey.generate().key
+        let jwks = try await Self.start(Self.configuration(kek: kek), store)
+        #expect(jwks["keys"]?.arrayValue?.first?["kid"] == .string(plain.kid))
+        let row = try #require(try await store.signingKeys().first)
+        #expect(SigningKeyProtection.isSealed(row.privateKey))
+        #expect(!row.privateKey.contains(plain.rawPrivateKey))
+        #expect(try SigningKeyProtection(current: kek).open(row.privateKey, kid: row.kid) == plain.rawPrivateKey)
+        try await store.close()
+    }
+
+    @Test("re-wrapping: started with a new KEK and the old one as previous, keys move to the new one")
+    func rewrap() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let old = KeyEncryptionKey.generate().key
+        let new = KeyEncryptionKey.generate().key
+        let first = try await Self.start(Self.configuration(kek: old), store)
+        let second = try await Self.start(Self.configuration(kek: new, previous: [old]), store)
+        #expect(first == second)
+        // Now the new key alone opens them, and the old one no longer does.
+        #expect(try await Self.start(Self.configuration(kek: new), store) == first)
+        await #expect(throws: ConfigurationError.self) { _ = try await Self.start(Self.configuration(kek: old), store) }
+        // The offline command does the same (`latchkey keys rewrap`).
+        #expect(
+            try await resealSigningKeys(in: store, protection: SigningKeyProtection(current: old, previous: [new])) == 1
+        )
+        #expect(try await Self.start(Self.configuration(kek: old), store) == first)
+        try await store.close()
+    }
+
+    @Test("a sealed key altered, or moved onto another key's row, does not open")
+    func tampering() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let kek = KeyEncryptionKey.generate().key
+        _ = try await Self.start(Self.configuration(kek: kek), store)
+        _ = try await rotateSigningKey(in: store, protection: SigningKeyProtection(current: kek), now: Self.now)
+        let rows = try await store.signingKeys()
+        #expect(rows.count == 2)
+        var flipped = rows[0].privateKey
+        flipped[flipped.count - 1] ^= 1
+        try await store.replaceSigningKeyMaterial([rows[0].kid: flipped])
+        await #expect { _ = try await Self.start(Self.configuration(kek: kek), store) } throws: {
+            "\($0)".contains("altered")
+        }
+        // Another row's sealed key: the kid is authenticated data, so it does not open either.
+        try await store.replaceSigningKeyMaterial([rows[0].kid: rows[1].privateKey])
+        await #expect(throws: ConfigurationError.self) { _ = try await Self.start(Self.configuration(kek: kek), store) }
+        try await store.close()
+    }
+
+    @Test("without a key-encryption key, the server refuses to start unless plain keys are allowed")
+    func required() throws {
+        var configuration = Self.configuration(kek: nil)
+        configuration.allowPlaintextSigningKeys = false
+        #expect { try configuration.validate() } throws: {
+            "\($0)".contains("LATCHKEY_KEY_ENCRYPTION_KEY_FILE") && "\($0)".contains("generate-kek")
+        }
+        configuration.allowPlaintextSigningKeys = true
+        try configuration.validate()
+    }
+
+    @Test("key-encryption keys parse from base64, base64url and hex; anything else is refused without echo")
+    func parsing() throws {
+        let bytes = Data((0..<32).map { UInt8($0 * 7 % 256) })
+        let forms = [
+            bytes.base64EncodedString(), Base64URL.encode(bytes), Hex.encode(bytes),
+            " \(Hex.encode(bytes).uppercased())\n",
+        ]
+        let ids = try Set(forms.map { try KeyEncryptionKey(encoded: $0).id })
+        #expect(ids.count == 1)
+        for bad in ["too-short-secret-value", Hex.encode(bytes.prefix(16)), String(repeating: "z", count: 64)] {
+            #expect { _ = try KeyEncryptionKey(encoded: bad) } throws: { !"\($0)".contains(bad) }
+        }
+        let key = try KeyEncryptionKey(encoded: forms[0])
+        #expect(!"\(key)".contains(forms[0]) && !String(reflecting: key).contains(forms[1]))
+    }
+
+    @Test("the database file is created 0600, its new directories 0700, and WAL/SHM follow")
+    func filePermissions() async throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-perm-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let path = base.appendingPathComponent("a/b/latchkey.sqlite").path
+        let store = try await SQLiteStore.open(.sqliteFile(path))
+        try await store.migrate()
+        _ = try await store.signIn(StoreContractTests.login(subject: "s", userID: "u", sessionID: "x"), now: Self.now)
+        func mode(_ path: String) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+        }
+        #expect(try mode(path) == 0o600)
+        #expect(try mode(path + "-wal") == 0o600)
+        #expect(try mode(path + "-shm") == 0o600)
+        #expect(try mode(base.appendingPathComponent("a").path) == 0o700)
+        #expect(try mode(base.appendingPathComponent("a/b").path) == 0o700)
+        try await store.close()
+        // An existing database readable by others is made private when opened.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: path)
+        let reopened = try await SQLiteStore.open(.sqliteFile(path))
+        #expect(try mode(path) == 0o600)
+        try await reopened.close()
+    }
+}
+
+/// Secrets read from files, and kept out of descriptions, errors and logs.
+@Suite("Secret settings")
+struct SecretSettingsTests {
+    static func file(_ contents: String) throws -> String {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-secret-\(UUID().uuidString)")
+        try contents.write(to: url, atomically: true, encoding: .utf8)
+        return url.path
+    }
+
+    @Test("every setting can come from NAME_FILE; secrets one a line")
+    func fileSettings() throws {
+        let kek = KeyEncryptionKey.generate()
+        let secrets = try Self.file("first-secret\nsecond-secret\n")
+        let kekFile = try Self.file(kek.encoded + "\n")
+        defer { for path in [secrets, kekFile] { try? FileManager.default.removeItem(atPath: path) } }
+        let configuration = try ServerConfiguration(settings: [
+            "LATCHKEY_FACEBOOK_APP_ID": "1,2", "LATCHKEY_FACEBOOK_APP_SECRET_FILE": secrets,
+            "LATCHKEY_KEY_ENCRYPTION_KEY_FILE": kekFile,
+        ])
+        #expect(
+            configuration.facebookApps == [
+                .init(id: "1", secret: "first-secret"), .init(id: "2", secret: "second-secret"),
+            ])
+        #expect(configuration.keyEncryptionKey?.id == kek.key.id)
+        try configuration.validate()
+
+        #expect {
+            _ = try ServerConfiguration(settings: [
+                "LATCHKEY_FACEBOOK_APP_SECRET": "x", "LATCHKEY_FACEBOOK_APP_SECRET_FILE": secrets,
+            ])
+        } throws: { "\($0)".contains("not both") }
+        #expect {
+            _ = try ServerConfiguration(settings: ["LATCHKEY_KEY_ENCRYPTION_KEY_FILE": "/nonexistent/kek"])
+        } throws: { "\($0)".contains("LATCHKEY_KEY_ENCRYPTION_KEY_FILE") }
+        // A configuration file may name the _FILE forms.
+        let env = try Self.file("LATCHKEY_FACEBOOK_APP_SECRET_FILE=\(secrets)\n")
+        defer { try? FileManager.default.removeItem(atPath: env) }
+        #expect(try ServerConfiguration.settings(fromFile: env) == ["LATCHKEY_FACEBOOK_APP_SECRET_FILE": secrets])
+    }
+
+    @Test("descriptions and dumps of apps, keys and configurations leave secrets out")
+    func descriptions() {
+        let kek = KeyEncryptionKey.generate()
+        var configuration = ServerConfiguration()
+        configuration.facebookApps = [.init(id: "1", secret: "s3cr3t-value")]
+        configuration.keyEncryptionKey = kek.key
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [
+            "\(configuration)", String(reflecting: configuration), dumped, "\(configuration.facebookApps)",
+            String(reflecting: configuration.facebookApps[0]),
+        ] {
+            #expect(!text.contains("s3cr3t-value") && !text.contains(kek.encoded))
+        }
+    }
+
+    @Test("a database URL is printed with its password redacted")
+    func redaction() {
+        #expect(
+            DatabaseLocation.redacted("postgres://app:hunter2@db:5432/x?sslmode=require")
+                == "postgres://app:***@db:5432/x?sslmode=require")
+        #expect(
+            DatabaseLocation.redacted("postgres://db/x?user=a&password=hunter2")
+                == "postgres://db/x?user=a&password=***")
+        #expect(DatabaseLocation.redacted("sqlite:/var/lib/latchkey.sqlite") == "sqlite:/var/lib/latchkey.sqlite")
+        #expect { _ = try DatabaseLocation("mysql://app:hunter2@db/x") } throws: { !"\($0)".contains("hunter2") }
+    }
+
+    @Test("the log scan catches what it must: tokens, proofs, app tokens and known secrets")
+    func scanCatchesLeaks() {
+        let clean = [
+            "info [LatchkeyServer] latchkey.signin hb.request.id=cac603264222a685a0f21513d1fe5ba0 latchkey.user.id=OdMpSfMPHrTr5IDihLeV"
+        ]
+        #expect(SecretScan.findings(in: clean, secrets: ["demo-app-secret-change-me"]).isEmpty)
+        for leak in [
+            "x=eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1In0.sig", "token EAA" + String(repeating: "b", count: 40),
+            "url /debug_token?access_token=100000000000001|demo", "proof " + String(repeating: "ab", count: 32),
+            "refresh P26DncQJ7d0bYx1VQxWdQj5y5n8j3mGfQm9ZkL2tH1c", "cause the demo-app-secret-change-me",
+        ] {
+            #expect(!SecretScan.findings(in: [leak], secrets: ["demo-app-secret-change-me"]).isEmpty, "\(leak)")
+        }
+    }
+}
