@@ -116,7 +116,7 @@ struct KeysCommand: AsyncParsableCommand {
             // over an existing file: overwriting a key-encryption key loses every key sealed under it.
             let descriptor = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else {
-                throw ValidationError("cannot create \(output): \(String(cString: strerror(errno)))")
+                throw CommandError("cannot create \(output): \(String(cString: strerror(errno)))")
             }
             let bytes = Array((encoded + "\n").utf8)
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
@@ -124,7 +124,7 @@ struct KeysCommand: AsyncParsableCommand {
             close(descriptor)
             guard written == bytes.count, synced == 0 else {
                 unlink(output)
-                throw ValidationError("cannot write \(output)")
+                throw CommandError("cannot write \(output)")
             }
             print("Key-encryption key \(key.id) written to \(output).")
         }

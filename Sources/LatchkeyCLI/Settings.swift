@@ -33,3 +33,10 @@ enum Settings {
         }
     }
 }
+
+/// A command that could not do its work: printed as `Error: …` without the usage text that
+/// ArgumentParser adds to `ValidationError`s (the flags were fine; the world was not).
+struct CommandError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

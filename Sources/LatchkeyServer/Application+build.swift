@@ -38,11 +38,10 @@ public func buildApplication(
     let origin = ServerOrigin(configuration)
     let health = FacebookHealth()
     let graph = GraphClient(
-        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health,
-        clock: configuration.clock)
+        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health)
     let unchecked = try await checkFacebookCredentials(
         configuration: configuration,
-        check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
+        check: FacebookCredentialCheck(graph: graph, health: health),
         logger: logger)
     let tokens = SessionTokens(
         keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
@@ -76,7 +75,7 @@ public func buildApplication(
     if !unchecked.apps.isEmpty {
         application.addServices(
             FacebookCredentialMonitor(
-                check: FacebookCredentialCheck(graph: graph, health: health, clock: configuration.clock),
+                check: FacebookCredentialCheck(graph: graph, health: health),
                 apps: unchecked.apps, initialDelay: unchecked.delay, logger: logger))
     }
     return application

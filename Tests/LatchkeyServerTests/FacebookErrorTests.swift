@@ -294,3 +294,62 @@ struct FacebookTriageTests {
         }
     }
 }
+
+/// The start-up check of the app credentials, and what `/ready` reports.
+@Suite("Facebook credentials at start and in /ready")
+struct FacebookStartupTests {
+    @Test("a refused app secret stops the start, naming the setting and never the secret")
+    func refusedAtStart() async throws {
+        await #expect {
+            try await Stack.run({ $0.facebookApps = [.init(id: Demo.appID, secret: "wrong-secret-value")] }) { _ in }
+        } throws: { error in
+            "\(error)".contains("LATCHKEY_FACEBOOK_APP_SECRET") && !"\(error)".contains("wrong-secret-value")
+        }
+    }
+
+    @Test("an unreachable Facebook does not stop the start; /ready says so without calling Facebook")
+    func unreachableAtStart() async throws {
+        try await Stack.run({ $0.graphURL = "http://127.0.0.1:1/v21.0" }) { stack in
+            let ready = try await stack.get("/ready")
+            #expect(ready.status == .ok)
+            #expect(try ready.json() == ["status": "ready", "database": "ok", "facebook": "unreachable"])
+        }
+    }
+
+    @Test("/ready reports from the last real answers and makes no Facebook call")
+    func readyCallsNothing() async throws {
+        try await Stack.run { stack in
+            try await stack.emulatorDelete("/_emulator/calls")
+            for _ in 0..<5 { #expect(try await stack.get("/ready").json()["facebook"] == "ok") }
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"] == [:])
+            // Facebook failing a real sign-in turns it to unreachable; the next answer back to ok.
+            _ = try await stack.emulator("/_emulator/faults", ["endpoint": "*", "preset": "server_error", "count": 2])
+            _ = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            #expect(try await stack.get("/ready").json()["facebook"] == "unreachable")
+            #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
+            #expect(try await stack.get("/ready").json()["facebook"] == "ok")
+        }
+    }
+
+    @Test("the background re-check settles each app: accepted, or refused and reported")
+    func monitorSettles() async throws {
+        try await Stack.run { stack in
+            let health = FacebookHealth()
+            let graph = GraphClient(
+                client: .shared, base: stack.emulatorURL + "/v21.0", timeout: 5, health: health)
+            let monitor = FacebookCredentialMonitor(
+                check: FacebookCredentialCheck(graph: graph, health: health),
+                apps: [.init(id: Demo.appID, secret: Demo.secret)], initialDelay: .zero,
+                logger: stack.logs.logger(label: "t"))
+            #expect(await monitor.checkUntilAnswered())
+            #expect(health.status == .ok)
+            let refused = FacebookCredentialMonitor(
+                check: FacebookCredentialCheck(graph: graph, health: health),
+                apps: [.init(id: Demo.appID, secret: "wrong")], initialDelay: .zero,
+                logger: stack.logs.logger(label: "t"))
+            #expect(await refused.checkUntilAnswered())
+            #expect(health.status == .credentialsRefused)
+            #expect("\(refused)".contains(Demo.appID) && !"\(refused)".contains("wrong"))
+        }
+    }
+}

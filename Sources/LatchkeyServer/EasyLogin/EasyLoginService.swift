@@ -189,7 +189,7 @@ struct EasyLoginService: Sendable {
             ])
         if let failure = exchanged.failure {
             let error = FacebookTriage.codeExchange(failure)
-            classic.health.observe(error, appID: app.id, at: configuration.clock())
+            classic.health.observe(error, appID: app.id)
             throw error
         }
         guard let facebookToken = exchanged.body["access_token"]?.stringValue, !facebookToken.isEmpty else {

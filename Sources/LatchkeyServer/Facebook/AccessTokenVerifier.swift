@@ -95,7 +95,7 @@ struct AccessTokenVerifier: Sendable {
             throw APIError.facebookUnavailable("Facebook answered debug_token without data; try again shortly.")
         }
         // Facebook inspected the token with our app token: our credentials are good.
-        health.credentials(of: app.id, accepted: true, at: clock())
+        health.credentials(of: app.id, accepted: true)
         guard data["is_valid"] == .bool(true) else {
             // Facebook often omits the subcode (§6.3); an expiry in the past still says why.
             if isPast(data["expires_at"]) {
@@ -138,7 +138,7 @@ struct AccessTokenVerifier: Sendable {
 
     /// `error`, after telling the health tracker when it says our credentials were refused.
     private func observed(_ error: APIError, app: ServerConfiguration.FacebookApp) -> APIError {
-        health.observe(error, appID: app.id, at: clock())
+        health.observe(error, appID: app.id)
         return error
     }
 }

@@ -7,7 +7,6 @@ import LatchkeyAPI
 struct FacebookCredentialCheck: Sendable {
     let graph: GraphClient
     let health: FacebookHealth
-    let clock: @Sendable () -> Date
 
     /// What Facebook said about one app's credentials.
     enum Outcome: Sendable, Equatable {
@@ -27,14 +26,14 @@ struct FacebookCredentialCheck: Sendable {
         }
         if let failure = answer.failure {
             if FacebookTriage.facebookTrouble(failure) != nil || failure.code == 1 { return .unreachable }
-            health.credentials(of: app.id, accepted: false, at: clock())
+            health.credentials(of: app.id, accepted: false)
             return .refused(failure.message)
         }
         guard answer.body["id"]?.stringValue == app.id else {
-            health.credentials(of: app.id, accepted: false, at: clock())
+            health.credentials(of: app.id, accepted: false)
             return .refused("the app token answered for another app")
         }
-        health.credentials(of: app.id, accepted: true, at: clock())
+        health.credentials(of: app.id, accepted: true)
         return .accepted
     }
 

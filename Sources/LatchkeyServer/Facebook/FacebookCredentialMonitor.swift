@@ -18,7 +18,15 @@ struct FacebookCredentialMonitor: Service, CustomStringConvertible {
     /// What ServiceLifecycle logs for this service: app ids, never the apps' secrets.
     var description: String { "FacebookCredentialMonitor(apps: \(apps.map(\.id)))" }
 
+    /// Checks until Facebook has answered for every app, then waits for the server to stop: a
+    /// service that returns early would end the whole service group, server included.
     func run() async throws {
+        guard await checkUntilAnswered() else { return }
+        try? await gracefulShutdown()
+    }
+
+    /// Checks until Facebook has answered for every app; `false` when shutdown came first.
+    func checkUntilAnswered() async -> Bool {
         var pending = apps
         var delay = initialDelay
         while !pending.isEmpty {
@@ -26,7 +34,7 @@ struct FacebookCredentialMonitor: Service, CustomStringConvertible {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: wait) }
             } catch {
-                return  // shutting down
+                return false  // shutting down
             }
             var still: [ServerConfiguration.FacebookApp] = []
             for (app, outcome) in await check.check(pending) {
@@ -48,5 +56,6 @@ struct FacebookCredentialMonitor: Service, CustomStringConvertible {
             pending = still
             delay = min(delay * 2, Self.maximumDelay)
         }
+        return true
     }
 }

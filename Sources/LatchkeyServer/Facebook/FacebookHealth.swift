@@ -20,25 +20,26 @@ final class FacebookHealth: Sendable {
     }
 
     private struct State {
-        var lastAnswer: Date?
-        var lastFailure: Date?
+        /// Whether the last call got an answer; `nil` before any call.
+        var reachable: Bool?
         /// Per app id: whether Facebook last accepted (`true`) or refused its credentials.
         var credentials: [String: Bool] = [:]
     }
 
     private let state = Mutex(State())
 
-    /// Facebook answered (whatever it said).
-    func answered(at now: Date) { state.withLock { $0.lastAnswer = now } }
+    /// Facebook answered (whatever it said). The order of events decides, not their time
+    /// (tests run on a clock that stands still).
+    func answered() { state.withLock { $0.reachable = true } }
 
     /// Facebook did not answer in time, or answered with a server error.
-    func failed(at now: Date) { state.withLock { $0.lastFailure = now } }
+    func failed() { state.withLock { $0.reachable = false } }
 
     /// Facebook accepted (`true`) or refused an app's own credentials.
-    func credentials(of appID: String, accepted: Bool, at now: Date) {
+    func credentials(of appID: String, accepted: Bool) {
         state.withLock {
             $0.credentials[appID] = accepted
-            $0.lastAnswer = now
+            $0.reachable = true
         }
     }
 
@@ -46,21 +47,20 @@ final class FacebookHealth: Sendable {
     var status: Status {
         state.withLock { state in
             if state.credentials.values.contains(false) { return .credentialsRefused }
-            switch (state.lastAnswer, state.lastFailure) {
-            case (nil, nil): return .unknown
-            case (nil, .some): return .unreachable
-            case (.some, nil): return .ok
-            case (.some(let answer), .some(let failure)): return failure > answer ? .unreachable : .ok
+            switch state.reachable {
+            case nil: return .unknown
+            case true?: return .ok
+            case false?: return .unreachable
             }
         }
     }
 
     /// Records what an error from a Facebook call says about Facebook's health.
-    func observe(_ error: APIError, appID: String?, at now: Date) {
+    func observe(_ error: APIError, appID: String?) {
         if error.cause is CredentialRefusal, let appID {
-            credentials(of: appID, accepted: false, at: now)
+            credentials(of: appID, accepted: false)
         } else if error.code == .facebookUnavailable {
-            failed(at: now)
+            failed()
         }
     }
 }

@@ -19,7 +19,6 @@ struct GraphClient: Sendable {
     let timeout: TimeInterval
     /// Where reachability is recorded for `/ready`.
     let health: FacebookHealth
-    let clock: @Sendable () -> Date
 
     /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
     struct Answer: Sendable {
@@ -54,17 +53,17 @@ struct GraphClient: Sendable {
             }
             (status, _, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
         } catch {
-            health.failed(at: clock())
+            health.failed()
             // The cause is AsyncHTTPClient's error, which names no URL; the URL itself carries no
             // credential either.
             throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
         }
         guard status < 500, let body = try? JSONValue.decode(Data(bytes.readableBytesView)), body.isObject else {
-            health.failed(at: clock())
+            health.failed()
             throw APIError.facebookUnavailable(
                 "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
         }
-        health.answered(at: clock())
+        health.answered()
         return Answer(status: status, body: body)
     }
 }
