@@ -49,7 +49,10 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         case ErrorCode.facebookUnavailable.rawValue, ErrorCode.unavailable.rawValue, "network_unavailable":
             return .transient
         case ErrorCode.facebookRateLimited.rawValue: return .throttling
-        case ErrorCode.propertyNotWritable.rawValue: return .permissions
+        // The person must first log in at facebook.com; then the same sign-in works (FBErrorUtility
+        // files subcode 459 under "retry", facebook-protocol.md §6.4).
+        case ErrorCode.facebookCheckpoint.rawValue: return .transient
+        case ErrorCode.propertyNotWritable.rawValue, ErrorCode.facebookPermissionDenied.rawValue: return .permissions
         case ErrorCode.internalError.rawValue, "invalid_response": return .server
         case _ where Self.reopenCodes.contains(code): return .reopenSession
         default: return (httpStatus ?? 0) >= 500 ? .server : .other
@@ -62,7 +65,7 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         ErrorCode.facebookTokenInvalid.rawValue, ErrorCode.facebookTokenExpired.rawValue,
         ErrorCode.facebookPasswordChanged.rawValue, ErrorCode.facebookAppRemoved.rawValue,
         ErrorCode.facebookLoggedOut.rawValue, ErrorCode.idTokenExpired.rawValue,
-        ErrorCode.idTokenIssuedAtInvalid.rawValue,
+        ErrorCode.idTokenIssuedAtInvalid.rawValue, ErrorCode.facebookCodeInvalid.rawValue,
         ErrorCode.nonceMismatch.rawValue, ErrorCode.nonceInvalid.rawValue, ErrorCode.idTokenReplayed.rawValue,
     ]
 
@@ -83,6 +86,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
                 return "This app was removed from your Facebook account. Please log in again."
             default: return "Your session has ended. Please log in again."
             }
+        case .transient where code == ErrorCode.facebookCheckpoint.rawValue:
+            return "Facebook needs you to log in at facebook.com first. Then please try again."
         case .transient, .throttling: return "Something went wrong. Please try again in a moment."
         case .permissions: return "You are not allowed to do that."
         default: return nil

@@ -51,7 +51,8 @@ struct HelperTests {
             ("facebook_unavailable", 503, "transient"), ("network_unavailable", 0, "transient"),
             ("facebook_rate_limited", 503, "throttling"), ("property_not_writable", 403, "permissions"),
             ("internal_error", 500, "server"), ("invalid_request", 400, "other"),
-            ("user_cancelled", 0, "userCancelled"),
+            ("user_cancelled", 0, "userCancelled"), ("facebook_checkpoint", 403, "transient"),
+            ("facebook_permission_denied", 403, "permissions"), ("facebook_code_invalid", 0, "reopenSession"),
         ])
     func categories(code: String, status: Int, category: String) {
         let error = LatchkeyError(code: code, message: "m", httpStatus: status == 0 ? nil : status)
