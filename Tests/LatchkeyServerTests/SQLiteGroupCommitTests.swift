@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LatchkeyServer
+import Synchronization
 import Testing
 
 @testable import LatchkeySQLite
@@ -22,9 +23,17 @@ struct SQLiteGroupCommitTests {
     /// Holds the database's queue until `release`, so submitted transactions pile up into one batch.
     final class QueueGate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
+        private let entered = Atomic(false)
+        /// Whether the queue is held: transactions submitted from now on wait.
+        var holding: Bool { entered.load(ordering: .acquiring) }
         func hold(_ database: SQLiteDatabase) -> Task<Void, any Error> {
             // The wait runs on the database's own queue, never on a cooperative thread.
-            Task { try await database.run { _ in self.semaphore.wait() } }
+            Task {
+                try await database.run { _ in
+                    self.entered.store(true, ordering: .releasing)
+                    self.semaphore.wait()
+                }
+            }
         }
         func release() { semaphore.signal() }
     }
@@ -35,13 +44,18 @@ struct SQLiteGroupCommitTests {
     ) async throws -> [Result<Int, any Error>] {
         let gate = QueueGate()
         let held = gate.hold(database)
-        let tasks = bodies.map { body in
-            Task { () -> Result<Int, any Error> in
-                do { return .success(try await database.transaction(body)) } catch { return .failure(error) }
-            }
+        // Conditions, not timings: the queue is held before anything is submitted (or a body could
+        // run alone, before the batch forms), and each body is waiting before the next is
+        // submitted (tasks started together reach the queue in any order).
+        while !gate.holding { await Task.yield() }
+        var tasks: [Task<Result<Int, any Error>, Never>] = []
+        for (index, body) in bodies.enumerated() {
+            tasks.append(
+                Task {
+                    do { return .success(try await database.transaction(body)) } catch { return .failure(error) }
+                })
+            while database.waitingCount <= index { await Task.yield() }
         }
-        // A condition, not a timing: every body is waiting before the queue is let go.
-        while database.waitingCount < bodies.count { await Task.yield() }
         gate.release()
         try await held.value
         var outcomes: [Result<Int, any Error>] = []
