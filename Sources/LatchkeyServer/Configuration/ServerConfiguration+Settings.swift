@@ -15,7 +15,8 @@ extension ServerConfiguration {
         "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
         "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
-        "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS",
+        "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS", "LATCHKEY_AUDIT_RETENTION",
+        "LATCHKEY_PRUNE_INTERVAL",
     ]
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.
@@ -78,6 +79,8 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_JWKS_REFETCH_INTERVAL") { jwksRefetchInterval = number }
         if let number = try seconds("LATCHKEY_EASY_LOGIN_TTL") { easyLoginRequestLifetime = number }
         if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
+        if let number = try seconds("LATCHKEY_AUDIT_RETENTION") { auditRetention = number }
+        if let number = try seconds("LATCHKEY_PRUNE_INTERVAL") { pruneInterval = number }
         if let raw = value("LATCHKEY_EASY_LOGIN_MAX_PENDING") {
             guard let count = Int(raw) else {
                 throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not '\(raw)'")
