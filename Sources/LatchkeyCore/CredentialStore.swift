@@ -70,13 +70,10 @@ public actor FileCredentialStore: CredentialStore {
         return credentials
     }
 
-    /// Writes atomically with permissions 0600.
+    /// Writes atomically to a file created with permissions 0600 (in a directory created 0700):
+    /// the tokens are never readable by others, not even for a moment (`PrivateFile`).
     public func save(_ credentials: StoredCredentials) throws {
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        try JSONEncoder().encode(credentials).write(to: url, options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+        try PrivateFile.replace(url, with: JSONEncoder().encode(credentials))
     }
 
     /// Deletes the file.

@@ -56,5 +56,20 @@ enum SQLiteSchema {
             """,
             "CREATE INDEX authorization_codes_expiry ON authorization_codes(expires_at)",
         ],
+        [
+            // Pruning (`SQLiteStore.prune`) finds what it deletes through an index, never a scan.
+            "CREATE INDEX nonces_expiry ON nonces(expires_at)",
+            "CREATE INDEX audit_events_at ON audit_events(at)",
+            // A session ends when its newest refresh token expires: kept on the session, renewed by
+            // each rotation, so ended sessions are one index range away.
+            "ALTER TABLE sessions ADD COLUMN expires_at REAL",
+            """
+            UPDATE sessions SET expires_at = COALESCE(
+                (SELECT MAX(r.expires_at) FROM refresh_tokens r WHERE r.session_id = sessions.id), created_at)
+            """,
+            "CREATE INDEX sessions_expiry ON sessions(expires_at)",
+            // Partial: most sessions are never revoked, and need no entry.
+            "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL",
+        ],
     ]
 }

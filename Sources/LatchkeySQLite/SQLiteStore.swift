@@ -11,6 +11,9 @@ import LatchkeyServer
 /// cache would parse and plan them on every request (a tenth of `GET /v1/users/me`'s CPU). Scalar
 /// subqueries and sorting in Swift keep each statement prepared once; `SQLiteStatementCacheTests`
 /// holds every hot statement to zero re-preparations.
+///
+/// No request path deletes expired rows: `prune` (in `SQLiteStore+Prune.swift`) does, in short
+/// batches, from the server's `PruningService`.
 public final class SQLiteStore: LatchkeyStore {
     /// Internal rather than private so tests can inspect the connection's statement cache.
     let database: SQLiteDatabase
@@ -44,7 +47,7 @@ public final class SQLiteStore: LatchkeyStore {
     public func close() async throws { try await database.close() }
 
     /// Runs `body` as one transaction on the database's queue.
-    private func transaction<T: Sendable>(
+    func transaction<T: Sendable>(
         _ body: @escaping @Sendable (SQLiteConnectionState) throws -> T
     ) async throws -> T {
         try await database.transaction(body)
@@ -158,9 +161,6 @@ public final class SQLiteStore: LatchkeyStore {
             }
             if let session = login.session { try Self.open(session, userID: userID, db) }
             if let code = login.authorizationCode {
-                // Codes live a minute; pruning here keeps the table to the codes in flight.
-                try db.execute(
-                    "DELETE FROM authorization_codes WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
                 try db.execute(
                     """
                     INSERT INTO authorization_codes
@@ -244,6 +244,10 @@ public final class SQLiteStore: LatchkeyStore {
                     .blob(newHash), .text(sessionID), .float(now.timeIntervalSince1970),
                     .float(newExpiresAt.timeIntervalSince1970),
                 ])
+            // The new token is the session's only unspent one: the session lives as long as it does.
+            try db.execute(
+                "UPDATE sessions SET expires_at = ? WHERE id = ?",
+                [.float(newExpiresAt.timeIntervalSince1970), .text(sessionID)])
             return .rotated(sessionID: sessionID, userID: userID)
         }
     }
@@ -301,38 +305,48 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// Records a single-use value; `false` on replay. Expired values are pruned first.
+    /// Records a single-use value; `false` on replay.
     public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await transaction { db in try Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, db)
         }
     }
 
-    /// Records a single-use value inside the caller's transaction; `false` when already recorded.
-    /// Expired records are pruned first, so the table holds only live values.
+    /// Records a single-use value inside the caller's transaction; `false` when already recorded
+    /// and not yet expired.
+    ///
+    /// An expired record left for `prune` is taken over as if it were absent (the upsert's `WHERE`),
+    /// exactly as when sign-ins deleted expired records first. It could only matter to a value whose
+    /// token has expired too (a `jti` is recorded until its id token's `exp` plus the clock skew),
+    /// which the verifier refuses before the store is asked; the upsert makes that independent of
+    /// callers, at no cost to a sign-in, which no longer deletes anything.
     private static func spend(
         kind: String, value: String, expiresAt: Date, now: Date, _ db: SQLiteConnectionState
     )
         throws -> Bool
     {
-        try db.execute("DELETE FROM single_use WHERE expires_at < ?", [.float(now.timeIntervalSince1970)])
         let rows = try db.query(
-            "INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING value",
-            [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970)])
+            """
+            INSERT INTO single_use (kind, value, expires_at) VALUES (?, ?, ?)
+            ON CONFLICT (kind, value) DO UPDATE SET expires_at = excluded.expires_at WHERE single_use.expires_at < ?
+            RETURNING value
+            """,
+            [.text(kind), .text(value), .float(expiresAt.timeIntervalSince1970), .float(now.timeIntervalSince1970)])
         return !rows.isEmpty
     }
 
-    /// Stores an Easy Login request; requests expired for over an hour are pruned (recently expired
-    /// ones stay, so a late return from Facebook still reaches the app with an error).
+    /// Stores an Easy Login request unless `limit` are waiting. Requests expired for over
+    /// `PruneCutoffs.pendingAuthorizationGrace` are not counted: the same count as when they were
+    /// deleted here first, whether or not `prune` has reached them yet.
     public func savePendingAuthorization(
         _ request: PendingAuthorization, now: Date, limit: Int
     ) async throws
         -> Bool
     {
         let encoded = try JSONEncoder().encode(request)
+        let counted = now.timeIntervalSince1970 - PruneCutoffs.pendingAuthorizationGrace
         return try await transaction { db in
-            try db.execute(
-                "DELETE FROM pending_authorizations WHERE expires_at < ?", [.float(now.timeIntervalSince1970 - 3600)])
-            let waiting = try db.query("SELECT COUNT(*) AS n FROM pending_authorizations", [])
+            let waiting = try db.query(
+                "SELECT COUNT(*) AS n FROM pending_authorizations WHERE expires_at >= ?", [.float(counted)])
             guard (waiting.first?.column("n")?.integer ?? 0) < limit else { return false }
             try db.execute(
                 "INSERT INTO pending_authorizations (handle_hash, request, expires_at) VALUES (?, ?, ?)",
@@ -404,11 +418,10 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// Stores a server-issued nonce.
+    /// Stores a server-issued nonce. Expired ones are left to `prune` (a sign-in consumes only
+    /// unexpired nonces), so issuing one, which anyone may do, costs one insert.
     public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await transaction { db in
-            // Issuing is unauthenticated, so expired nonces are pruned here too, not only on use.
-            try db.execute("DELETE FROM nonces WHERE expires_at <= ?", [.float(now.timeIntervalSince1970)])
             try db.execute(
                 "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
                 [.text(nonce), .float(expiresAt.timeIntervalSince1970)])
@@ -459,11 +472,15 @@ public final class SQLiteStore: LatchkeyStore {
 
     // MARK: Helpers
 
-    /// Inserts a session and its first refresh token, inside the caller's transaction.
+    /// Inserts a session and its first refresh token, inside the caller's transaction; the session
+    /// expires with that token until a rotation renews both.
     private static func open(_ session: NewSession, userID: String, _ db: SQLiteConnectionState) throws {
         try db.execute(
-            "INSERT INTO sessions (id, user_id, created_at) VALUES (?, ?, ?)",
-            [.text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970)])
+            "INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+            [
+                .text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970),
+                .float(session.refreshExpiresAt.timeIntervalSince1970),
+            ])
         try db.execute(
             "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
             [

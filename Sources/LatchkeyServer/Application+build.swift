@@ -8,6 +8,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Builds the Latchkey server: the same call serves `latchkey serve`, `serve --dev` and tests.
+/// The application runs the `PruningService` beside the HTTP server.
 ///
 /// - Parameters:
 ///   - configuration: validated here, before anything binds.
@@ -67,6 +68,7 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: .init(idleTimeout: .seconds(75))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
+        services: [PruningService(store: store, configuration: configuration, logger: logger)],
         onServerRunning: { channel in
             origin.bound(to: channel.localAddress)
             await onServerRunning(channel)

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LatchkeyServer
+import Synchronization
 import Testing
 
 @testable import LatchkeySQLite
@@ -22,9 +23,17 @@ struct SQLiteGroupCommitTests {
     /// Holds the database's queue until `release`, so submitted transactions pile up into one batch.
     final class QueueGate: Sendable {
         private let semaphore = DispatchSemaphore(value: 0)
+        private let entered = Atomic(false)
+        /// Whether the queue is held: transactions submitted from now on wait.
+        var holding: Bool { entered.load(ordering: .acquiring) }
         func hold(_ database: SQLiteDatabase) -> Task<Void, any Error> {
             // The wait runs on the database's own queue, never on a cooperative thread.
-            Task { try await database.run { _ in self.semaphore.wait() } }
+            Task {
+                try await database.run { _ in
+                    self.entered.store(true, ordering: .releasing)
+                    self.semaphore.wait()
+                }
+            }
         }
         func release() { semaphore.signal() }
     }
@@ -35,13 +44,18 @@ struct SQLiteGroupCommitTests {
     ) async throws -> [Result<Int, any Error>] {
         let gate = QueueGate()
         let held = gate.hold(database)
-        let tasks = bodies.map { body in
-            Task { () -> Result<Int, any Error> in
-                do { return .success(try await database.transaction(body)) } catch { return .failure(error) }
-            }
+        // Conditions, not timings: the queue is held before anything is submitted (or a body could
+        // run alone, before the batch forms), and each body is waiting before the next is
+        // submitted (tasks started together reach the queue in any order).
+        while !gate.holding { await Task.yield() }
+        var tasks: [Task<Result<Int, any Error>, Never>] = []
+        for (index, body) in bodies.enumerated() {
+            tasks.append(
+                Task {
+                    do { return .success(try await database.transaction(body)) } catch { return .failure(error) }
+                })
+            while database.waitingCount <= index { await Task.yield() }
         }
-        // A condition, not a timing: every body is waiting before the queue is let go.
-        while database.waitingCount < bodies.count { await Task.yield() }
         gate.release()
         try await held.value
         var outcomes: [Result<Int, any Error>] = []
@@ -146,12 +160,27 @@ struct SQLiteStatementCacheTests {
                     hash: Data("session-\(round)-\(person)".utf8), newHash: Data("next-\(round)-\(person)".utf8),
                     now: now, newExpiresAt: now.addingTimeInterval(3600))
                 _ = try await store.user(id: user.id)
+                let expiry = now.addingTimeInterval(Double(round * 3 + person))
+                try await store.storeNonce("nonce-\(round)-\(person)", expiresAt: expiry, now: now)
+                _ = try await store.useOnce(kind: "k", value: "v-\(person)", expiresAt: expiry, now: expiry)
+                _ = try await store.savePendingAuthorization(
+                    StoreContractTests.pending("h-\(round)-\(person)", expiresAt: expiry), now: now, limit: 100)
             }
+            // The pruner's statements too, each round deleting something different.
+            let cutoff = now.addingTimeInterval(Double(round * 3))
+            _ = try await store.revokeSession(id: "session-\(round)-0", now: cutoff)
+            _ = try await store.prune(
+                PruneCutoffs(
+                    singleUseExpiredBefore: cutoff, noncesExpiredBefore: cutoff,
+                    pendingAuthorizationsExpiredBefore: cutoff, authorizationCodesExpiredBefore: cutoff,
+                    sessionsEndedBefore: cutoff.addingTimeInterval(1), auditEventsBefore: cutoff),
+                limit: 2)
         }
         let all = try await store.database.run { $0.reprepareCounts }
-        // Statements prepared before `migrate` changed the schema are re-prepared once, then never.
+        // Statements prepared before `migrate` changed the schema are re-prepared once per later
+        // migration (each changes the schema again), then never.
         let migration = all.filter { $0.key.hasPrefix("INSERT INTO schema_migrations") || $0.key == "BEGIN IMMEDIATE" }
-        #expect(migration.values.allSatisfy { $0 <= 1 })
+        #expect(migration.values.allSatisfy { $0 < SQLiteSchema.migrations.count })
         let counts = all.filter { migration[$0.key] == nil }
         #expect(counts.count > 5)
         #expect(counts.filter { $0.value > 0 } == [:])

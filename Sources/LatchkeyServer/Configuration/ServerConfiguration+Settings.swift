@@ -17,6 +17,7 @@ extension ServerConfiguration {
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
         "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS", "LATCHKEY_FACEBOOK_STARTUP_CHECK",
         "LATCHKEY_KEY_ENCRYPTION_KEY", "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
+        "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL",
     ]
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
@@ -112,6 +113,8 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_JWKS_REFETCH_INTERVAL") { jwksRefetchInterval = number }
         if let number = try seconds("LATCHKEY_EASY_LOGIN_TTL") { easyLoginRequestLifetime = number }
         if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
+        if let number = try seconds("LATCHKEY_AUDIT_RETENTION") { auditRetention = number }
+        if let number = try seconds("LATCHKEY_PRUNE_INTERVAL") { pruneInterval = number }
         if let raw = value("LATCHKEY_EASY_LOGIN_MAX_PENDING") {
             guard let count = Int(raw) else {
                 throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not '\(raw)'")

@@ -101,6 +101,10 @@ public struct ServerConfiguration: Sendable {
     /// Store session signing keys unencrypted when no key-encryption key is set. Off by default:
     /// anyone who can read the database could then forge a session for any user.
     public var allowPlaintextSigningKeys: Bool = false
+    /// How long audit events are kept, seconds; older ones are deleted (`PruningService`). 90 days.
+    public var auditRetention: TimeInterval = 90 * 86_400
+    /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
+    public var pruneInterval: TimeInterval = 300
     /// The clock; tests inject a fixed one.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -181,6 +185,13 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("LATCHKEY_OAUTH_CLIENTS names a client twice")
         }
         guard maximumBodySize >= 1024 else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be at least 1024") }
+        // Up to a century: a retention far past any record's age behaves as "keep everything".
+        guard auditRetention > 0, auditRetention <= 100 * 365 * 86_400 else {
+            throw ConfigurationError("LATCHKEY_AUDIT_RETENTION must be a positive number of seconds")
+        }
+        guard pruneInterval >= 1, pruneInterval <= 86_400 else {
+            throw ConfigurationError("LATCHKEY_PRUNE_INTERVAL must be between 1 and 86400 seconds")
+        }
         for (field, property) in defaultFieldsMapping {
             try FieldMapping.validate(field: field, property: property)
         }

@@ -128,7 +128,10 @@ struct EasyLoginService: Sendable {
             return EasyLoginResponse.page(
                 status: .serviceUnavailable, title: "Sign-in failed", message: "Please try again in a moment.")
         }
-        guard let pending else {
+        // A request expired beyond the grace reads as unknown, as once the pruner has deleted it:
+        // the answer must not depend on whether it has run yet.
+        let lateness = configuration.clock().timeIntervalSince(pending?.expiresAt ?? .distantFuture)
+        guard let pending, lateness <= PruneCutoffs.pendingAuthorizationGrace else {
             return EasyLoginResponse.page(
                 title: "Sign-in link used or unknown",
                 message: "This sign-in was already completed or never started here. Start again from the app.")

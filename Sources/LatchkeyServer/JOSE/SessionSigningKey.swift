@@ -47,14 +47,18 @@ public struct SessionSigningKey: Sendable {
     /// The raw private scalar, for storage.
     public var rawPrivateKey: Data { privateKey.rawRepresentation }
 
-    /// ES256 signature (raw `r || s`, RFC 7518 §3.4).
+    /// ES256 signature (raw `r || s`, RFC 7518 §3.4) in its low-S form: the signer may produce
+    /// either S or n − S, and `verify` accepts only the low one (`P256LowS`).
     func sign(_ input: Data) throws -> Data {
-        try privateKey.signature(for: input).rawRepresentation
+        P256LowS.normalized(try privateKey.signature(for: input).rawRepresentation)
     }
 
-    /// Checks an ES256 signature.
+    /// Checks an ES256 signature; a high-S one is refused even though it verifies mathematically,
+    /// so each token has exactly one valid encoding.
     func verify(_ signature: Data, for input: Data) -> Bool {
-        guard let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+        guard P256LowS.isLowS(signature),
+            let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+        else { return false }
         return privateKey.publicKey.isValidSignature(parsed, for: input)
     }
 }

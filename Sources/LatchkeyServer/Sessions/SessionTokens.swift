@@ -69,8 +69,14 @@ struct SessionTokens: Sendable {
     }
 
     /// The full check (signature, issuer, audience, expiry), remembering the token when it passes.
+    ///
+    /// A token has exactly one valid encoding: the signature must be low-S (`P256LowS`) and its
+    /// segment unpadded, as `accessToken` writes it. `CompactJWS` tolerates `=` padding for
+    /// Facebook's sake, and padding lies outside the signed input, so `token + "=="` would otherwise
+    /// verify as a second spelling of the same token.
     func verifyUncached(_ token: String, now: Date) throws -> AccessClaims {
-        guard token.utf8.count <= 4096, let jws = CompactJWS(token), jws.header["alg"] == "ES256",
+        guard token.utf8.count <= 4096, token.utf8.last != UInt8(ascii: "="), let jws = CompactJWS(token),
+            jws.header["alg"] == "ES256",
             let kid = jws.header["kid"]?.stringValue,
             let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
         else { throw APIError.unauthorized }

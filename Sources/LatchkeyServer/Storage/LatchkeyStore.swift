@@ -49,12 +49,14 @@ public protocol LatchkeyStore: Sendable {
     @discardableResult
     func revokeSessions(userID: String, now: Date) async throws -> Int
 
-    /// Records `value` of `kind` as used until `expiresAt`; `false` when it was already recorded
-    /// (replay). Expired records are pruned along the way.
+    /// Records `value` of `kind` as used until `expiresAt`; `false` when it is already recorded and
+    /// that record has not expired (replay). An expired record counts as absent: deleting it is
+    /// `prune`'s job, and whether it ran yet must not change the answer.
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
 
-    /// Stores an Easy Login request until Facebook's answer, pruning long-expired ones. Returns
-    /// `false`, storing nothing, when `limit` requests are already waiting (the endpoint is public).
+    /// Stores an Easy Login request until Facebook's answer. Returns `false`, storing nothing, when
+    /// `limit` requests are already waiting (the endpoint is public). Requests expired for longer
+    /// than `PruneCutoffs.pendingAuthorizationGrace` do not count, pruned yet or not.
     func savePendingAuthorization(_ request: PendingAuthorization, now: Date, limit: Int) async throws -> Bool
 
     /// Removes and returns the pending request stored under `handleHash` (single use), expired or
@@ -67,8 +69,22 @@ public protocol LatchkeyStore: Sendable {
         _ presentation: CodePresentation, session: NewSession, now: Date
     ) async throws -> CodeRedemption
 
-    /// Stores a server-issued nonce, pruning expired ones.
+    /// Stores a server-issued nonce. Expired ones stay until `prune`; a sign-in never accepts them.
     func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws
+
+    /// Deletes what `cutoffs` says is of no more use: at most `limit` rows of each table, in one
+    /// short transaction, so a prune never holds the database long. Call again while the report
+    /// `reachedLimit(limit)`.
+    ///
+    /// Nothing else deletes expired records (the request paths never pay for it), and no answer of
+    /// the other methods depends on whether a prune has run: a missing session reads as ended.
+    /// A session's refresh tokens are deleted with it, never before: a spent token of a live
+    /// session must stay, or presenting it would no longer revoke the session.
+    /// - Parameters:
+    ///   - cutoffs: the dates decided by the server (`PruneCutoffs(now:configuration:)`).
+    ///   - limit: the most rows deleted from each table by this call.
+    /// - Returns: how many rows each table lost.
+    func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport
 
     /// Session signing keys, newest first.
     func signingKeys() async throws -> [StoredSigningKey]

@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Deletes what the database no longer needs (expired nonces, `jti`s, Easy Login requests and
+/// codes, ended sessions with their refresh tokens, audit events past retention) every
+/// `configuration.pruneInterval`, in the application's service group.
+///
+/// Pruning once ran inside sign-ins and nonce issuing, scanning whole tables in the transactions
+/// every request waits on, and never reached sessions or audit rows. Here it is background work in
+/// short batches (`LatchkeyStore.prune`), and its dates come from `PruneCutoffs(now:configuration:)`
+/// with the configuration's clock, so tests call `runOnce()` after moving a test clock.
+public struct PruningService: Service {
+    /// Rows each table gives up per store call: small enough that a call is one short transaction.
+    public static let defaultBatchSize = 500
+    /// Store calls per run at most, so a run under a flood of new rows still ends; what is left
+    /// waits for the next interval.
+    static let maximumBatchesPerRun = 1_000
+
+    let store: any LatchkeyStore
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let batchSize: Int
+
+    /// A pruner for `store`.
+    /// - Parameters:
+    ///   - store: the database to prune.
+    ///   - configuration: the clock, the interval, the lifetimes and the audit retention.
+    ///   - logger: counts at debug, failures at warning.
+    ///   - batchSize: the `limit` of each store call.
+    public init(
+        store: any LatchkeyStore, configuration: ServerConfiguration, logger: Logger,
+        batchSize: Int = PruningService.defaultBatchSize
+    ) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        self.batchSize = max(batchSize, 1)
+    }
+
+    /// Prunes every interval until the service group shuts down (gracefully or by cancellation).
+    ///
+    /// Waits before the first run rather than after start-up: starting stays quick, and what
+    /// accumulated while the server was down goes at the first interval, in batches like the rest.
+    public func run() async {
+        let interval = Duration.seconds(configuration.pruneInterval)
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: interval)
+                    await runOnce()
+                }
+            }
+        } catch {
+            // Cancelled (shutdown) while waiting: nothing is half-done, a prune call is a transaction.
+        }
+    }
+
+    /// Prunes once: computes the cutoffs now, then calls the store until no table reaches the
+    /// batch size (or the run's cap, or cancellation). A failure is logged and ends this run only;
+    /// the next interval tries again.
+    /// - Returns: the rows deleted, added up over the calls.
+    @discardableResult
+    public func runOnce() async -> PruneReport {
+        let cutoffs = PruneCutoffs(now: configuration.clock(), configuration: configuration)
+        var total = PruneReport()
+        for _ in 0..<Self.maximumBatchesPerRun {
+            guard !Task.isCancelled else { break }
+            do {
+                let report = try await store.prune(cutoffs, limit: batchSize)
+                total.add(report)
+                if !report.reachedLimit(batchSize) { break }
+            } catch {
+                logger.warning("latchkey.prune.failed", metadata: ["latchkey.error.cause": "\(error)"])
+                break
+            }
+        }
+        logger.debug(
+            "latchkey.prune.done",
+            metadata: [
+                "latchkey.prune.single_use": "\(total.singleUse)", "latchkey.prune.nonces": "\(total.nonces)",
+                "latchkey.prune.pending_authorizations": "\(total.pendingAuthorizations)",
+                "latchkey.prune.authorization_codes": "\(total.authorizationCodes)",
+                "latchkey.prune.sessions": "\(total.sessions)",
+                "latchkey.prune.refresh_tokens": "\(total.refreshTokens)",
+                "latchkey.prune.audit_events": "\(total.auditEvents)",
+            ])
+        return total
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// What a prune may delete: for each kind of record, the date before which it is of no more use.
+///
+/// The rules live here, once, for every backend: a store only deletes what these dates tell it
+/// to (`LatchkeyStore.prune`), and `init(now:configuration:)` is the server's policy.
+public struct PruneCutoffs: Sendable, Equatable {
+    /// Single-use values (Limited Login `jti`s) recorded until a date before this one.
+    public var singleUseExpiredBefore: Date
+    /// Server-issued nonces that expired before this.
+    public var noncesExpiredBefore: Date
+    /// Easy Login requests that expired before this.
+    public var pendingAuthorizationsExpiredBefore: Date
+    /// Easy Login authorization codes that expired before this.
+    public var authorizationCodesExpiredBefore: Date
+    /// Sessions revoked before this, or whose last refresh token expired before this; their
+    /// refresh tokens, spent or not, go with them.
+    public var sessionsEndedBefore: Date
+    /// Audit events recorded before this.
+    public var auditEventsBefore: Date
+
+    /// How long an expired Easy Login request is kept, seconds: a person who comes back from
+    /// Facebook's dialog this late still reaches the app, with an error, rather than a dead end.
+    public static let pendingAuthorizationGrace: TimeInterval = 3600
+
+    /// How long an authorization code is kept after it expires, seconds: a second redemption within
+    /// this time is recognised as a replay and ends the session the first one opened.
+    public static let authorizationCodeGrace: TimeInterval = 3600
+
+    /// Cutoffs given date by date.
+    /// - Parameters:
+    ///   - singleUseExpiredBefore: single-use values expired before this are deleted.
+    ///   - noncesExpiredBefore: nonces expired before this are deleted.
+    ///   - pendingAuthorizationsExpiredBefore: Easy Login requests expired before this are deleted.
+    ///   - authorizationCodesExpiredBefore: authorization codes expired before this are deleted.
+    ///   - sessionsEndedBefore: sessions revoked or expired before this are deleted.
+    ///   - auditEventsBefore: audit events older than this are deleted.
+    public init(
+        singleUseExpiredBefore: Date, noncesExpiredBefore: Date, pendingAuthorizationsExpiredBefore: Date,
+        authorizationCodesExpiredBefore: Date, sessionsEndedBefore: Date, auditEventsBefore: Date
+    ) {
+        self.singleUseExpiredBefore = singleUseExpiredBefore
+        self.noncesExpiredBefore = noncesExpiredBefore
+        self.pendingAuthorizationsExpiredBefore = pendingAuthorizationsExpiredBefore
+        self.authorizationCodesExpiredBefore = authorizationCodesExpiredBefore
+        self.sessionsEndedBefore = sessionsEndedBefore
+        self.auditEventsBefore = auditEventsBefore
+    }
+
+    /// The server's policy at `now`.
+    ///
+    /// - A single-use value or a nonce is useless once expired: the token carrying it is refused
+    ///   as expired before the store is asked.
+    /// - An ended session is kept one access-token lifetime longer: a session expires with its last
+    ///   refresh token, and when access tokens live longer than refresh tokens, the last one issued
+    ///   may still be valid; deleting its session would end it early. Until then, spent refresh
+    ///   tokens stay with their session, so presenting one still revokes it (reuse detection).
+    /// - Audit events are kept `configuration.auditRetention`.
+    /// - Parameters:
+    ///   - now: the current time, from the configuration's clock.
+    ///   - configuration: the lifetimes and the audit retention.
+    public init(now: Date, configuration: ServerConfiguration) {
+        self.init(
+            singleUseExpiredBefore: now, noncesExpiredBefore: now,
+            pendingAuthorizationsExpiredBefore: now.addingTimeInterval(-Self.pendingAuthorizationGrace),
+            authorizationCodesExpiredBefore: now.addingTimeInterval(-Self.authorizationCodeGrace),
+            sessionsEndedBefore: now.addingTimeInterval(-configuration.accessTokenLifetime),
+            auditEventsBefore: now.addingTimeInterval(-configuration.auditRetention))
+    }
+}
