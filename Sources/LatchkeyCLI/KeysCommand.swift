@@ -65,11 +65,10 @@ struct KeysCommand: AsyncParsableCommand {
         mutating func run() async throws {
             let configuration = try options.configuration()
             let protection = SigningKeyProtection(configuration)
+            // Every stored key is opened first: a new key sealed under a key-encryption key the
+            // servers do not have would stop their next start.
             let kid = try await options.withStore(configuration) { store in
-                // Open every stored key first: a new key sealed under a key-encryption key the
-                // servers do not have would stop their next start.
-                _ = try await resealSigningKeys(in: store, protection: protection)
-                return try await rotateSigningKey(in: store, protection: protection, now: Date())
+                try await rotateSigningKey(in: store, protection: protection, now: Date())
             }
             print("New signing key \(kid); previous keys stay published until their tokens expire.")
         }

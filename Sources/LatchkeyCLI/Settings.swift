@@ -12,15 +12,18 @@ enum Settings {
         if let file = configFile ?? environment["LATCHKEY_CONFIG_FILE"] {
             settings = try ServerConfiguration.settings(fromFile: file)
         }
+        var fromEnvironment: [String: String] = [:]
         for name in ServerConfiguration.settingNames + ServerConfiguration.fileSettingNames {
-            guard let value = environment[name] else { continue }
-            // A value in the environment overrides the file's, in either of its two forms.
+            if let value = environment[name] { fromEnvironment[name] = value }
+        }
+        // A setting in the environment replaces the file's, in either of its two forms; both forms
+        // in the environment stay, for the configuration to refuse.
+        for name in fromEnvironment.keys {
             let base = name.hasSuffix("_FILE") ? String(name.dropLast(5)) : name
             settings[base] = nil
             settings[base + "_FILE"] = nil
-            settings[name] = value
         }
-        return settings
+        return settings.merging(fromEnvironment) { _, environment in environment }
     }
 
     /// The configuration the settings describe, parsed but not validated (commands other than

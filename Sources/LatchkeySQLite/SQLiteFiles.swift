@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyServer
 
 #if canImport(Glibc)
 import Glibc
@@ -30,9 +31,17 @@ enum SQLiteFiles {
             }
         }
         for companion in [path + "-wal", path + "-shm"] {
+            // Opened without following a link, and changed through the descriptor: what is checked
+            // is what is changed, and a link planted in the directory is not followed.
+            let companionDescriptor = open(companion, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            guard companionDescriptor >= 0 else {
+                if errno == ENOENT { continue }
+                throw SQLiteFilesError(path: companion, errno: errno)
+            }
+            defer { close(companionDescriptor) }
             var companionStatus = stat()
-            if stat(companion, &companionStatus) == 0, companionStatus.st_mode & 0o077 != 0 {
-                guard chmod(companion, mode_t(companionStatus.st_mode & 0o700)) == 0 else {
+            if fstat(companionDescriptor, &companionStatus) == 0, companionStatus.st_mode & 0o077 != 0 {
+                guard fchmod(companionDescriptor, mode_t(companionStatus.st_mode & 0o700)) == 0 else {
                     throw SQLiteFilesError(path: companion, errno: errno)
                 }
             }
@@ -58,5 +67,8 @@ enum SQLiteFiles {
 struct SQLiteFilesError: Error, Sendable, CustomStringConvertible {
     let path: String
     let errno: Int32
-    var description: String { "cannot prepare \(path): \(String(cString: strerror(errno)))" }
+    /// The path as `DatabaseLocation.redacted` prints it: a URL mistaken for a path may hold a password.
+    var description: String {
+        "cannot prepare \(DatabaseLocation.redacted(path)): \(String(cString: strerror(errno)))"
+    }
 }

@@ -40,10 +40,13 @@ public func buildApplication(
     let health = FacebookHealth()
     let graph = GraphClient(
         client: httpClient, base: configuration.graphBase, timeout: timeout, health: health)
-    let unchecked = try await checkFacebookCredentials(
-        configuration: configuration,
-        check: FacebookCredentialCheck(graph: graph, health: health),
-        logger: logger)
+    // The check bounds its wait to 10 s whatever LATCHKEY_FACEBOOK_TIMEOUT says: a start should
+    // not hang on an unreachable Facebook, which the background monitor handles.
+    let check = FacebookCredentialCheck(
+        graph: GraphClient(
+            client: httpClient, base: configuration.graphBase, timeout: min(timeout, 10), health: health),
+        health: health)
+    let unchecked = try await checkFacebookCredentials(configuration: configuration, check: check, logger: logger)
     let tokens = SessionTokens(
         keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
         refreshTokenLifetime: configuration.refreshTokenLifetime)
@@ -77,8 +80,7 @@ public func buildApplication(
     if !unchecked.apps.isEmpty {
         application.addServices(
             FacebookCredentialMonitor(
-                check: FacebookCredentialCheck(graph: graph, health: health),
-                apps: unchecked.apps, initialDelay: unchecked.delay, logger: logger))
+                check: check, apps: unchecked.apps, initialDelay: unchecked.delay, logger: logger))
     }
     return application
 }

@@ -8,7 +8,9 @@ import Testing
 /// the test clicks through the emulator's dialog, and the browser delivers the redirect to the
 /// loopback receiver. Debian's chromium and chromium-driver come from `scripts/test`.
 @Suite(
-    "Headless browser", .enabled(if: ChromeDriver.unavailableReason == nil || TestEnvironment.isCI, "\(ChromeDriver.unavailableReason ?? "")"))
+    "Headless browser",
+    .enabled(
+        if: ChromeDriver.unavailableReason == nil || TestEnvironment.isCI, "\(ChromeDriver.unavailableReason ?? "")"))
 struct BrowserTests {
     /// Where the screenshot of the dialog goes; `LATCHKEY_UPDATE_SCREENSHOTS=1` refreshes the docs' copy.
     static var screenshotURL: URL {

@@ -74,6 +74,8 @@ struct FacebookErrorTests {
         let fault: JSONValue
         let status: HTTPResponse.Status
         let code: String
+        /// Whether `/ready` must then report our credentials refused.
+        var credentialsRefused: Bool = false
         var description: String { name }
     }
 
@@ -144,10 +146,22 @@ struct FacebookErrorTests {
                 "message":
                     "(#100) You must provide an app access token, or a user access token that is an owner or developer of the app",
             ],
-            status: .internalServerError, code: "internal_error"),
+            status: .internalServerError, code: "internal_error", credentialsRefused: true),
         Case(
             name: "debug_token says the app token's signature is wrong (our fault)", endpoint: "/debug_token",
             fault: ["code": 190, "message": "Invalid OAuth access token signature."],
+            status: .internalServerError, code: "internal_error", credentialsRefused: true),
+        Case(
+            name: "debug_token refuses the client secret with code 1 (our fault, not Facebook trouble)",
+            endpoint: "/debug_token", fault: ["code": 1, "message": "Error validating client secret."],
+            status: .internalServerError, code: "internal_error", credentialsRefused: true),
+        Case(
+            name: "debug_token answers an error it never gave before: the token's, not ours", endpoint: "/debug_token",
+            fault: ["code": 190, "message": "Malformed access token EAAsomethingsomethingsomething"],
+            status: .unauthorized, code: "facebook_token_invalid"),
+        Case(
+            name: "/me refuses a field this Graph version no longer has (our field list)", endpoint: "/me",
+            fault: ["code": 100, "message": "(#100) Tried accessing nonexisting field (picture) on node type (User)"],
             status: .internalServerError, code: "internal_error"),
         Case(
             name: "/me refuses the proof of a token debug_token vouched for (our fault)", endpoint: "/me",
@@ -155,7 +169,7 @@ struct FacebookErrorTests {
                 "code": 100, "type": "GraphMethodException",
                 "message": "Invalid appsecret_proof provided in the API argument",
             ],
-            status: .internalServerError, code: "internal_error"),
+            status: .internalServerError, code: "internal_error", credentialsRefused: true),
     ]
 
     @Test("each Graph error gets its typed answer", arguments: cases)
@@ -169,7 +183,7 @@ struct FacebookErrorTests {
             #expect(response.status == example.status)
             #expect(response.errorCode == example.code)
             let ready = try await stack.get("/ready").json()["facebook"]
-            #expect((ready == "credentials_refused") == (example.code == "internal_error"))
+            #expect((ready == "credentials_refused") == example.credentialsRefused)
         }
     }
 
@@ -238,7 +252,7 @@ struct CodeExchangeErrorTests {
                 "code": 100, "subcode": 36008,
                 "message":
                     "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
-            ], error: "server_error", code: "internal_error"),
+            ], error: "access_denied", code: "facebook_code_invalid"),
         Case(fault: ["preset": "rate_limit_app"], error: "temporarily_unavailable", code: "facebook_rate_limited"),
     ]
 
@@ -282,74 +296,46 @@ struct FacebookTriageTests {
         )
     }
 
-    @Test("no error about a user's token is a 500")
+    @Test("no error about a person's token or code is a 500 unless Facebook's words say our credentials")
     func neverServerError() {
-        for code in [
-            1, 2, 3, 4, 9, 10, 17, 32, 100, 102, 190, 200, 250, 299, 341, 368, 412, 506, 613, 2500, 80_001, 99_999,
-        ] {
-            for subcode in [nil, 33, 458, 459, 460, 463, 464, 466, 467, 492] as [Int?] {
-                let error = FacebookTriage.userToken(.init(status: 400, code: code, subcode: subcode, message: "m"))
-                #expect(error.status.code < 500 || error.status == .serviceUnavailable, "\(code)/\(subcode ?? 0)")
+        let messages = [
+            "m", "Invalid OAuth access token - Cannot parse access token", "Malformed access token EAAx",
+            "(#100) The App_id in the input_token did not match the Viewing App",
+            "This authorization code has been used.",
+            "Error validating verification code. Please make sure your redirect_uri is identical",
+        ]
+        let codes = [
+            1, 2, 3, 4, 9, 10, 12, 17, 32, 100, 102, 190, 200, 250, 299, 341, 368, 412, 506, 613, 2500, 80_001, 99_999,
+        ]
+        for code in codes {
+            for subcode in [nil, 33, 458, 459, 460, 463, 464, 466, 467, 492, 36007, 36008, 36009] as [Int?] {
+                for message in messages {
+                    let failure = GraphFailure(status: 400, code: code, subcode: subcode, message: message)
+                    for (name, error) in [
+                        ("userToken", FacebookTriage.userToken(failure)),
+                        ("inspection", FacebookTriage.inspection(failure)),
+                        ("codeExchange", FacebookTriage.codeExchange(failure)),
+                    ] {
+                        #expect(
+                            error.status.code < 500 || error.status == .serviceUnavailable,
+                            "\(name) \(code)/\(subcode ?? 0) \(message)")
+                    }
+                }
             }
         }
-    }
-}
-
-/// The start-up check of the app credentials, and what `/ready` reports.
-@Suite("Facebook credentials at start and in /ready")
-struct FacebookStartupTests {
-    @Test("a refused app secret stops the start, naming the setting and never the secret")
-    func refusedAtStart() async throws {
-        await #expect {
-            try await Stack.run({ $0.facebookApps = [.init(id: Demo.appID, secret: "wrong-secret-value")] }) { _ in }
-        } throws: { error in
-            "\(error)".contains("LATCHKEY_FACEBOOK_APP_SECRET") && !"\(error)".contains("wrong-secret-value")
+        for message in ["Error validating client secret.", "Invalid OAuth access token signature."] {
+            let failure = GraphFailure(status: 400, code: 1, message: message)
+            #expect(FacebookTriage.inspection(failure).cause is CredentialRefusal)
+            #expect(FacebookTriage.codeExchange(failure).cause is CredentialRefusal)
         }
     }
 
-    @Test("an unreachable Facebook does not stop the start; /ready says so without calling Facebook")
-    func unreachableAtStart() async throws {
-        try await Stack.run({ $0.graphURL = "http://127.0.0.1:1/v21.0" }) { stack in
-            let ready = try await stack.get("/ready")
-            #expect(ready.status == .ok)
-            #expect(try ready.json() == ["status": "ready", "database": "ok", "facebook": "unreachable"])
-        }
-    }
-
-    @Test("/ready reports from the last real answers and makes no Facebook call")
-    func readyCallsNothing() async throws {
-        try await Stack.run { stack in
-            try await stack.emulatorDelete("/_emulator/calls")
-            for _ in 0..<5 { #expect(try await stack.get("/ready").json()["facebook"] == "ok") }
-            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"] == [:])
-            // Facebook failing a real sign-in turns it to unreachable; the next answer back to ok.
-            _ = try await stack.emulator("/_emulator/faults", ["endpoint": "*", "preset": "server_error", "count": 2])
-            _ = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
-            #expect(try await stack.get("/ready").json()["facebook"] == "unreachable")
-            #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
-            #expect(try await stack.get("/ready").json()["facebook"] == "ok")
-        }
-    }
-
-    @Test("the background re-check settles each app: accepted, or refused and reported")
-    func monitorSettles() async throws {
-        try await Stack.run { stack in
-            let health = FacebookHealth()
-            let graph = GraphClient(
-                client: .shared, base: stack.emulatorURL + "/v21.0", timeout: 5, health: health)
-            let monitor = FacebookCredentialMonitor(
-                check: FacebookCredentialCheck(graph: graph, health: health),
-                apps: [.init(id: Demo.appID, secret: Demo.secret)], initialDelay: .zero,
-                logger: stack.logs.logger(label: "t"))
-            #expect(await monitor.checkUntilAnswered())
-            #expect(health.status == .ok)
-            let refused = FacebookCredentialMonitor(
-                check: FacebookCredentialCheck(graph: graph, health: health),
-                apps: [.init(id: Demo.appID, secret: "wrong")], initialDelay: .zero,
-                logger: stack.logs.logger(label: "t"))
-            #expect(await refused.checkUntilAnswered())
-            #expect(health.status == .credentialsRefused)
-            #expect("\(refused)".contains(Demo.appID) && !"\(refused)".contains("wrong"))
-        }
+    @Test("Facebook's messages are logged without the tokens some of them echo")
+    func safeMessage() {
+        let token = "EAA" + String(repeating: "x", count: 40)
+        let failure = GraphFailure(
+            status: 400, code: 190, message: "Malformed access token \(token). Try 100000000000001|secretsecretsecret")
+        #expect(!failure.description.contains(token) && !failure.description.contains("secretsecret"))
+        #expect(failure.description.contains("Malformed access token"))
     }
 }

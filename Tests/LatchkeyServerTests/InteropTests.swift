@@ -4,7 +4,9 @@ import Testing
 /// Easy Login with a standard OAuth 2.0 client library (Python's Authlib) instead of our SDK:
 /// what any RFC 6749 + RFC 7636 client does must just work. `scripts/test-setup` makes the
 /// virtual environment at `.build-venv`.
-@Suite("Interop: a standard OAuth client", .enabled(if: Interop.python != nil || TestEnvironment.isCI, "\(Interop.missing)"))
+@Suite(
+    "Interop: a standard OAuth client",
+    .enabled(if: Interop.python != nil || TestEnvironment.isCI, "\(Interop.missing)"))
 struct InteropTests {
     @Test("Authlib signs in with PKCE, calls the API, refreshes, and sees a replayed code refused")
     func authlib() async throws {

@@ -33,7 +33,10 @@ struct PruningServiceTests {
     func settings() throws {
         let defaults = ServerConfiguration()
         #expect(defaults.auditRetention == 90 * 86_400 && defaults.pruneInterval == 300)
-        let required = ["LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s"]
+        let required = [
+            "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+            "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
+        ]
         let parsed = try ServerConfiguration(
             settings: required.merging(["LATCHKEY_AUDIT_RETENTION": "3600", "LATCHKEY_PRUNE_INTERVAL": "60"]) { $1 })
         #expect(parsed.auditRetention == 3600 && parsed.pruneInterval == 60)

@@ -27,7 +27,11 @@ struct SecretsAtRestTests {
 
     /// Builds (but does not run) the server on `store`, which loads, and maybe seals, the keys.
     static func start(_ configuration: ServerConfiguration, _ store: SQLiteStore) async throws -> JSONValue {
-        let application = try await buildApplication(configuration: configuration, store: store)
+        // Sealing, migration and refusals log too: their lines are scanned like every server's.
+        let logs = LogCapture()
+        defer { logs.expectNoSecrets(kek: nil, configuration) }
+        let application = try await buildApplication(
+            configuration: configuration, store: store, logger: logs.logger(label: "latchkey"))
         return try await application.test(.router) { client in
             try await client.execute(uri: "/.well-known/jwks.json", method: .get).json()
         }
@@ -110,6 +114,35 @@ struct SecretsAtRestTests {
         // Another row's sealed key: the kid is authenticated data, so it does not open either.
         try await store.replaceSigningKeyMaterial([rows[0].kid: rows[1].privateKey])
         await #expect(throws: ConfigurationError.self) { _ = try await Self.start(Self.configuration(kek: kek), store) }
+        try await store.close()
+    }
+
+    @Test("a plain key written beside sealed ones is refused, and never sealed into use")
+    func plantedPlainKey() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let kek = KeyEncryptionKey.generate().key
+        _ = try await Self.start(Self.configuration(kek: kek), store)
+        let planted = SessionSigningKey.generate(now: Self.now.addingTimeInterval(1))
+        try await store.addSigningKey(
+            StoredSigningKey(
+                kid: planted.kid, privateKey: planted.rawPrivateKey, createdAt: Self.now.addingTimeInterval(1),
+                retiredAt: nil))
+        await #expect { _ = try await Self.start(Self.configuration(kek: kek), store) } throws: {
+            "\($0)".contains(planted.kid) && "\($0)".contains("unencrypted")
+        }
+        #expect(try await store.signingKeys().first { $0.kid == planted.kid }?.privateKey == planted.rawPrivateKey)
+        try await store.close()
+    }
+
+    @Test("rotating without the key-encryption key cannot add a plain key beside sealed ones")
+    func rotateWithoutKEK() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let kek = KeyEncryptionKey.generate().key
+        _ = try await Self.start(Self.configuration(kek: kek), store)
+        await #expect(throws: ConfigurationError.self) {
+            _ = try await rotateSigningKey(in: store, protection: SigningKeyProtection(current: nil), now: Self.now)
+        }
+        #expect(try await store.signingKeys().count == 1)
         try await store.close()
     }
 
@@ -199,6 +232,16 @@ struct SecretSettingsTests {
         #expect {
             _ = try ServerConfiguration(settings: ["LATCHKEY_KEY_ENCRYPTION_KEY_FILE": "/nonexistent/kek"])
         } throws: { "\($0)".contains("LATCHKEY_KEY_ENCRYPTION_KEY_FILE") }
+        // A file named for the wrong setting (here the secrets file as the port) is never quoted.
+        #expect { _ = try ServerConfiguration(settings: ["LATCHKEY_PORT_FILE": secrets]) } throws: {
+            "\($0)".contains("LATCHKEY_PORT_FILE") && !"\($0)".contains("first-secret")
+        }
+        #expect {
+            try ServerConfiguration(settings: [
+                "LATCHKEY_FACEBOOK_APP_ID_FILE": secrets, "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
+            ]).validate()
+        } throws: { !"\($0)".contains("first-secret") }
         // A configuration file may name the _FILE forms.
         let env = try Self.file("LATCHKEY_FACEBOOK_APP_SECRET_FILE=\(secrets)\n")
         defer { try? FileManager.default.removeItem(atPath: env) }
@@ -230,6 +273,12 @@ struct SecretSettingsTests {
             DatabaseLocation.redacted("postgres://db/x?user=a&password=hunter2")
                 == "postgres://db/x?user=a&password=***")
         #expect(DatabaseLocation.redacted("sqlite:/var/lib/latchkey.sqlite") == "sqlite:/var/lib/latchkey.sqlite")
+        #expect(DatabaseLocation.redacted("postgres://app:pa/ss@w?rd#x@db/x") == "postgres://app:***@db/x")
+        #expect(DatabaseLocation.redacted("https://ghp_token123@db/x") == "https://***@db/x")
+        #expect(
+            DatabaseLocation.redacted("postgres://db/x?sslpassword=a&pwd=b&mode=c")
+                == "postgres://db/x?sslpassword=***&pwd=***&mode=c")
+        #expect(DatabaseLocation.redacted("app:hunter2@db/x") == "app:***@db/x")
         #expect { _ = try DatabaseLocation("mysql://app:hunter2@db/x") } throws: { !"\($0)".contains("hunter2") }
     }
 

@@ -169,7 +169,8 @@ struct KeyRotationTests {
             let old = try #require(try await SessionTests.signedIn(stack)["access_token"]?.stringValue)
             let newKid = try await rotateSigningKey(
                 in: stack.store, protection: SigningKeyProtection(stack.configuration), now: stack.clock.now)
-            let restarted = try await buildApplication(configuration: stack.configuration, store: stack.store)
+            let restarted = try await buildApplication(
+                configuration: stack.configuration, store: stack.store, logger: stack.logs.logger(label: "latchkey"))
             try await restarted.test(.live) { client in
                 let again = Stack(
                     server: client, emulatorURL: stack.emulatorURL, clock: stack.clock, store: stack.store)

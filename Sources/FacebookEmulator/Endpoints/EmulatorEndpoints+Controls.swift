@@ -55,7 +55,10 @@ extension EmulatorEndpoints {
             return .json(["calls": .object(await state.callCounts().mapValues(JSONValue.int))])
         case (.get, ["requests"]):
             return .json(["requests": .array(await state.recordedRequests().map(\.json))])
-        case (.delete, ["calls"]), (.delete, ["requests"]):
+        case (.delete, ["requests"]):
+            await state.clearRecordedRequests()
+            return .json(["requests": []])
+        case (.delete, ["calls"]):
             await state.resetCallCounts()
             return .json(["calls": [:]])
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))

@@ -24,7 +24,8 @@ struct EmulatorRequest: Sendable {
     var accessToken: String? {
         if let token = parameters["access_token"], !token.isEmpty { return token }
         guard let authorization = headers[.authorization] else { return nil }
-        for scheme in ["Bearer ", "OAuth "] where authorization.hasPrefix(scheme) {
+        // Schemes are case-insensitive (RFC 9110 §11.1).
+        for scheme in ["bearer ", "oauth "] where authorization.lowercased().hasPrefix(scheme) {
             let token = authorization.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces)
             return token.isEmpty ? nil : token
         }

@@ -58,7 +58,11 @@ struct EmulatorResponder: HTTPResponder {
         guard let endpoint = Endpoint.match(method: method, segments: segments) else {
             throw GraphError.unknownPath(segments.joined(separator: "/"))
         }
-        let scheme = request.headers[.authorization].flatMap { $0.split(separator: " ").first.map(String.init) }
+        // Only a scheme followed by a credential is recorded; a bare credential never is.
+        let scheme = request.headers[.authorization].flatMap { header -> String? in
+            let parts = header.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 ? String(parts[0]) : nil
+        }
         let recorded = RecordedRequest(
             method: method.rawValue, path: request.rawPath, query: request.rawQuery, endpoint: endpoint.name,
             authorizationScheme: scheme)

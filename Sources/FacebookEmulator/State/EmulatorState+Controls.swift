@@ -57,10 +57,9 @@ extension EmulatorState {
 
     func callCounts() -> [String: Int] { calls }
 
-    func resetCallCounts() {
-        calls = [:]
-        requests = []
-    }
+    func resetCallCounts() { calls = [:] }
+
+    func clearRecordedRequests() { requests = [] }
 
     func recordedRequests() -> [RecordedRequest] { requests }
 }

@@ -30,24 +30,30 @@ public enum DatabaseLocation: Sendable, Equatable {
         self = .sqliteFile(path)
     }
 
-    /// `url` safe to print: a password in its user information (`scheme://user:password@host`) or
-    /// in a `password=` parameter is replaced with `***`.
+    /// `url` safe to print: the user information (`scheme://user:password@host`, up to the last
+    /// `@`, since a password may hold `/`, `?` or `#`) keeps only the user name, and the values of
+    /// query parameters that can hold a secret (`password`, `pwd`, `sslpassword`, `token`,
+    /// `secret`, `key`…) become `***`. Also for a scheme-less `user:password@host`.
     public static func redacted(_ url: String) -> String {
         var text = url
-        if let schemeEnd = text.range(of: "://") {
-            let authorityEnd = text[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? text.endIndex
-            let authority = text[schemeEnd.upperBound..<authorityEnd]
-            if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+        let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
+        if let at = text[authorityStart...].lastIndex(of: "@") {
+            let userInfo = text[authorityStart..<at]
+            if let colon = userInfo.firstIndex(of: ":") {
                 text.replaceSubrange(text.index(after: colon)..<at, with: "***")
+            } else if text.range(of: "://") != nil {
+                // A lone user name can be a token (`https://TOKEN@host`).
+                text.replaceSubrange(authorityStart..<at, with: "***")
             }
         }
-        if let query = text.firstIndex(of: "?") {
-            let pairs = text[text.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map {
-                pair -> String in
-                pair.lowercased().hasPrefix("password=") ? "password=***" : String(pair)
-            }
-            text = String(text[...query]) + pairs.joined(separator: "&")
+        guard let query = text.firstIndex(of: "?") else { return text }
+        let secretNames = ["pass", "pwd", "secret", "token", "key", "auth"]
+        let pairs = text[text.index(after: query)...].split(separator: "&", omittingEmptySubsequences: false).map {
+            pair -> String in
+            let name = pair.split(separator: "=", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+            guard pair.contains("="), secretNames.contains(where: { name.contains($0) }) else { return String(pair) }
+            return "\(name)=***"
         }
-        return text
+        return String(text[...query]) + pairs.joined(separator: "&")
     }
 }

@@ -55,6 +55,10 @@ extension ServerConfiguration {
     public init(settings given: [String: String]) throws {
         self.init()
         let settings = try Self.resolvingFiles(given)
+        settingsFromFiles = Set(Self.settingNames.filter { given[$0 + "_FILE"] != nil })
+        let configuration = self
+        /// A value for an error message: quoted, unless it came from a file (maybe a secret's).
+        func shown(_ name: String, _ raw: String) -> String { configuration.shown(name, raw) }
         func value(_ name: String) -> String? {
             guard let raw = settings[name]?.trimmingCharacters(in: .whitespaces), !raw.isEmpty else { return nil }
             return raw
@@ -69,7 +73,7 @@ extension ServerConfiguration {
         func seconds(_ name: String) throws -> TimeInterval? {
             guard let raw = value(name) else { return nil }
             guard let number = TimeInterval(raw), number.isFinite else {
-                throw ConfigurationError("\(name) must be a number of seconds, not '\(raw)'")
+                throw ConfigurationError("\(name) must be a number of seconds, not \(shown(name, raw))")
             }
             return number
         }
@@ -78,12 +82,14 @@ extension ServerConfiguration {
             switch raw {
             case "1", "true", "yes", "on": return true
             case "0", "false", "no", "off": return false
-            default: throw ConfigurationError("\(name) must be true or false, not '\(raw)'")
+            default: throw ConfigurationError("\(name) must be true or false, not \(shown(name, raw))")
             }
         }
         if let host = value("LATCHKEY_HOST") { self.host = host }
         if let raw = value("LATCHKEY_PORT") {
-            guard let port = Int(raw) else { throw ConfigurationError("LATCHKEY_PORT must be a number, not '\(raw)'") }
+            guard let port = Int(raw) else {
+                throw ConfigurationError("LATCHKEY_PORT must be a number, not \(shown("LATCHKEY_PORT", raw))")
+            }
             self.port = port
         }
         publicURL = value("LATCHKEY_PUBLIC_URL")
@@ -117,17 +123,29 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_PRUNE_INTERVAL") { pruneInterval = number }
         if let raw = value("LATCHKEY_EASY_LOGIN_MAX_PENDING") {
             guard let count = Int(raw) else {
-                throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not '\(raw)'")
+                throw ConfigurationError(
+                    "LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not \(shown("LATCHKEY_EASY_LOGIN_MAX_PENDING", raw))"
+                )
             }
             easyLoginMaximumPending = count
         }
         if let raw = value("LATCHKEY_FACEBOOK_MAX_CONNECTIONS") {
             guard let count = Int(raw) else {
-                throw ConfigurationError("LATCHKEY_FACEBOOK_MAX_CONNECTIONS must be a number, not '\(raw)'")
+                throw ConfigurationError(
+                    "LATCHKEY_FACEBOOK_MAX_CONNECTIONS must be a number, not \(shown("LATCHKEY_FACEBOOK_MAX_CONNECTIONS", raw))"
+                )
             }
             facebookMaxConnections = count
         }
-        if let entries = list("LATCHKEY_OAUTH_CLIENTS") { oauthClients = try OAuthClient.parse(entries) }
+        if let entries = list("LATCHKEY_OAUTH_CLIENTS") {
+            do {
+                oauthClients = try OAuthClient.parse(entries)
+            } catch let error as ConfigurationError where settingsFromFiles.contains("LATCHKEY_OAUTH_CLIENTS") {
+                _ = error  // its text quotes the file
+                throw ConfigurationError(
+                    "LATCHKEY_OAUTH_CLIENTS_FILE does not hold valid entries (client_id=redirect_uri, one a line)")
+            }
+        }
         if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }
         if let require = try flag("LATCHKEY_REQUIRE_SERVER_NONCE") { requireServerNonce = require }
         if let refresh = try flag("LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN") { refreshPropertiesOnLogin = refresh }
@@ -137,7 +155,8 @@ extension ServerConfiguration {
                 let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else {
                     throw ConfigurationError(
-                        "LATCHKEY_DEFAULT_FIELDS_MAPPING entries look like field=property, not '\(pair)'")
+                        "LATCHKEY_DEFAULT_FIELDS_MAPPING entries look like field=property, not \(shown("LATCHKEY_DEFAULT_FIELDS_MAPPING", pair))"
+                    )
                 }
                 mapping[parts[0]] = parts[1]
             }
@@ -152,7 +171,8 @@ extension ServerConfiguration {
         if let raw = value("LATCHKEY_FACEBOOK_STARTUP_CHECK") {
             guard let check = FacebookStartupCheck(rawValue: raw) else {
                 throw ConfigurationError(
-                    "LATCHKEY_FACEBOOK_STARTUP_CHECK must be before-start, background or off, not '\(raw)'")
+                    "LATCHKEY_FACEBOOK_STARTUP_CHECK must be before-start, background or off, not \(shown("LATCHKEY_FACEBOOK_STARTUP_CHECK", raw))"
+                )
             }
             facebookStartupCheck = check
         }
@@ -169,6 +189,12 @@ extension ServerConfiguration {
             guard let bytes = Int(raw) else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be a number") }
             maximumBodySize = bytes
         }
+    }
+
+    /// `raw` quoted for an error message, or, when `name` came from a `_FILE` (which may be a
+    /// secret's file named by mistake), only where it came from.
+    func shown(_ name: String, _ raw: String) -> String {
+        settingsFromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
     }
 
     /// Reads a `KEY=VALUE` file (blank lines and `#` comments allowed), refusing unknown keys so a

@@ -105,6 +105,8 @@ public struct ServerConfiguration: Sendable {
     public var auditRetention: TimeInterval = 90 * 86_400
     /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
     public var pruneInterval: TimeInterval = 300
+    /// Settings read from a `NAME_FILE`: their values are never quoted in errors.
+    var settingsFromFiles: Set<String> = []
     /// The clock; tests inject a fixed one.
     public var clock: @Sendable () -> Date = { Date() }
 
@@ -139,7 +141,7 @@ public struct ServerConfiguration: Sendable {
         }
         for app in facebookApps {
             guard !app.id.isEmpty, app.id.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                throw ConfigurationError("Facebook app id '\(app.id)' must be numeric")
+                throw ConfigurationError("Facebook app id \(shown("LATCHKEY_FACEBOOK_APP_ID", app.id)) must be numeric")
             }
             guard !app.secret.isEmpty else {
                 throw ConfigurationError("LATCHKEY_FACEBOOK_APP_SECRET is required for app \(app.id)")
@@ -156,7 +158,7 @@ public struct ServerConfiguration: Sendable {
             ("LATCHKEY_FACEBOOK_DIALOG_URL", dialogURL), ("LATCHKEY_PUBLIC_URL", resolvedPublicURL),
         ] {
             guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https", parsed.host != nil
-            else { throw ConfigurationError("\(name) '\(url)' must be an absolute http(s) URL") }
+            else { throw ConfigurationError("\(name) \(shown(name, url)) must be an absolute http(s) URL") }
         }
         guard !issuers.isEmpty else {
             throw ConfigurationError("LATCHKEY_FACEBOOK_ISSUERS must name at least one issuer")

@@ -27,7 +27,15 @@ extension APIError {
     static func from(_ error: any Error, logger: Logger) -> APIError {
         switch error {
         case let error as APIError:
-            if let cause = error.cause {
+            if error.cause is CredentialRefusal || error.cause is UnrecognizedGraphError {
+                // Our misconfiguration, or Facebook saying something new: an operator must see it.
+                logger.error(
+                    "latchkey.facebook.refused",
+                    metadata: [
+                        "latchkey.error.code": "\(error.code)",
+                        "latchkey.error.cause": "\(String(describing: error.cause.map { "\($0)" } ?? ""))",
+                    ])
+            } else if let cause = error.cause {
                 logger.warning(
                     "latchkey.request.failed",
                     metadata: [

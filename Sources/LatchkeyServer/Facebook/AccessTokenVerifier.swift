@@ -18,9 +18,10 @@ struct AccessTokenVerifier: Sendable {
     let clock: @Sendable () -> Date
 
     func verify(_ token: String, mapping: FieldMapping) async throws -> FacebookIdentity {
-        // Printable ASCII only: the token travels in an HTTP header, where a CR or LF would be an
-        // injection, and Facebook's tokens are base62 anyway.
-        guard !token.isEmpty, token.utf8.count <= 4096, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        // Only the characters Facebook's tokens are made of (base62, and `|`, `.`, `_`, `-` in
+        // older and app tokens): the token travels in an HTTP header, where a CR or LF would be an
+        // injection, and into Graph's error messages, which our log keeps.
+        guard !token.isEmpty, token.utf8.count <= 4096, token.utf8.allSatisfy(Self.isTokenByte) else {
             throw APIError(.unauthorized, .facebookTokenInvalid, "The Facebook access token is malformed.")
         }
         if CompactJWS.looksLikeJWT(token) {
@@ -37,8 +38,7 @@ struct AccessTokenVerifier: Sendable {
         let answer = try await profile
         if let failure = answer.failure {
             // `debug_token` vouched for the token: a refused proof now means our secret is wrong.
-            if failure.isProofRefusal { throw observed(FacebookTriage.credentialsRefused(failure), app: app) }
-            throw FacebookTriage.userToken(failure)
+            throw observed(FacebookTriage.profile(failure), app: app)
         }
         let me = answer.body
         let subject = me["id"]?.stringValue ?? ""
@@ -128,6 +128,16 @@ struct AccessTokenVerifier: Sendable {
             HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(app.secret.utf8))))
         return try await graph.get(
             "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        case UInt8(ascii: "|"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): true
+        default: false
+        }
     }
 
     /// `expires_at` in the past (0 means never, §4).

@@ -25,9 +25,12 @@ struct FacebookCredentialCheck: Sendable {
             return .unreachable
         }
         if let failure = answer.failure {
-            if FacebookTriage.facebookTrouble(failure) != nil || failure.code == 1 { return .unreachable }
+            // A wrong secret can come as code 1 ("Error validating client secret."): the words decide first.
+            if !failure.isAboutOurCredentials, FacebookTriage.facebookTrouble(failure) != nil || failure.code == 1 {
+                return .unreachable
+            }
             health.credentials(of: app.id, accepted: false)
-            return .refused(failure.message)
+            return .refused(failure.safeMessage)
         }
         guard answer.body["id"]?.stringValue == app.id else {
             health.credentials(of: app.id, accepted: false)

@@ -54,7 +54,7 @@ struct FacebookCredentialMonitor: Service, CustomStringConvertible {
                 }
             }
             pending = still
-            delay = min(delay * 2, Self.maximumDelay)
+            delay = min(max(delay * 2, .seconds(1)), Self.maximumDelay)
         }
         return true
     }

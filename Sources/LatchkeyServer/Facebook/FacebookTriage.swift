@@ -64,21 +64,19 @@ enum FacebookTriage {
         }
     }
 
-    /// A top-level error from `debug_token`. It is about the caller (our app token: a wrong secret
-    /// or app id, our fault) unless it names the input token: Facebook refuses to describe another
-    /// app's user token with `(#100) The App_id in the input_token did not match the Viewing App`.
+    /// A top-level error from `debug_token`. Ours only when Facebook says so in words about the
+    /// caller (see `GraphFailure.isAboutOurCredentials`): the input token is chosen by whoever
+    /// calls us, so an error we do not recognise is the token's (a 401), logged at error level so an
+    /// operator still sees a pattern. Facebook refuses to describe another app's user token with
+    /// `(#100) The App_id in the input_token did not match the Viewing App`.
     static func inspection(_ failure: GraphFailure) -> APIError {
         if let trouble = facebookTrouble(failure) { return trouble }
+        if failure.isAboutOurCredentials { return credentialsRefused(failure) }
         let message = failure.message.lowercased()
-        if failure.code == 100, message.contains("input_token") {
-            if message.contains("app_id") || message.contains("did not match") {
-                return APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
-            }
-            return APIError(.unauthorized, .facebookTokenInvalid, "Facebook rejected the access token.", cause: failure)
-        }
-        // Session subcodes (§6.3) describe a person's login session; our literal app token has none.
-        if let subcode = failure.subcode, [458, 459, 460, 463, 464, 466, 467].contains(subcode) {
-            return userToken(failure)
+        if failure.code == 100, message.contains("input_token"),
+            message.contains("app_id") || message.contains("did not match")
+        {
+            return APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
         }
         if failure.code == 190, message.contains("debug only") {
             // A "session info" token (§4): a real token, but not one that signs anybody in.
@@ -88,21 +86,38 @@ enum FacebookTriage {
             return .facebookUnavailable(
                 "Facebook could not check the token just now; try again shortly.", cause: failure)
         }
-        return credentialsRefused(failure)
+        if let subcode = failure.subcode, [458, 459, 460, 463, 464, 466, 467].contains(subcode) {
+            // Session subcodes (§6.3) describe a person's login session; our app token has none.
+            return userToken(failure)
+        }
+        return APIError(
+            .unauthorized, .facebookTokenInvalid, "Facebook rejected the access token.",
+            cause: UnrecognizedGraphError(failure: failure))
+    }
+
+    /// An error from `/me` once `debug_token` has vouched for the token: a refused proof means our
+    /// secret is wrong, an unknown field (100) or a deprecated one (12) means our field list is
+    /// wrong for this Graph version; both are ours. The rest is about the token, as `userToken`.
+    static func profile(_ failure: GraphFailure) -> APIError {
+        if let trouble = facebookTrouble(failure) { return trouble }
+        if failure.isProofRefusal || failure.isAboutOurCredentials { return credentialsRefused(failure) }
+        if failure.code == 100 || failure.code == 12 {
+            return APIError(
+                .internalServerError, .internalError, "Facebook refused the profile fields this server asks for.",
+                cause: UnrecognizedGraphError(failure: failure))
+        }
+        return userToken(failure)
     }
 
     /// An error from the token endpoint exchanging Easy Login's code (§3.6). A wrong secret (code
-    /// 1 "Error validating client secret.", sometimes with subcode 33), an unknown app id (101),
-    /// and a `redirect_uri` mismatch (36008: we send the same URI to the dialog and here) are
-    /// ours; a used (36009), expired (36007), malformed or forged code is the browser's.
+    /// 1 "Error validating client secret.", sometimes with subcode 33) and an unknown app id (101)
+    /// are ours. A used (36009), expired (36007), malformed or forged code is the browser's, and so
+    /// is a `redirect_uri` mismatch (36008): we send the dialog and the exchange the same URI, so
+    /// a mismatch means the code was minted for another redirect (anyone can get one for this app
+    /// id with `fb{APPID}://authorize`) and pasted into our callback.
     static func codeExchange(_ failure: GraphFailure) -> APIError {
         if let trouble = facebookTrouble(failure) { return trouble }
-        let message = failure.message.lowercased()
-        if failure.code == 101 || failure.subcode == 36008 || message.contains("client secret")
-            || message.contains("application id")
-        {
-            return credentialsRefused(failure)
-        }
+        if failure.isAboutOurCredentials { return credentialsRefused(failure) }
         if failure.code == 1 {
             return .facebookUnavailable("Facebook could not confirm the login just now; try again.", cause: failure)
         }
@@ -119,9 +134,18 @@ enum FacebookTriage {
     }
 }
 
-/// The cause of a 500 when Facebook refused our own app token, secret or proof; logged, never sent,
-/// and reported by `/ready`.
+/// The cause of a 500 when Facebook refused our own app token, secret or proof; logged at error
+/// level, naming the setting to fix, never sent, and reported by `/ready`.
 struct CredentialRefusal: Error, Sendable, CustomStringConvertible {
     let failure: GraphFailure
-    var description: String { "Facebook refused the app credentials: \(failure)" }
+    var description: String {
+        "Facebook refused the app credentials (check LATCHKEY_FACEBOOK_APP_SECRET): \(failure)"
+    }
+}
+
+/// A Graph error Latchkey does not recognise, answered as the token's problem (or, from `/me`,
+/// as ours) and logged at error level: a new Facebook behaviour someone should look at.
+struct UnrecognizedGraphError: Error, Sendable, CustomStringConvertible {
+    let failure: GraphFailure
+    var description: String { "unrecognised Graph error: \(failure)" }
 }

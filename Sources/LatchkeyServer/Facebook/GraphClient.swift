@@ -53,6 +53,12 @@ struct GraphClient: Sendable {
             }
             (status, _, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
         } catch {
+            // A call cancelled because its answer is no longer needed (the concurrent `debug_token`
+            // already refused the token) says nothing about Facebook: an attacker's garbage token
+            // must not make `/ready` report Facebook unreachable.
+            if Task.isCancelled || error is CancellationError || (error as? HTTPClientError) == .cancelled {
+                throw CancellationError()
+            }
             health.failed()
             // The cause is AsyncHTTPClient's error, which names no URL; the URL itself carries no
             // credential either.

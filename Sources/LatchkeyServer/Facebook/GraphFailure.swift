@@ -30,9 +30,42 @@ struct GraphFailure: Error, Sendable, Equatable, CustomStringConvertible {
             message: error["message"]?.stringValue ?? "", isTransient: error["is_transient"] == .bool(true))
     }
 
-    /// For the log (the cause of an error, never sent): Facebook's own words, which name no token.
+    /// For the log (the cause of an error, never sent): Facebook's own words, with anything
+    /// shaped like a token removed, since some of Facebook's messages echo the token they refuse
+    /// ("Malformed access token …").
     var description: String {
-        "Graph error \(code.map(String.init) ?? "-")/\(subcode.map(String.init) ?? "-") (HTTP \(status)): \(message)"
+        "Graph error \(code.map(String.init) ?? "-")/\(subcode.map(String.init) ?? "-") (HTTP \(status)): \(safeMessage)"
+    }
+
+    /// `message` with every run of 16 or more token characters (letters, digits, `|`, `_`, `-`,
+    /// `.`) replaced by `…`: tokens, app tokens and proofs are such runs, and Facebook's prose has
+    /// none.
+    var safeMessage: String {
+        var result = ""
+        var run = ""
+        func flush() {
+            result += run.count >= 16 ? "…" : run
+            run = ""
+        }
+        for character in message {
+            if character.isASCII, character.isLetter || character.isNumber || "|_-.".contains(character) {
+                run.append(character)
+            } else {
+                flush()
+                result.append(character)
+            }
+        }
+        flush()
+        return result
+    }
+
+    /// Facebook refusing the caller's own credentials rather than the token being inspected: the
+    /// app token's signature ("Invalid OAuth access token signature."), an app token required, the
+    /// client secret ("Error validating client secret.", code 1, §3.6) or the application (101).
+    var isAboutOurCredentials: Bool {
+        let text = message.lowercased()
+        return code == 101 || text.contains("client secret") || text.contains("validating application")
+            || text.contains("access token signature") || text.contains("must provide an app access token")
     }
 
     /// `appsecret_proof` missing or refused (§5.2, type `GraphMethodException`, code 100).

@@ -36,37 +36,61 @@ struct SessionKeyRing: Sendable {
     static func load(
         from store: any LatchkeyStore, protection: SigningKeyProtection, now: Date, accessTokenLifetime: TimeInterval
     ) async throws -> (ring: SessionKeyRing, resealed: Int) {
-        var stored = try await store.signingKeys()
-        if stored.isEmpty {
+        if try await store.signingKeys().isEmpty {
             _ = try await rotateSigningKey(in: store, protection: protection, now: now)
-            stored = try await store.signingKeys()
         }
-        let keys = try stored.map { row in
-            let key = try SessionSigningKey(
-                rawPrivateKey: try protection.open(row.privateKey, kid: row.kid), createdAt: row.createdAt,
-                retiredAt: row.retiredAt)
-            // The kid is the public key's thumbprint: a key that opens but belongs to another row
-            // was moved there.
-            guard key.kid == row.kid else {
-                throw ConfigurationError("session signing key \(row.kid) holds another key's material")
-            }
-            return key
-        }
-        var resealed: [String: Data] = [:]
-        for (row, key) in zip(stored, keys) where protection.needsResealing(row.privateKey) {
-            resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
-        }
-        if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
-        return (try SessionKeyRing(keys: keys, now: now, accessTokenLifetime: accessTokenLifetime), resealed.count)
+        let (keys, resealed) = try await openAndReseal(in: store, protection: protection)
+        return (try SessionKeyRing(keys: keys, now: now, accessTokenLifetime: accessTokenLifetime), resealed)
     }
 }
 
+/// Opens every stored key (so a wrong or missing key-encryption key is found now, not at the next
+/// start), refuses a mixture of plain and sealed keys, and seals again under the current
+/// key-encryption key every key kept plain or under a previous one.
+///
+/// Plain keys are sealed only when every stored key is plain: the one-time move of a database
+/// from before encryption. Once keys are sealed, a plain row can only have been written around
+/// Latchkey, and signing with it would let whoever wrote it forge sessions.
+/// - Returns: the opened keys, and how many were sealed again.
+private func openAndReseal(
+    in store: any LatchkeyStore, protection: SigningKeyProtection
+) async throws -> (keys: [SessionSigningKey], resealed: Int) {
+    let rows = try await store.signingKeys()
+    let plain = rows.filter { !SigningKeyProtection.isSealed($0.privateKey) }
+    if let row = plain.first, plain.count < rows.count {
+        throw ConfigurationError(
+            "session signing key \(row.kid) is stored unencrypted while the others are sealed: it was not written by Latchkey; remove it"
+        )
+    }
+    // Without a key-encryption key a sealed row does not open: `keys rotate` cannot add a plain
+    // key beside sealed ones.
+    let keys = try rows.map { row in
+        let key = try SessionSigningKey(
+            rawPrivateKey: try protection.open(row.privateKey, kid: row.kid), createdAt: row.createdAt,
+            retiredAt: row.retiredAt)
+        // The kid is the public key's thumbprint: a key that opens but belongs to another row
+        // was moved there.
+        guard key.kid == row.kid else {
+            throw ConfigurationError("session signing key \(row.kid) holds another key's material")
+        }
+        return key
+    }
+    var resealed: [String: Data] = [:]
+    for (row, key) in zip(rows, keys) where protection.needsResealing(row.privateKey) {
+        resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
+    }
+    if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
+    return (keys, resealed.count)
+}
+
 /// Adds a new session signing key to `store`, sealed as `protection` says, retiring the current
-/// one for signing.
+/// one for signing. Every stored key is opened first, and sealed again where needed, so the new
+/// key never joins keys under another key-encryption key, or sealed keys as the only plain one.
 /// - Returns: the new key's id.
 public func rotateSigningKey(
     in store: any LatchkeyStore, protection: SigningKeyProtection, now: Date
 ) async throws -> String {
+    _ = try await openAndReseal(in: store, protection: protection)
     let key = SessionSigningKey.generate(now: now)
     try await store.addSigningKey(
         StoredSigningKey(
@@ -80,10 +104,5 @@ public func rotateSigningKey(
 /// start.
 /// - Returns: how many keys were sealed again.
 public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKeyProtection) async throws -> Int {
-    var resealed: [String: Data] = [:]
-    for row in try await store.signingKeys() where protection.needsResealing(row.privateKey) {
-        resealed[row.kid] = try protection.seal(try protection.open(row.privateKey, kid: row.kid), kid: row.kid)
-    }
-    if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
-    return resealed.count
+    try await openAndReseal(in: store, protection: protection).resealed
 }

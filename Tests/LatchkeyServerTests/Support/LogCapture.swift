@@ -1,6 +1,8 @@
 import Foundation
+import LatchkeyServer
 import Logging
 import Synchronization
+import Testing
 
 /// Every log record a server wrote during a test, at trace level, rendered as one line each
 /// (level, message, metadata, source): what an operator's log pipeline would receive.
@@ -17,6 +19,19 @@ final class LogCapture: Sendable {
     func append(_ line: String) { lines.withLock { $0.append(line) } }
 
     var all: [String] { lines.withLock { $0 } }
+
+    /// Records an issue for every log line holding `configuration`'s app secrets or app tokens,
+    /// the key-encryption key's text `kek`, or anything shaped like a credential.
+    func expectNoSecrets(
+        kek: String?, _ configuration: ServerConfiguration, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let secrets =
+            [kek].compactMap { $0 } + configuration.facebookApps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
+        let leaks = SecretScan.findings(in: all, secrets: secrets)
+        #expect(
+            leaks.isEmpty, "secrets in the server log:\n\(leaks.joined(separator: "\n"))",
+            sourceLocation: sourceLocation)
+    }
 }
 
 /// Records instead of printing.
