@@ -14,8 +14,8 @@ import Darwin
 /// creates 0700, whatever the umask. SQLite gives the `-wal` and `-shm` files the database file's
 /// permissions (`findCreateFileMode` in its Unix VFS), so they follow.
 enum SQLiteFiles {
-    /// Creates missing directories (0700) and the file (0600), and takes group and other access
-    /// away from an existing file and its `-wal`/`-shm` companions.
+    /// Creates missing directories (0700) and the file (0600), and makes an existing file and its
+    /// `-wal`/`-shm` companions 0600.
     /// - Throws: `SQLiteFilesError` naming the path and the system's reason.
     static func prepare(_ path: String) throws {
         let directory = (path as NSString).deletingLastPathComponent
@@ -23,13 +23,9 @@ enum SQLiteFiles {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SQLiteFilesError(path: path, errno: errno) }
         defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0 else { throw SQLiteFilesError(path: path, errno: errno) }
-        if status.st_mode & 0o077 != 0 {
-            guard fchmod(descriptor, mode_t(status.st_mode & 0o700)) == 0 else {
-                throw SQLiteFilesError(path: path, errno: errno)
-            }
-        }
+        // Always 0600, through the descriptor: an existing file may be readable by others, and the
+        // database must be readable and writable by its owner anyway.
+        guard fchmod(descriptor, 0o600) == 0 else { throw SQLiteFilesError(path: path, errno: errno) }
         for companion in [path + "-wal", path + "-shm"] {
             // Opened without following a link, and changed through the descriptor: what is checked
             // is what is changed, and a link planted in the directory is not followed.
@@ -39,12 +35,7 @@ enum SQLiteFiles {
                 throw SQLiteFilesError(path: companion, errno: errno)
             }
             defer { close(companionDescriptor) }
-            var companionStatus = stat()
-            if fstat(companionDescriptor, &companionStatus) == 0, companionStatus.st_mode & 0o077 != 0 {
-                guard fchmod(companionDescriptor, mode_t(companionStatus.st_mode & 0o700)) == 0 else {
-                    throw SQLiteFilesError(path: companion, errno: errno)
-                }
-            }
+            guard fchmod(companionDescriptor, 0o600) == 0 else { throw SQLiteFilesError(path: companion, errno: errno) }
         }
     }
 
