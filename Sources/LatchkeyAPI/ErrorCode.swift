@@ -97,6 +97,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The authorization code was already redeemed: the session it opened is now revoked.
     public static let authorizationCodeReused = ErrorCode(rawValue: "authorization_code_reused")
 
+    // MARK: Abuse limits
+
+    /// An abuse limit was reached (per client address, Facebook identity or endpoint); retry after
+    /// `Retry-After` seconds.
+    public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+
     // MARK: Server
 
     /// The server is starting or its database is unreachable.

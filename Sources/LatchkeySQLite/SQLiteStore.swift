@@ -334,19 +334,19 @@ public final class SQLiteStore: LatchkeyStore {
         return !rows.isEmpty
     }
 
-    /// Stores an Easy Login request unless `limit` are waiting. Requests expired for over
-    /// `PruneCutoffs.pendingAuthorizationGrace` are not counted: the same count as when they were
-    /// deleted here first, whether or not `prune` has reached them yet.
+    /// Stores an Easy Login request unless `limit` unexpired ones are waiting. Expired requests
+    /// never count (they stay an hour for a late return from Facebook to reach its app with an
+    /// error, and must not lock Easy Login meanwhile); the count reads the expiry index.
     public func savePendingAuthorization(
         _ request: PendingAuthorization, now: Date, limit: Int
     ) async throws
         -> Bool
     {
         let encoded = try JSONEncoder().encode(request)
-        let counted = now.timeIntervalSince1970 - PruneCutoffs.pendingAuthorizationGrace
         return try await transaction { db in
             let waiting = try db.query(
-                "SELECT COUNT(*) AS n FROM pending_authorizations WHERE expires_at >= ?", [.float(counted)])
+                "SELECT COUNT(*) AS n FROM pending_authorizations WHERE expires_at > ?",
+                [.float(now.timeIntervalSince1970)])
             guard (waiting.first?.column("n")?.integer ?? 0) < limit else { return false }
             try db.execute(
                 "INSERT INTO pending_authorizations (handle_hash, request, expires_at) VALUES (?, ?, ?)",

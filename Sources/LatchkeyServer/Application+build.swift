@@ -15,12 +15,14 @@ import NIOHTTP1
 ///   - store: the database, already opened (and migrated here).
 ///   - httpClient: the one pooled client for every Facebook call (keep-alive across logins).
 ///   - logger: request logs never contain tokens or secrets.
+///   - rateLimiter: where abuse limits count (in this process by default; shared for many nodes).
 ///   - onServerRunning: called with the bound channel (e.g. to learn the port chosen for port 0).
 public func buildApplication(
     configuration: ServerConfiguration,
     store: any LatchkeyStore,
     httpClient: HTTPClient = .shared,
     logger: Logger = Logger(label: "latchkey"),
+    rateLimiter: any RateLimiter = InProcessRateLimiter(),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     try configuration.validate()
@@ -55,16 +57,20 @@ public func buildApplication(
         refetchInterval: configuration.jwksRefetchInterval, clock: configuration.clock)
     let classic = AccessTokenVerifier(
         graph: graph, apps: configuration.facebookApps, health: health, clock: configuration.clock)
+    let limits = AbuseLimits(
+        rules: configuration.abuseLimits, limiter: rateLimiter,
+        trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init), clock: configuration.clock)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
-        limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens)
+        limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits)
     let easyLogin = EasyLoginService(
-        configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin)
-    let router = Router(context: BasicRequestContext.self)
+        configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
+        limits: limits)
+    let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
-        origin: origin, health: health,
+        origin: origin, health: health, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
     var application = Application(

@@ -17,7 +17,9 @@ extension ServerConfiguration {
         "LATCHKEY_OAUTH_CLIENTS", "LATCHKEY_EASY_LOGIN_TTL", "LATCHKEY_AUTHORIZATION_CODE_TTL",
         "LATCHKEY_EASY_LOGIN_MAX_PENDING", "LATCHKEY_FACEBOOK_MAX_CONNECTIONS", "LATCHKEY_FACEBOOK_STARTUP_CHECK",
         "LATCHKEY_KEY_ENCRYPTION_KEY", "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
-        "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL",
+        "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL", "LATCHKEY_TRUSTED_PROXIES",
+        "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY", "LATCHKEY_LIMIT_TOKEN_PER_ADDRESS",
+        "LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS",
     ]
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
@@ -176,6 +178,12 @@ extension ServerConfiguration {
             }
             facebookStartupCheck = check
         }
+        for limit in AbuseLimitRules.settings {
+            if let raw = value(limit.setting) {
+                abuseLimits[keyPath: limit.keyPath] = try RateRule.parse(raw, name: limit.rule, setting: limit.setting)
+            }
+        }
+        if let networks = list("LATCHKEY_TRUSTED_PROXIES") { trustedProxies = networks }
         if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
             keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
         }

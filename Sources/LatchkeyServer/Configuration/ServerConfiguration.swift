@@ -105,6 +105,11 @@ public struct ServerConfiguration: Sendable {
     public var auditRetention: TimeInterval = 90 * 86_400
     /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
     public var pruneInterval: TimeInterval = 300
+    /// Abuse limits (429 `rate_limited` with `Retry-After`).
+    public var abuseLimits = AbuseLimitRules()
+    /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
+    /// (CIDR, `LATCHKEY_TRUSTED_PROXIES`); none by default, as any client can send those headers.
+    public var trustedProxies: [String] = []
     /// Settings read from a `NAME_FILE`: their values are never quoted in errors.
     var settingsFromFiles: Set<String> = []
     /// The clock; tests inject a fixed one.
@@ -198,6 +203,11 @@ public struct ServerConfiguration: Sendable {
             try FieldMapping.validate(field: field, property: property)
         }
         _ = try DatabaseLocation(databaseURL)
+        for network in trustedProxies where ClientAddress.Network(network) == nil {
+            throw ConfigurationError(
+                "LATCHKEY_TRUSTED_PROXIES entry \(shown("LATCHKEY_TRUSTED_PROXIES", network)) is not an address or CIDR network"
+            )
+        }
         if keyEncryptionKey == nil, !allowPlaintextSigningKeys {
             throw ConfigurationError(
                 """

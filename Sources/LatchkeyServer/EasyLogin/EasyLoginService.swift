@@ -18,6 +18,7 @@ struct EasyLoginService: Sendable {
     let classic: AccessTokenVerifier
     let tokens: SessionTokens
     let origin: ServerOrigin
+    let limits: AbuseLimits
 
     /// Where Facebook's dialog sends the person back (registered with the Facebook app).
     var callbackURL: String { origin.url + ServerConfiguration.facebookCallbackPath }
@@ -27,7 +28,8 @@ struct EasyLoginService: Sendable {
 
     // MARK: GET /v1/oauth/authorize
 
-    func authorize(_ query: String?, logger: Logger) async -> Response {
+    /// - Parameter address: the limiter key of the browser's address.
+    func authorize(_ query: String?, address: String, logger: Logger) async -> Response {
         let parameters = QueryParameters(query)
         // Until client and redirect URI check out, nothing may be redirected (§4.1.2.1, §10.15).
         guard let clientID = parameters["client_id"], let client = configuration.oauthClient(clientID) else {
@@ -82,6 +84,19 @@ struct EasyLoginService: Sendable {
         }
         guard let app = configuration.facebookApps.first else {
             return fail("server_error", "No Facebook app is configured.")
+        }
+        do {
+            try await limits.enforce(limits.rules.authorizePerAddress, key: address)
+        } catch {
+            // The request is valid, so the app hears why (§4.1.2.1) rather than the browser
+            // stopping on a bare 429.
+            return answer(
+                redirectURI, state: clientState,
+                [
+                    ("error", "temporarily_unavailable"),
+                    ("error_description", "Too many sign-ins from this network; try again in a moment."),
+                    ("error_code", ErrorCode.rateLimited.rawValue),
+                ])
         }
         let handle = SessionTokens.randomToken(bytes: 32)
         let verifier = SessionTokens.randomToken(bytes: 48)
@@ -168,7 +183,7 @@ struct EasyLoginService: Sendable {
                 ])
             let oauth =
                 switch error.status {
-                case .serviceUnavailable: "temporarily_unavailable"
+                case .serviceUnavailable, .tooManyRequests: "temporarily_unavailable"
                 case _ where error.status.code >= 500: "server_error"
                 default: "access_denied"
                 }
@@ -207,6 +222,7 @@ struct EasyLoginService: Sendable {
         guard identity.appID == app.id else {
             throw APIError(.unauthorized, .facebookWrongApp, "Facebook answered for another app.")
         }
+        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.appID + "/" + identity.subject)
         let now = configuration.clock()
         let code = SessionTokens.randomToken(bytes: 32)
         let login = LoginRecord(

@@ -13,7 +13,7 @@ extension APIError {
             "invalid_grant"
         case .clientUnknown: "invalid_client"
         case .unsupportedGrantType: "unsupported_grant_type"
-        case _ where status == .serviceUnavailable: "temporarily_unavailable"
+        case _ where status == .serviceUnavailable || status == .tooManyRequests: "temporarily_unavailable"
         case _ where status.code >= 500: "server_error"
         default: "invalid_request"
         }
@@ -22,7 +22,8 @@ extension APIError {
     /// The status the token endpoint answers with: 400 for every grant problem, 401 for an unknown
     /// client (§5.2), server errors as they are.
     private var oauthStatus: HTTPResponse.Status {
-        if status.code >= 500 || status == .contentTooLarge { return status }
+        // 429 as it is: OAuth libraries and HTTP clients back off on it and its Retry-After.
+        if status.code >= 500 || status == .contentTooLarge || status == .tooManyRequests { return status }
         return code == .clientUnknown ? .unauthorized : .badRequest
     }
 

@@ -15,9 +15,11 @@ struct Routes: Sendable {
     let origin: ServerOrigin
     /// What the server last heard from Facebook, for `/ready`.
     let health: FacebookHealth
+    /// Abuse limits by client address.
+    let limits: AbuseLimits
     let reading: RequestReading
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<LatchkeyRequestContext>) {
         router.get("/health") { _, _ in try Response.json(["status": "ok"]) }
         router.get("/ready") { _, context in
             // Facebook's state comes from the last real answers, never from a call per probe: this
@@ -51,17 +53,20 @@ struct Routes: Sendable {
         router.get("/.well-known/openid-configuration") { _, _ in try Response.json(discovery) }
         router.get("/.well-known/oauth-authorization-server") { _, _ in try Response.json(discovery) }
         router.get("/v1/oauth/authorize") { request, context in
-            await easyLogin.authorize(request.uri.query, logger: context.logger)
+            await easyLogin.authorize(
+                request.uri.query, address: limits.client(request, context), logger: context.logger)
         }
         router.get(RouterPath(ServerConfiguration.facebookCallbackPath)) { request, context in
             await easyLogin.callback(request.uri.query, logger: context.logger)
         }
 
         router.post("/v1/auth/facebook") { request, context in
+            try await limits.enforce(limits.rules.signInPerAddress, key: limits.client(request, context))
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
             return try Response.json(try await signIn.signIn(fields, logger: context.logger))
         }
-        router.post("/v1/auth/nonce") { _, _ in
+        router.post("/v1/auth/nonce") { request, context in
+            try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))
             let nonce = SessionTokens.randomToken(bytes: 24)
             let lifetime = configuration.nonceLifetime
             let now = configuration.clock()
@@ -71,6 +76,7 @@ struct Routes: Sendable {
         router.post("/v1/oauth/token") { request, context in
             // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
             do {
+                try await limits.enforce(limits.rules.tokenPerAddress, key: limits.client(request, context))
                 var fields = try await reading.fields(
                     request,
                     allowed: [

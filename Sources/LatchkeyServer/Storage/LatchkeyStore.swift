@@ -55,8 +55,8 @@ public protocol LatchkeyStore: Sendable {
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
 
     /// Stores an Easy Login request until Facebook's answer. Returns `false`, storing nothing, when
-    /// `limit` requests are already waiting (the endpoint is public). Requests expired for longer
-    /// than `PruneCutoffs.pendingAuthorizationGrace` do not count, pruned yet or not.
+    /// `limit` unexpired requests are already waiting (the endpoint is public). Expired requests
+    /// never count, pruned yet or not.
     func savePendingAuthorization(_ request: PendingAuthorization, now: Date, limit: Int) async throws -> Bool
 
     /// Removes and returns the pending request stored under `handleHash` (single use), expired or

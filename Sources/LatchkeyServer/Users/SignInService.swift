@@ -11,6 +11,7 @@ struct SignInService: Sendable {
     let classic: AccessTokenVerifier
     let limited: LimitedLoginVerifier
     let tokens: SessionTokens
+    let limits: AbuseLimits
 
     static let requestFields: Set<String> = ["accessToken", "idToken", "nonce", "fieldsMapping"]
 
@@ -33,6 +34,7 @@ struct SignInService: Sendable {
         default: throw APIError.invalidRequest("Send exactly one of accessToken or idToken.")
         }
 
+        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.appID + "/" + identity.subject)
         let now = configuration.clock()
         let refresh = SessionTokens.newRefreshToken()
         let sessionID = SessionTokens.randomToken(bytes: 16)

@@ -1,0 +1,30 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+
+/// The abuse limits of one server: which rule applies where, who the client is, and the 429
+/// when a limit is reached. Defaults are far above what a real app does (a person signs in a few
+/// times a month; an app refreshes every quarter of an hour) and reached by a script in seconds.
+struct AbuseLimits: Sendable {
+    let rules: AbuseLimitRules
+    let limiter: any RateLimiter
+    let trustedProxies: [ClientAddress.Network]
+    let clock: @Sendable () -> Date
+
+    /// The key of the request's client (`unknown` when the peer has no IP address, as in
+    /// in-memory tests).
+    func client(_ request: Request, _ context: LatchkeyRequestContext) -> String {
+        ClientAddress.of(
+            peer: context.remoteAddress?.ipAddress, headers: request.headers, trusted: trustedProxies)?.key ?? "unknown"
+    }
+
+    /// Counts one event for `key` under `rule`.
+    /// - Throws: 429 `rate_limited` with `Retry-After` when the limit is reached.
+    func enforce(_ rule: RateRule?, key: String) async throws {
+        guard let rule, let wait = await limiter.acquire(key, rule: rule, now: clock()) else { return }
+        throw APIError(
+            .tooManyRequests, .rateLimited, "Too many requests; try again in a moment.",
+            retryAfter: max(1, Int(wait.rounded(.up))))
+    }
+}

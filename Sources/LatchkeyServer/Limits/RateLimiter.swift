@@ -1,0 +1,44 @@
+import Foundation
+
+/// Where abuse limits keep their counts. One small protocol, so a shared implementation (for many
+/// nodes on one database) can replace the in-process one without touching the routes.
+public protocol RateLimiter: Sendable {
+    /// Counts one event for `key` under `rule` at `now`.
+    /// - Returns: `nil` when allowed; otherwise the seconds to wait before the next one is.
+    func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval?
+}
+
+/// At most `limit` events in any `period` seconds, in a burst or spread out (GCRA, the generic
+/// cell-rate algorithm: a token bucket of `limit` tokens refilled at `limit / period` a second).
+public struct RateRule: Sendable, Equatable, CustomStringConvertible {
+    /// The limit's name, part of every key, so rules never share counts.
+    public var name: String
+    /// Events allowed per `period`.
+    public var limit: Int
+    /// Seconds.
+    public var period: TimeInterval
+
+    /// Creates a rule.
+    public init(name: String, limit: Int, period: TimeInterval) {
+        self.name = name
+        self.limit = limit
+        self.period = period
+    }
+
+    /// `limit/period`, as settings write it.
+    public var description: String { "\(limit)/\(Int(period))" }
+
+    /// Parses `N/SECONDS` (`60/60`: sixty a minute); `off` or `0` disables the rule (`nil`).
+    /// - Throws: `ConfigurationError` naming `setting`.
+    static func parse(_ text: String, name: String, setting: String) throws -> RateRule? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if trimmed == "off" || trimmed == "0" { return nil }
+        let parts = trimmed.split(separator: "/").map(String.init)
+        guard parts.count == 2, let limit = Int(parts[0]), limit > 0, let period = TimeInterval(parts[1]),
+            period > 0, period <= 86_400
+        else {
+            throw ConfigurationError("\(setting) must be N/SECONDS (for example 60/60) or off")
+        }
+        return RateRule(name: name, limit: limit, period: period)
+    }
+}

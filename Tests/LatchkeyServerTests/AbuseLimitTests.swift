@@ -1,0 +1,204 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LatchkeyAPI
+import NIOCore
+import Testing
+
+@testable import LatchkeyServer
+
+@Suite("Abuse limits: the limiter and client addresses")
+struct RateLimiterTests {
+    static let start = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("GCRA: a burst of `limit`, then one every period/limit, with the exact wait")
+    func gcra() async {
+        let limiter = InProcessRateLimiter()
+        let rule = RateRule(name: "r", limit: 3, period: 60)
+        for _ in 0..<3 { #expect(await limiter.acquire("a", rule: rule, now: Self.start) == nil) }
+        #expect(await limiter.acquire("a", rule: rule, now: Self.start) == 20)
+        #expect(await limiter.acquire("b", rule: rule, now: Self.start) == nil)  // another key
+        #expect(await limiter.acquire("a", rule: rule, now: Self.start.addingTimeInterval(19)) == 1)
+        #expect(await limiter.acquire("a", rule: rule, now: Self.start.addingTimeInterval(20)) == nil)
+        #expect(await limiter.acquire("a", rule: rule, now: Self.start.addingTimeInterval(20)) != nil)
+        // Another rule never shares the count.
+        #expect(await limiter.acquire("a", rule: RateRule(name: "s", limit: 1, period: 60), now: Self.start) == nil)
+    }
+
+    @Test("the table of keys is bounded: buckets full again are forgotten first")
+    func bounded() async {
+        let limiter = InProcessRateLimiter(maximumKeys: 10)
+        let rule = RateRule(name: "r", limit: 5, period: 10)
+        for index in 0..<10 { _ = await limiter.acquire("k\(index)", rule: rule, now: Self.start) }
+        #expect(limiter.count == 10)
+        _ = await limiter.acquire("new", rule: rule, now: Self.start.addingTimeInterval(30))
+        #expect(limiter.count == 1)
+        for index in 0..<20 {
+            _ = await limiter.acquire("x\(index)", rule: rule, now: Self.start.addingTimeInterval(30))
+        }
+        #expect(limiter.count <= 10)
+    }
+
+    @Test("rules parse from N/SECONDS or off")
+    func parsing() throws {
+        #expect(try RateRule.parse("5/10", name: "n", setting: "S") == RateRule(name: "n", limit: 5, period: 10))
+        #expect(try RateRule.parse("off", name: "n", setting: "S") == nil)
+        for bad in ["5", "x/10", "5/0", "-1/10", "5/100000"] {
+            #expect(throws: ConfigurationError.self) { _ = try RateRule.parse(bad, name: "n", setting: "S") }
+        }
+        let configuration = try ServerConfiguration(settings: [
+            "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS": "off", "LATCHKEY_LIMIT_NONCE_PER_ADDRESS": "7/70",
+            "LATCHKEY_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8",
+        ])
+        #expect(configuration.abuseLimits.signInPerAddress == nil)
+        #expect(configuration.abuseLimits.noncePerAddress == RateRule(name: "nonce-address", limit: 7, period: 70))
+        #expect(configuration.abuseLimits.tokenPerAddress == AbuseLimitRules().tokenPerAddress)
+        #expect(configuration.trustedProxies == ["10.0.0.0/8", "fd00::/8"])
+    }
+
+    @Test("addresses: IPv4 as is, IPv6 grouped by /64, IPv4-mapped as IPv4, ports and brackets stripped")
+    func addresses() {
+        #expect(ClientAddress("192.0.2.7")?.key == "v4:192.0.2.7")
+        #expect(ClientAddress("192.0.2.7:4711")?.key == "v4:192.0.2.7")
+        #expect(ClientAddress("::ffff:192.0.2.7")?.key == "v4:192.0.2.7")
+        let first = ClientAddress("2001:db8:1:2:aaaa::1")?.key
+        #expect(first == ClientAddress("[2001:db8:1:2:ffff:1:2:3]:443")?.key)
+        #expect(first != ClientAddress("2001:db8:1:3::1")?.key)
+        #expect(ClientAddress("not-an-address") == nil)
+        #expect(ClientAddress.Network("10.0.0.0/8")?.contains(ClientAddress("10.200.1.1")!) == true)
+        #expect(ClientAddress.Network("10.0.0.0/8")?.contains(ClientAddress("11.0.0.1")!) == false)
+        #expect(ClientAddress.Network("fd00::/8")?.contains(ClientAddress("fd12::1")!) == true)
+        #expect(ClientAddress.Network("10.0.0.0/33") == nil)
+    }
+
+    @Test("forwarded headers count only from a trusted proxy, read from the right")
+    func forwarded() {
+        let proxies = ["10.0.0.0/8"].compactMap(ClientAddress.Network.init)
+        func client(_ peer: String, _ headers: HTTPFields, trusted: [ClientAddress.Network] = proxies) -> String? {
+            ClientAddress.of(peer: peer, headers: headers, trusted: trusted)?.key
+        }
+        let spoofed: HTTPFields = [HTTPField.Name("X-Forwarded-For")!: "1.1.1.1, 192.0.2.9, 10.0.0.5"]
+        // From a stranger, the headers are ignored.
+        #expect(client("198.51.100.1", spoofed) == "v4:198.51.100.1")
+        #expect(client("10.0.0.1", spoofed, trusted: []) == "v4:10.0.0.1")
+        // From our proxy: the last hop that is not a proxy (the client could have sent 1.1.1.1).
+        #expect(client("10.0.0.1", spoofed) == "v4:192.0.2.9")
+        let forwarded: HTTPFields = [
+            HTTPField.Name("Forwarded")!: #"for=192.0.2.60;proto=https, for="[2001:db8:cafe::17]:4711""#
+        ]
+        #expect(client("10.1.1.1", forwarded) == ClientAddress("2001:db8:cafe::1")?.key)
+        #expect(client("10.1.1.1", [HTTPField.Name("X-Forwarded-For")!: "garbage, 10.0.0.9"]) == "v4:10.1.1.1")
+    }
+}
+
+@Suite("Abuse limits on the running server")
+struct AbuseLimitServerTests {
+    static func limits(_ change: (inout AbuseLimitRules) -> Void) -> @Sendable (inout ServerConfiguration) -> Void {
+        var rules = AbuseLimitRules.off
+        change(&rules)
+        let configured = rules
+        return { $0.abuseLimits = configured }
+    }
+
+    @Test("sign-ins per address: 429 rate_limited with Retry-After, before any Facebook call")
+    func signInPerAddress() async throws {
+        try await Stack.run(Self.limits { $0.signInPerAddress = RateRule(name: "a", limit: 2, period: 60) }) { stack in
+            for _ in 0..<2 {
+                #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
+            }
+            try await stack.emulatorDelete("/_emulator/calls")
+            let refused = try await stack.signIn(["accessToken": "EAAmadeup"])
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited")
+            #expect(refused.headers[.retryAfter] == "30")
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"] == [:])
+            stack.clock.advance(30)
+            #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
+        }
+    }
+
+    @Test("sign-ins per Facebook identity, on every path")
+    func signInPerIdentity() async throws {
+        try await Stack.run(
+            browsable: true, Self.limits { $0.signInPerIdentity = RateRule(name: "i", limit: 2, period: 60) }
+        ) {
+            stack in
+            for _ in 0..<2 {
+                #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
+            }
+            let classic = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            #expect(classic.status == .tooManyRequests && classic.errorCode == "rate_limited")
+            let limited = try await stack.signIn([
+                "idToken": .string(try await stack.idToken()), "nonce": "raw-nonce-123",
+            ])
+            #expect(limited.errorCode == "rate_limited")
+            let easy = try await EasyLoginTests.redirect(stack)
+            #expect(easy["error"] == "temporarily_unavailable" && easy["error_code"] == "rate_limited")
+            // Another person is not affected.
+            #expect(
+                try await stack.signIn(["accessToken": .string(try await stack.facebookToken("bob"))]).status == .ok)
+        }
+    }
+
+    @Test("nonces and the token endpoint per address; the token endpoint answers in OAuth's shape")
+    func nonceAndToken() async throws {
+        try await Stack.run(
+            Self.limits {
+                $0.noncePerAddress = RateRule(name: "n", limit: 1, period: 60)
+                $0.tokenPerAddress = RateRule(name: "t", limit: 1, period: 60)
+            }
+        ) { stack in
+            #expect(try await stack.post("/v1/auth/nonce", json: [:]).status == .ok)
+            let nonce = try await stack.post("/v1/auth/nonce", json: [:])
+            #expect(nonce.status == .tooManyRequests && nonce.errorCode == "rate_limited")
+            _ = try await stack.postForm("/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", "x")])
+            let token = try await stack.postForm(
+                "/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", "x")])
+            #expect(token.status == .tooManyRequests && token.headers[.retryAfter] == "60")
+            #expect(try token.json()["error"] == "temporarily_unavailable" && token.errorCode == "rate_limited")
+        }
+    }
+
+    @Test("authorize per address: a valid request goes back to the app as temporarily_unavailable")
+    func authorizePerAddress() async throws {
+        try await Stack.run(
+            browsable: true, Self.limits { $0.authorizePerAddress = RateRule(name: "z", limit: 1, period: 60) }
+        ) {
+            stack in
+            let request = AuthorizeRequest()
+            #expect(
+                TestBrowser.query(try #require(try await TestBrowser.get(request.url(stack)).location))["state"] != nil)
+            let refused = TestBrowser.query(try #require(try await TestBrowser.get(request.url(stack)).location))
+            #expect(refused["error"] == "temporarily_unavailable" && refused["error_code"] == "rate_limited")
+            #expect(refused["state"] == request.state)
+        }
+    }
+
+    static func nonce(_ stack: Stack, from client: String) async throws -> HTTPResponse.Status {
+        try await stack.post("/v1/auth/nonce", json: [:], headers: [HTTPField.Name("X-Forwarded-For")!: client]).status
+    }
+
+    @Test("behind a trusted proxy each forwarded client has its own count; from anyone else the header is ignored")
+    func trustedProxy() async throws {
+        let rule = RateRule(name: "n", limit: 1, period: 60)
+        let behindProxy: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.abuseLimits = .off
+            $0.abuseLimits.noncePerAddress = rule
+            $0.trustedProxies = ["127.0.0.1/32", "::1"]
+        }
+        try await Stack.run(behindProxy) { (stack: Stack) async throws in
+            let first = try await Self.nonce(stack, from: "192.0.2.1")
+            let second = try await Self.nonce(stack, from: "192.0.2.2")
+            let again = try await Self.nonce(stack, from: "192.0.2.1")
+            #expect(first == .ok && second == .ok && again == .tooManyRequests)
+        }
+        let direct: @Sendable (inout ServerConfiguration) -> Void = {
+            $0.abuseLimits = .off
+            $0.abuseLimits.noncePerAddress = rule
+        }
+        try await Stack.run(direct) { (stack: Stack) async throws in
+            let first = try await Self.nonce(stack, from: "192.0.2.1")
+            let spoofed = try await Self.nonce(stack, from: "192.0.2.2")
+            #expect(first == .ok && spoofed == .tooManyRequests)
+        }
+    }
+}
