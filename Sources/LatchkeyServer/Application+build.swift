@@ -56,7 +56,9 @@ public func buildApplication(
         client: httpClient, url: configuration.jwksURL, timeout: timeout,
         refetchInterval: configuration.jwksRefetchInterval, clock: configuration.clock)
     let classic = AccessTokenVerifier(
-        graph: graph, apps: configuration.facebookApps, health: health, clock: configuration.clock)
+        graph: graph, apps: configuration.facebookApps, health: health, clock: configuration.clock,
+        budget: FacebookCallBudget(maximum: configuration.facebookMaxInFlight),
+        rejections: RejectedTokenCache(lifetime: configuration.facebookRejectionLifetime))
     let limits = AbuseLimits(
         rules: configuration.abuseLimits, limiter: rateLimiter,
         trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init), clock: configuration.clock)

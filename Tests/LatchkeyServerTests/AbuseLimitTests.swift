@@ -202,3 +202,65 @@ struct AbuseLimitServerTests {
         }
     }
 }
+
+@Suite("The Facebook call budget and the rejected-token cache")
+struct FacebookBudgetTests {
+    @Test("a replayed bad token costs no Graph call; Facebook's trouble is never remembered")
+    func replayedToken() async throws {
+        try await Stack.run { stack in
+            try await stack.emulatorDelete("/_emulator/calls")
+            let first = try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"])
+            #expect(first.status == .unauthorized && first.errorCode == "facebook_token_invalid")
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"] == ["/debug_token": 1, "/me": 1])
+            for _ in 0..<5 {
+                #expect(
+                    try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"]).errorCode
+                        == "facebook_token_invalid")
+            }
+            let foreign = try await stack.facebookToken(app: Demo.otherAppID)
+            _ = try await stack.signIn(["accessToken": .string(foreign)])
+            #expect(try await stack.signIn(["accessToken": .string(foreign)]).errorCode == "facebook_token_wrong_app")
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"] == ["/debug_token": 2, "/me": 2])
+            // Facebook down: nothing remembered, the next try asks again and succeeds.
+            let token = try await stack.facebookToken()
+            _ = try await stack.emulator(
+                "/_emulator/faults", ["endpoint": "/debug_token", "preset": "server_error", "count": 1])
+            #expect(try await stack.signIn(["accessToken": .string(token)]).status == .serviceUnavailable)
+            #expect(try await stack.signIn(["accessToken": .string(token)]).status == .ok)
+            // The verdict lasts LATCHKEY_FACEBOOK_REJECTION_TTL.
+            stack.clock.advance(61)
+            _ = try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"])
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"]?["/debug_token"] == 5)
+        }
+    }
+
+    @Test("the budget takes a sign-in's calls together, refuses at once when spent, and always gives back")
+    func budget() async throws {
+        let budget = FacebookCallBudget(maximum: 3)
+        #expect(budget.acquire(2))
+        #expect(!budget.acquire(2))
+        await #expect { try await budget.spending(2) { 1 } } throws: {
+            ($0 as? APIError)?.code == .facebookUnavailable && ($0 as? APIError)?.retryAfter == 1
+        }
+        budget.release(2)
+        struct Failure: Error {}
+        await #expect(throws: Failure.self) { try await budget.spending(3) { throw Failure() } }
+        #expect(budget.inUse == 0)
+        #expect(try await budget.spending(3) { budget.inUse } == 3)
+        #expect(budget.inUse == 0)
+    }
+
+    @Test("a sign-in fits a budget of exactly its calls, and returns them")
+    func exactBudget() async throws {
+        try await Stack.run({ $0.facebookMaxInFlight = 2 }) { (stack: Stack) async throws in
+            for _ in 0..<3 {
+                #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
+            }
+        }
+        var configuration = ServerConfiguration()
+        configuration.facebookApps = [.init(id: "1", secret: "s")]
+        configuration.allowPlaintextSigningKeys = true
+        configuration.facebookMaxInFlight = 1
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+}

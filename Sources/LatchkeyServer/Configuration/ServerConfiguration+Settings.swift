@@ -19,7 +19,8 @@ extension ServerConfiguration {
         "LATCHKEY_KEY_ENCRYPTION_KEY", "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
         "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL", "LATCHKEY_TRUSTED_PROXIES",
         "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY", "LATCHKEY_LIMIT_TOKEN_PER_ADDRESS",
-        "LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS",
+        "LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS", "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT",
+        "LATCHKEY_FACEBOOK_REJECTION_TTL",
     ]
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
@@ -184,6 +185,15 @@ extension ServerConfiguration {
             }
         }
         if let networks = list("LATCHKEY_TRUSTED_PROXIES") { trustedProxies = networks }
+        if let raw = value("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT") {
+            guard let count = Int(raw) else {
+                throw ConfigurationError(
+                    "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT must be a number, not \(shown("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", raw))"
+                )
+            }
+            facebookMaxInFlight = count
+        }
+        if let number = try seconds("LATCHKEY_FACEBOOK_REJECTION_TTL") { facebookRejectionLifetime = number }
         if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
             keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
         }

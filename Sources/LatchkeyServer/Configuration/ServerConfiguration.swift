@@ -105,6 +105,12 @@ public struct ServerConfiguration: Sendable {
     public var auditRetention: TimeInterval = 90 * 86_400
     /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
     public var pruneInterval: TimeInterval = 300
+    /// Most Graph calls in flight at once; beyond, a sign-in gets a fast 503 instead of queueing
+    /// (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`).
+    public var facebookMaxInFlight: Int = 256
+    /// Seconds a token Facebook refused is refused again without asking
+    /// (`LATCHKEY_FACEBOOK_REJECTION_TTL`; 0 turns it off).
+    public var facebookRejectionLifetime: TimeInterval = 60
     /// Abuse limits (429 `rate_limited` with `Retry-After`).
     public var abuseLimits = AbuseLimitRules()
     /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
@@ -203,6 +209,15 @@ public struct ServerConfiguration: Sendable {
             try FieldMapping.validate(field: field, property: property)
         }
         _ = try DatabaseLocation(databaseURL)
+        // One sign-in's calls: two with one app; with several, `/app` and up to a `debug_token` each.
+        let callsPerSignIn = facebookApps.count <= 1 ? 2 : facebookApps.count + 2
+        guard facebookMaxInFlight >= callsPerSignIn, facebookMaxInFlight <= 100_000 else {
+            throw ConfigurationError(
+                "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT must be at least \(callsPerSignIn), the Graph calls of one sign-in")
+        }
+        guard facebookRejectionLifetime >= 0, facebookRejectionLifetime <= 3600 else {
+            throw ConfigurationError("LATCHKEY_FACEBOOK_REJECTION_TTL must be between 0 and 3600 seconds")
+        }
         for network in trustedProxies where ClientAddress.Network(network) == nil {
             throw ConfigurationError(
                 "LATCHKEY_TRUSTED_PROXIES entry \(shown("LATCHKEY_TRUSTED_PROXIES", network)) is not an address or CIDR network"

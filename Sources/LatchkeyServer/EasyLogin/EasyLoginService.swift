@@ -199,12 +199,15 @@ struct EasyLoginService: Sendable {
     private func signIn(
         _ pending: PendingAuthorization, app: ServerConfiguration.FacebookApp, facebookCode: String, logger: Logger
     ) async throws -> String {
-        let exchanged = try await graph.post(
-            "/oauth/access_token",
-            form: [
-                ("client_id", app.id), ("redirect_uri", callbackURL),
-                ("client_secret", app.secret), ("code", facebookCode), ("code_verifier", pending.facebookCodeVerifier),
-            ])
+        let exchanged = try await classic.budget.spending(1) {
+            try await graph.post(
+                "/oauth/access_token",
+                form: [
+                    ("client_id", app.id), ("redirect_uri", callbackURL),
+                    ("client_secret", app.secret), ("code", facebookCode),
+                    ("code_verifier", pending.facebookCodeVerifier),
+                ])
+        }
         if let failure = exchanged.failure {
             let error = FacebookTriage.codeExchange(failure)
             classic.health.observe(error, appID: app.id)

@@ -16,6 +16,10 @@ struct AccessTokenVerifier: Sendable {
     let apps: [ServerConfiguration.FacebookApp]
     let health: FacebookHealth
     let clock: @Sendable () -> Date
+    /// The most Graph calls in flight at once.
+    let budget: FacebookCallBudget
+    /// Facebook's recent verdicts on tokens, so a replayed bad token costs no call.
+    let rejections: RejectedTokenCache
 
     func verify(_ token: String, mapping: FieldMapping) async throws -> FacebookIdentity {
         // Only the characters Facebook's tokens are made of (base62, and `|`, `.`, `_`, `-` in
@@ -29,6 +33,19 @@ struct AccessTokenVerifier: Sendable {
                 .badRequest, .idTokenSentAsAccessToken,
                 "This is a Limited Login id token (a JWT); send it as idToken, with its nonce.")
         }
+        if let rejected = rejections.rejection(of: token, now: clock()) { throw rejected }
+        // A single app costs two calls; several, `/app` first and, for apps that require
+        // `appsecret_proof`, a `debug_token` each.
+        let calls = apps.count == 1 ? 2 : apps.count + 2
+        do {
+            return try await budget.spending(calls) { try await verifyWithFacebook(token, mapping: mapping) }
+        } catch let error as APIError {
+            rejections.remember(error, for: token, now: clock())
+            throw error
+        }
+    }
+
+    private func verifyWithFacebook(_ token: String, mapping: FieldMapping) async throws -> FacebookIdentity {
         let (app, inspected) = try await owningApp(of: token)
         async let profile = me(token, app: app, mapping: mapping)
         // `debug_token`'s verdict (wrong app, expired, revoked) comes first: `/me` made with our
