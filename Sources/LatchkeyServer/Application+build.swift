@@ -75,9 +75,17 @@ public func buildApplication(
         origin: origin, health: health, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
+    let connections = ConnectionCounter(maximum: configuration.maximumConnections, logger: logger)
     var application = Application(
         router: router,
-        server: .http1(configuration: .init(idleTimeout: .seconds(75))),
+        server: .http1(
+            configuration: .init(
+                additionalChannelHandlers: [
+                    ConnectionLimitHandler(counter: connections),
+                    RequestDeadlineHandler(
+                        headTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
+                        bodyTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)), logger: logger),
+                ], idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
         services: [PruningService(store: store, configuration: configuration, logger: logger)],
         onServerRunning: { channel in

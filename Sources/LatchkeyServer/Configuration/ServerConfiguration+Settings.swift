@@ -20,7 +20,8 @@ extension ServerConfiguration {
         "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL", "LATCHKEY_TRUSTED_PROXIES",
         "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY", "LATCHKEY_LIMIT_TOKEN_PER_ADDRESS",
         "LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS", "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT",
-        "LATCHKEY_FACEBOOK_REJECTION_TTL",
+        "LATCHKEY_FACEBOOK_REJECTION_TTL", "LATCHKEY_REQUEST_TIMEOUT", "LATCHKEY_IDLE_TIMEOUT",
+        "LATCHKEY_MAX_CONNECTIONS",
     ]
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
@@ -194,6 +195,15 @@ extension ServerConfiguration {
             facebookMaxInFlight = count
         }
         if let number = try seconds("LATCHKEY_FACEBOOK_REJECTION_TTL") { facebookRejectionLifetime = number }
+        if let number = try seconds("LATCHKEY_REQUEST_TIMEOUT") { requestTimeout = number }
+        if let number = try seconds("LATCHKEY_IDLE_TIMEOUT") { idleTimeout = number }
+        if let raw = value("LATCHKEY_MAX_CONNECTIONS") {
+            guard let count = Int(raw) else {
+                throw ConfigurationError(
+                    "LATCHKEY_MAX_CONNECTIONS must be a number, not \(shown("LATCHKEY_MAX_CONNECTIONS", raw))")
+            }
+            maximumConnections = count
+        }
         if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
             keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
         }

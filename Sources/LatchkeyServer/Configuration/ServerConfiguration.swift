@@ -111,6 +111,15 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a token Facebook refused is refused again without asking
     /// (`LATCHKEY_FACEBOOK_REJECTION_TTL`; 0 turns it off).
     public var facebookRejectionLifetime: TimeInterval = 60
+    /// Longest a client may take to send a request's body after its head, seconds
+    /// (`LATCHKEY_REQUEST_TIMEOUT`); a slower connection is closed.
+    public var requestTimeout: TimeInterval = 10
+    /// Longest a connection may wait for a request's head, from opening or the previous request,
+    /// seconds (`LATCHKEY_IDLE_TIMEOUT`): partial bytes do not extend it.
+    public var idleTimeout: TimeInterval = 75
+    /// Most connections open at once; beyond, new ones are closed at once and a warning is logged
+    /// (`LATCHKEY_MAX_CONNECTIONS`). Keep it under the process's file-descriptor limit.
+    public var maximumConnections: Int = 4096
     /// Abuse limits (429 `rate_limited` with `Retry-After`).
     public var abuseLimits = AbuseLimitRules()
     /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
@@ -217,6 +226,13 @@ public struct ServerConfiguration: Sendable {
         }
         guard facebookRejectionLifetime >= 0, facebookRejectionLifetime <= 3600 else {
             throw ConfigurationError("LATCHKEY_FACEBOOK_REJECTION_TTL must be between 0 and 3600 seconds")
+        }
+        guard requestTimeout > 0, requestTimeout <= 600, idleTimeout > 0, idleTimeout <= 3600 else {
+            throw ConfigurationError(
+                "LATCHKEY_REQUEST_TIMEOUT (up to 600) and LATCHKEY_IDLE_TIMEOUT (up to 3600) must be positive seconds")
+        }
+        guard (1...1_000_000).contains(maximumConnections) else {
+            throw ConfigurationError("LATCHKEY_MAX_CONNECTIONS must be between 1 and 1000000")
         }
         for network in trustedProxies where ClientAddress.Network(network) == nil {
             throw ConfigurationError(
