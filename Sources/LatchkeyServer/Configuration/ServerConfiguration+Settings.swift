@@ -81,6 +81,13 @@ extension ServerConfiguration {
             }
             return number
         }
+        func integer(_ name: String) throws -> Int? {
+            guard let raw = value(name) else { return nil }
+            guard let number = Int(raw) else {
+                throw ConfigurationError("\(name) must be a number, not \(shown(name, raw))")
+            }
+            return number
+        }
         func flag(_ name: String) throws -> Bool? {
             guard let raw = value(name)?.lowercased() else { return nil }
             switch raw {
@@ -90,12 +97,7 @@ extension ServerConfiguration {
             }
         }
         if let host = value("LATCHKEY_HOST") { self.host = host }
-        if let raw = value("LATCHKEY_PORT") {
-            guard let port = Int(raw) else {
-                throw ConfigurationError("LATCHKEY_PORT must be a number, not \(shown("LATCHKEY_PORT", raw))")
-            }
-            self.port = port
-        }
+        if let number = try integer("LATCHKEY_PORT") { port = number }
         publicURL = value("LATCHKEY_PUBLIC_URL")
         if let url = value("LATCHKEY_DATABASE_URL") { databaseURL = url }
         let ids = list("LATCHKEY_FACEBOOK_APP_ID") ?? []
@@ -125,22 +127,8 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
         if let number = try seconds("LATCHKEY_AUDIT_RETENTION") { auditRetention = number }
         if let number = try seconds("LATCHKEY_PRUNE_INTERVAL") { pruneInterval = number }
-        if let raw = value("LATCHKEY_EASY_LOGIN_MAX_PENDING") {
-            guard let count = Int(raw) else {
-                throw ConfigurationError(
-                    "LATCHKEY_EASY_LOGIN_MAX_PENDING must be a number, not \(shown("LATCHKEY_EASY_LOGIN_MAX_PENDING", raw))"
-                )
-            }
-            easyLoginMaximumPending = count
-        }
-        if let raw = value("LATCHKEY_FACEBOOK_MAX_CONNECTIONS") {
-            guard let count = Int(raw) else {
-                throw ConfigurationError(
-                    "LATCHKEY_FACEBOOK_MAX_CONNECTIONS must be a number, not \(shown("LATCHKEY_FACEBOOK_MAX_CONNECTIONS", raw))"
-                )
-            }
-            facebookMaxConnections = count
-        }
+        if let number = try integer("LATCHKEY_EASY_LOGIN_MAX_PENDING") { easyLoginMaximumPending = number }
+        if let number = try integer("LATCHKEY_FACEBOOK_MAX_CONNECTIONS") { facebookMaxConnections = number }
         if let entries = list("LATCHKEY_OAUTH_CLIENTS") {
             do {
                 oauthClients = try OAuthClient.parse(entries)
@@ -186,24 +174,11 @@ extension ServerConfiguration {
             }
         }
         if let networks = list("LATCHKEY_TRUSTED_PROXIES") { trustedProxies = networks }
-        if let raw = value("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT") {
-            guard let count = Int(raw) else {
-                throw ConfigurationError(
-                    "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT must be a number, not \(shown("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", raw))"
-                )
-            }
-            facebookMaxInFlight = count
-        }
+        if let number = try integer("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT") { facebookMaxInFlight = number }
         if let number = try seconds("LATCHKEY_FACEBOOK_REJECTION_TTL") { facebookRejectionLifetime = number }
         if let number = try seconds("LATCHKEY_REQUEST_TIMEOUT") { requestTimeout = number }
         if let number = try seconds("LATCHKEY_IDLE_TIMEOUT") { idleTimeout = number }
-        if let raw = value("LATCHKEY_MAX_CONNECTIONS") {
-            guard let count = Int(raw) else {
-                throw ConfigurationError(
-                    "LATCHKEY_MAX_CONNECTIONS must be a number, not \(shown("LATCHKEY_MAX_CONNECTIONS", raw))")
-            }
-            maximumConnections = count
-        }
+        if let number = try integer("LATCHKEY_MAX_CONNECTIONS") { maximumConnections = number }
         if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
             keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
         }
@@ -213,10 +188,7 @@ extension ServerConfiguration {
             }
         }
         if let allow = try flag("LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS") { allowPlaintextSigningKeys = allow }
-        if let raw = value("LATCHKEY_MAX_BODY_BYTES") {
-            guard let bytes = Int(raw) else { throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be a number") }
-            maximumBodySize = bytes
-        }
+        if let number = try integer("LATCHKEY_MAX_BODY_BYTES") { maximumBodySize = number }
     }
 
     /// `raw` quoted for an error message, or, when `name` came from a `_FILE` (which may be a
