@@ -61,7 +61,9 @@ public func buildApplication(
         rejections: RejectedTokenCache(lifetime: configuration.facebookRejectionLifetime))
     let limits = AbuseLimits(
         rules: configuration.abuseLimits, limiter: rateLimiter,
-        trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init), clock: configuration.clock)
+        trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init),
+        forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.forwardedHeader) ?? .xForwardedFor,
+        clock: configuration.clock)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits)

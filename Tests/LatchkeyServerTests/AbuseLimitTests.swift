@@ -86,8 +86,19 @@ struct RateLimiterTests {
         let forwarded: HTTPFields = [
             HTTPField.Name("Forwarded")!: #"for=192.0.2.60;proto=https, for="[2001:db8:cafe::17]:4711""#
         ]
-        #expect(client("10.1.1.1", forwarded) == ClientAddress("2001:db8:cafe::1")?.key)
+        #expect(
+            ClientAddress.of(peer: "10.1.1.1", headers: forwarded, trusted: proxies, header: .forwarded)?.key
+                == ClientAddress("2001:db8:cafe::1")?.key)
         #expect(client("10.1.1.1", [HTTPField.Name("X-Forwarded-For")!: "garbage, 10.0.0.9"]) == "v4:10.1.1.1")
+        // Only the configured header counts: a client's own `Forwarded` passes through a proxy that
+        // appends to X-Forwarded-For, and must not choose the key.
+        var both = spoofed
+        both[HTTPField.Name("Forwarded")!] = "for=203.0.113.99"
+        #expect(client("10.0.0.1", both) == "v4:192.0.2.9")
+        #expect(
+            ClientAddress.of(peer: "10.0.0.1", headers: both, trusted: proxies, header: .forwarded)?.key
+                == "v4:203.0.113.99")
+        #expect(ClientAddress.Network("/") == nil && ClientAddress.Network("") == nil)
     }
 }
 
@@ -136,6 +147,21 @@ struct AbuseLimitServerTests {
             // Another person is not affected.
             #expect(
                 try await stack.signIn(["accessToken": .string(try await stack.facebookToken("bob"))]).status == .ok)
+        }
+    }
+
+    @Test("a replayed id token does not use up its owner's sign-ins")
+    func replayRefunds() async throws {
+        try await Stack.run(Self.limits { $0.signInPerIdentity = RateRule(name: "i", limit: 2, period: 60) }) {
+            (stack: Stack) async throws in
+            let token = try await stack.idToken()
+            let body: JSONValue = ["idToken": .string(token), "nonce": "raw-nonce-123"]
+            #expect(try await stack.signIn(body).status == .ok)
+            for _ in 0..<5 { #expect(try await stack.signIn(body).errorCode == "id_token_replayed") }
+            let second = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            #expect(second.status == .ok)
+            let third = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            #expect(third.errorCode == "rate_limited")
         }
     }
 
@@ -231,6 +257,18 @@ struct FacebookBudgetTests {
             stack.clock.advance(61)
             _ = try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"])
             #expect(try await stack.emulatorGET("/_emulator/calls")["calls"]?["/debug_token"] == 5)
+        }
+    }
+
+    @Test("a checkpoint or a permission error is asked again: only final verdicts are remembered")
+    func notFinal() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let token = try await stack.facebookToken()
+            _ = try await stack.emulator(
+                "/_emulator/faults",
+                ["endpoint": "/me", "code": 190, "subcode": 459, "message": "checkpoint", "count": 1])
+            #expect(try await stack.signIn(["accessToken": .string(token)]).errorCode == "facebook_checkpoint")
+            #expect(try await stack.signIn(["accessToken": .string(token)]).status == .ok)
         }
     }
 

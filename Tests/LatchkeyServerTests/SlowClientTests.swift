@@ -12,23 +12,32 @@ struct SlowClientTests {
     static let partialSignIn =
         "POST /v1/auth/facebook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"
 
-    @Test("hundreds of slow connections held open while real sign-ins go through")
+    @Test("hundreds of slow connections held open while real sign-ins go through, then cut at the deadline")
     func manySlowConnections() async throws {
         // Abuse limits off: every connection here comes from 127.0.0.1, and 300 sign-ins from one
         // address in a second is exactly what the per-address limit refuses (its own test).
-        try await Stack.run({ $0.abuseLimits = .off }) { (stack: Stack) async throws in
-            let port = try #require(stack.server.port)
-            var held: [RawConnection] = []
-            for _ in 0..<300 {
-                let connection = try #require(RawConnection(port: port))
-                connection.send(Self.partialSignIn)
-                held.append(connection)
+        try await TestLock.fileDescriptors.withLock {
+            try await Stack.run({
+                $0.abuseLimits = .off
+                $0.requestTimeout = 2
+            }) { (stack: Stack) async throws in
+                let port = try #require(stack.server.port)
+                var held: [RawConnection] = []
+                for _ in 0..<300 {
+                    let connection = try #require(RawConnection(port: port))
+                    connection.write(Self.partialSignIn)
+                    held.append(connection)
+                }
+                for user in ["alice", "bob", "carol", "dave"] {
+                    let response = try await stack.signIn(["accessToken": .string(try await stack.facebookToken(user))])
+                    #expect(response.status == .ok, "\(user)")
+                }
+                // Every held connection is cut by the body deadline (each wait bounded).
+                var cut = 0
+                for connection in held.prefix(20) where await connection.closedByServer(within: 5_000) { cut += 1 }
+                #expect(cut == 20)
+                for connection in held { connection.close() }
             }
-            for user in ["alice", "bob", "carol", "dave"] {
-                let response = try await stack.signIn(["accessToken": .string(try await stack.facebookToken(user))])
-                #expect(response.status == .ok, "\(user)")
-            }
-            #expect(held.count == 300)
         }
     }
 
@@ -37,15 +46,35 @@ struct SlowClientTests {
         try await Stack.run({ $0.requestTimeout = 0.5 }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let connection = try #require(RawConnection(port: port))
-            connection.send(Self.partialSignIn)
+            defer { connection.close() }
+            connection.write(Self.partialSignIn)
             var closed = false
             // One byte every 100 ms for at most 20 s: far longer than the deadline, far shorter
             // than the idle timeout (75 s) that each byte used to reset.
             for _ in 0..<200 where !closed {
-                closed = connection.closedByServer(within: 100) || !connection.send("a")
+                closed = await connection.closedByServer(within: 100) || !connection.write("a")
             }
             #expect(closed)
             #expect(stack.logs.all.contains { $0.contains("latchkey.connection.too_slow") })
+        }
+    }
+
+    @Test("the head deadline waits while the server works: a slow Facebook does not cut a sign-in")
+    func serverTimeIsNotTheClients() async throws {
+        try await Stack.run({ $0.idleTimeout = 0.3 }) { (stack: Stack) async throws in
+            let token = try await stack.facebookToken()
+            _ = try await stack.emulator(
+                "/_emulator/faults", ["endpoint": "/debug_token", "latency_ms": 1_500, "count": 1])
+            // A raw connection, as the test client's own would sit idle past 0.3 s before use.
+            let port = try #require(stack.server.port)
+            let connection = try #require(RawConnection(port: port))
+            defer { connection.close() }
+            let body = #"{"accessToken":""# + token + #""}"#
+            connection.write(
+                "POST /v1/auth/facebook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            )
+            let answer = await connection.response(within: 10_000)
+            #expect(answer?.hasPrefix("HTTP/1.1 200") == true)
         }
     }
 
@@ -54,11 +83,19 @@ struct SlowClientTests {
         try await Stack.run({ $0.idleTimeout = 0.5 }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let connection = try #require(RawConnection(port: port))
+            defer { connection.close() }
+            // A valid start, then a header value a byte at a time: the parser waits, only the
+            // deadline can end it.
+            connection.write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
             var closed = false
             for _ in 0..<200 where !closed {
-                closed = connection.closedByServer(within: 100) || !connection.send("X")
+                closed = await connection.closedByServer(within: 100) || !connection.write("a")
             }
             #expect(closed)
+            #expect(
+                stack.logs.all.contains {
+                    $0.contains("latchkey.connection.too_slow") && $0.contains("waiting_for=head")
+                })
         }
     }
 
@@ -68,9 +105,21 @@ struct SlowClientTests {
             let port = try #require(stack.server.port)
             let connections = (0..<10).compactMap { _ in RawConnection(port: port) }
             #expect(connections.count == 10)
-            let refused = connections.filter { $0.closedByServer(within: 500) }.count
+            var refused = 0
+            for connection in connections where await connection.closedByServer(within: 500) { refused += 1 }
             #expect(refused >= 5)
             #expect(stack.logs.all.filter { $0.contains("latchkey.connections.limit_reached") }.count == 1)
+            // The count comes back down: once they are gone, a new connection is served.
+            for connection in connections { connection.close() }
+            // (The server learns of the closes asynchronously: a few attempts, each bounded.)
+            var served = false
+            for _ in 0..<20 where !served {
+                let fresh = try #require(RawConnection(port: port))
+                fresh.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+                served = await fresh.response(within: 500)?.hasPrefix("HTTP/1.1 200") == true
+                fresh.close()
+            }
+            #expect(served)
         }
     }
 }

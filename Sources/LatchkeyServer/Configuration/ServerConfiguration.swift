@@ -125,6 +125,9 @@ public struct ServerConfiguration: Sendable {
     /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
     /// (CIDR, `LATCHKEY_TRUSTED_PROXIES`); none by default, as any client can send those headers.
     public var trustedProxies: [String] = []
+    /// The header those proxies write the client into: `x-forwarded-for` or `forwarded`
+    /// (`LATCHKEY_FORWARDED_HEADER`). Only that one is read.
+    public var forwardedHeader: String = "x-forwarded-for"
     /// Settings read from a `NAME_FILE`: their values are never quoted in errors.
     var settingsFromFiles: Set<String> = []
     /// The clock; tests inject a fixed one.
@@ -233,6 +236,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1...1_000_000).contains(maximumConnections) else {
             throw ConfigurationError("LATCHKEY_MAX_CONNECTIONS must be between 1 and 1000000")
+        }
+        guard ClientAddress.ForwardedHeader(rawValue: forwardedHeader) != nil else {
+            throw ConfigurationError("LATCHKEY_FORWARDED_HEADER must be x-forwarded-for or forwarded")
         }
         for network in trustedProxies where ClientAddress.Network(network) == nil {
             throw ConfigurationError(

@@ -3,20 +3,25 @@ import NIOCore
 import NIOHTTPTypes
 
 /// Closes a connection whose client is too slow: a request's head must arrive within
-/// `headTimeout` of the connection opening (or of the previous request ending), and its body must
-/// end within `bodyTimeout` of the head.
+/// `headTimeout` of the connection opening (or of the previous response ending), and its body
+/// must end within `bodyTimeout` of the head. Nothing is armed while the server works on a
+/// request: a slow Facebook must not cut a sign-in whose session is already stored.
 ///
 /// Hummingbird's idle timeout alone does not do this: every byte resets it, so a body trickled one
 /// byte every few seconds held a connection and its handler open forever. These deadlines are
-/// fixed when armed, whatever arrives meanwhile. One timer per connection on its event loop.
-final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// fixed when armed, whatever arrives meanwhile. One timer per connection, on its event loop.
+final class RequestDeadlineHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let headTimeout: TimeAmount
     private let bodyTimeout: TimeAmount
     private let logger: Logger
     private var deadline: Scheduled<Void>?
+    /// Requests read whose response has not ended (HTTP/1.1 pipelining allows several).
+    private var inFlight = 0
 
     init(headTimeout: TimeAmount, bodyTimeout: TimeAmount, logger: Logger) {
         self.headTimeout = headTimeout
@@ -24,7 +29,7 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
         self.logger = logger
     }
 
-    func handlerAdded(context: ChannelHandlerContext) { arm(headTimeout, "head", context) }
+    func handlerAdded(context: ChannelHandlerContext) { arm(headTimeout, waitingFor: "head", context) }
 
     func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
 
@@ -35,19 +40,36 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head: arm(bodyTimeout, "body", context)
+        case .head: arm(bodyTimeout, waitingFor: "body", context)
         case .body: break
-        case .end: arm(headTimeout, "head", context)
+        case .end:
+            // Read in full: from here the time is the server's, until the response ends.
+            inFlight += 1
+            deadline?.cancel()
+            deadline = nil
         }
         context.fireChannelRead(data)
     }
 
-    private func arm(_ timeout: TimeAmount, _ part: String, _ context: ChannelHandlerContext) {
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) {
+            inFlight = max(0, inFlight - 1)
+            if inFlight == 0 { arm(headTimeout, waitingFor: "head", context) }
+        }
+        context.write(data, promise: promise)
+    }
+
+    private func arm(_ timeout: TimeAmount, waitingFor part: String, _ context: ChannelHandlerContext) {
         deadline?.cancel()
         let logger = logger
+        let peer = context.channel.remoteAddress?.ipAddress ?? "unknown"
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         deadline = context.eventLoop.scheduleTask(in: timeout) {
-            logger.notice("latchkey.connection.too_slow", metadata: ["latchkey.connection.waiting_for": "\(part)"])
+            // An idle keep-alive connection ends this way too, which is ordinary: only a body that
+            // never finished is worth a notice.
+            logger.log(
+                level: part == "body" ? .notice : .debug, "latchkey.connection.too_slow",
+                metadata: ["latchkey.connection.waiting_for": "\(part)", "latchkey.connection.peer": "\(peer)"])
             loopBound.value.close(promise: nil)
         }
     }

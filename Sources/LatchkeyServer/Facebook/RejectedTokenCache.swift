@@ -37,10 +37,17 @@ final class RejectedTokenCache: Sendable {
         }
     }
 
-    /// Remembers `error` for `token` when it is Facebook's verdict on the token itself (a 401 or
-    /// 403), never Facebook's trouble or ours.
+    /// The verdicts that are final for a token whatever the request: a checkpoint can be cleared
+    /// and a permission error depends on the fields asked for, so those are asked again.
+    static let finalVerdicts: Set<ErrorCode> = [
+        .facebookTokenInvalid, .facebookTokenExpired, .facebookPasswordChanged, .facebookAppRemoved,
+        .facebookLoggedOut, .facebookWrongApp, .facebookNotUserToken,
+    ]
+
+    /// Remembers `error` for `token` when it is Facebook's final verdict on the token itself, never
+    /// Facebook's trouble or ours.
     func remember(_ error: APIError, for token: String, now: Date) {
-        guard lifetime > 0, error.status == .unauthorized || error.status == .forbidden else { return }
+        guard lifetime > 0, error.status == .unauthorized, Self.finalVerdicts.contains(error.code) else { return }
         let key = Self.key(token)
         // The cause stays out: the cached answer is what the client gets, and the log has the first.
         let answer = APIError(error.status, error.code, error.message)

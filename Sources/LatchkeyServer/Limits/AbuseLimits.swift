@@ -10,21 +10,32 @@ struct AbuseLimits: Sendable {
     let rules: AbuseLimitRules
     let limiter: any RateLimiter
     let trustedProxies: [ClientAddress.Network]
+    let forwardedHeader: ClientAddress.ForwardedHeader
     let clock: @Sendable () -> Date
 
     /// The key of the request's client (`unknown` when the peer has no IP address, as in
     /// in-memory tests).
     func client(_ request: Request, _ context: LatchkeyRequestContext) -> String {
         ClientAddress.of(
-            peer: context.remoteAddress?.ipAddress, headers: request.headers, trusted: trustedProxies)?.key ?? "unknown"
+            peer: context.remoteAddress?.ipAddress, headers: request.headers, trusted: trustedProxies,
+            header: forwardedHeader)?.key ?? "unknown"
     }
 
     /// Counts one event for `key` under `rule`.
     /// - Throws: 429 `rate_limited` with `Retry-After` when the limit is reached.
     func enforce(_ rule: RateRule?, key: String) async throws {
         guard let rule, let wait = await limiter.acquire(key, rule: rule, now: clock()) else { return }
+        // A custom limiter might answer nonsense; the header stays a sane number of seconds.
+        let seconds = wait.isFinite ? min(max(1, wait.rounded(.up)), 86_400) : 60
         throw APIError(
-            .tooManyRequests, .rateLimited, "Too many requests; try again in a moment.",
-            retryAfter: max(1, Int(wait.rounded(.up))))
+            .tooManyRequests, .rateLimited, "Too many requests; try again in a moment.", retryAfter: Int(seconds))
+    }
+
+    /// Gives back the event `enforce` counted for `key`, when what it admitted turned out not to
+    /// happen (a replayed id token): otherwise a stranger replaying someone's spent token could use
+    /// up that person's sign-ins.
+    func refund(_ rule: RateRule?, key: String) async {
+        guard let rule else { return }
+        await limiter.refund(key, rule: rule, now: clock())
     }
 }

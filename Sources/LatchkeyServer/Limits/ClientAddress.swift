@@ -32,12 +32,16 @@ struct ClientAddress: Sendable, Equatable {
         } else if literal.filter({ $0 == ":" }).count == 1, let colon = literal.firstIndex(of: ":") {
             literal = String(literal[..<colon])  // IPv4 with a port
         }
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, literal, &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
-        } else if inet_pton(AF_INET6, literal, &v6) == 1 {
-            let all = withUnsafeBytes(of: &v6) { Array($0) }
+        // Parsed into raw buffers: `in_addr()` and `in6_addr()` do not resolve reliably with
+        // member-import visibility (NIO's C shims declare them too).
+        func parse(_ family: Int32, _ count: Int) -> [UInt8]? {
+            var buffer = [UInt8](repeating: 0, count: count)
+            let parsed = buffer.withUnsafeMutableBytes { inet_pton(family, literal, $0.baseAddress) }
+            return parsed == 1 ? buffer : nil
+        }
+        if let v4 = parse(AF_INET, 4) {
+            bytes = v4
+        } else if let all = parse(AF_INET6, 16) {
             // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it wraps.
             bytes = all.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(all.suffix(4)) : all
         } else {
@@ -52,11 +56,21 @@ struct ClientAddress: Sendable, Equatable {
             : "v6:" + bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "::/64"
     }
 
+    /// The header a trusted proxy writes the client's address into (`LATCHKEY_FORWARDED_HEADER`).
+    /// Only that one is read: proxies append to their own header and pass the other through as
+    /// the client sent it, so reading both would let a client pick its own address.
+    enum ForwardedHeader: String, Sendable, CaseIterable {
+        case xForwardedFor = "x-forwarded-for"
+        case forwarded
+    }
+
     /// The client of a request that reached us from `peer`.
-    static func of(peer: String?, headers: HTTPFields, trusted: [Network]) -> ClientAddress? {
+    static func of(
+        peer: String?, headers: HTTPFields, trusted: [Network], header: ForwardedHeader = .xForwardedFor
+    ) -> ClientAddress? {
         guard let peer, let address = ClientAddress(peer) else { return nil }
         guard !trusted.isEmpty, trusted.contains(where: { $0.contains(address) }) else { return address }
-        let hops = forwardedHops(headers)
+        let hops = forwardedHops(headers, header)
         for hop in hops.reversed() {
             guard let hopAddress = ClientAddress(hop) else { return address }  // garbage: trust no further
             if !trusted.contains(where: { $0.contains(hopAddress) }) { return hopAddress }
@@ -64,11 +78,11 @@ struct ClientAddress: Sendable, Equatable {
         return hops.first.flatMap { ClientAddress($0) } ?? address
     }
 
-    /// The `for=` values of `Forwarded`, else the entries of `X-Forwarded-For`, left to right.
-    private static func forwardedHops(_ headers: HTTPFields) -> [String] {
-        let forwarded = headers[values: HTTPField.Name("Forwarded")!]
-        if !forwarded.isEmpty {
-            return forwarded.flatMap { $0.split(separator: ",") }.compactMap { element in
+    /// The `for=` values of `Forwarded`, or the entries of `X-Forwarded-For`, left to right.
+    private static func forwardedHops(_ headers: HTTPFields, _ header: ForwardedHeader) -> [String] {
+        if header == .forwarded {
+            return headers[values: HTTPField.Name("Forwarded")!].flatMap { $0.split(separator: ",") }.compactMap {
+                element in
                 element.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
                     .first { $0.lowercased().hasPrefix("for=") }
                     .map { String($0.dropFirst(4)) }
@@ -86,7 +100,7 @@ struct ClientAddress: Sendable, Equatable {
 
         init?(_ text: String) {
             let parts = text.split(separator: "/", maxSplits: 1)
-            guard let base = ClientAddress(parts[0]) else { return nil }
+            guard let first = parts.first, let base = ClientAddress(first) else { return nil }
             let bits = base.bytes.count * 8
             let prefix = parts.count == 2 ? Int(parts[1]) : bits
             guard let prefix, (0...bits).contains(prefix) else { return nil }

@@ -32,6 +32,17 @@ public final class InProcessRateLimiter: RateLimiter {
         }
     }
 
+    /// See `RateLimiter.refund`.
+    public func refund(_ key: String, rule: RateRule, now: Date) async {
+        let interval = rule.period / Double(rule.limit)
+        let time = now.timeIntervalSince1970
+        buckets.withLock { buckets in
+            let fullKey = rule.name + "|" + key
+            guard let arrival = buckets[fullKey] else { return }
+            buckets[fullKey] = max(arrival - interval, time)
+        }
+    }
+
     /// Keys remembered now (tests).
     var count: Int { buckets.withLock { $0.count } }
 }

@@ -6,6 +6,9 @@ public protocol RateLimiter: Sendable {
     /// Counts one event for `key` under `rule` at `now`.
     /// - Returns: `nil` when allowed; otherwise the seconds to wait before the next one is.
     func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval?
+
+    /// Takes back one event counted for `key` under `rule` (it did not happen after all).
+    func refund(_ key: String, rule: RateRule, now: Date) async
 }
 
 /// At most `limit` events in any `period` seconds, in a burst or spread out (GCRA, the generic
@@ -34,8 +37,10 @@ public struct RateRule: Sendable, Equatable, CustomStringConvertible {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         if trimmed == "off" || trimmed == "0" { return nil }
         let parts = trimmed.split(separator: "/").map(String.init)
+        // At least a microsecond between events: finer, and the arithmetic on epoch seconds (about
+        // 2e-7 s of precision) would never count anything.
         guard parts.count == 2, let limit = Int(parts[0]), limit > 0, let period = TimeInterval(parts[1]),
-            period > 0, period <= 86_400
+            period > 0, period <= 86_400, period / Double(limit) >= 1e-6
         else {
             throw ConfigurationError("\(setting) must be N/SECONDS (for example 60/60) or off")
         }

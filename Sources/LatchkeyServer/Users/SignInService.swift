@@ -34,7 +34,8 @@ struct SignInService: Sendable {
         default: throw APIError.invalidRequest("Send exactly one of accessToken or idToken.")
         }
 
-        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.appID + "/" + identity.subject)
+        let identityKey = identity.appID + "/" + identity.subject
+        try await limits.enforce(limits.rules.signInPerIdentity, key: identityKey)
         let now = configuration.clock()
         let refresh = SessionTokens.newRefreshToken()
         let sessionID = SessionTokens.randomToken(bytes: 16)
@@ -47,13 +48,16 @@ struct SignInService: Sendable {
         let created: Bool
         do {
             (user, created) = try await store.signIn(login, now: now)
-        } catch SignInConflict.replayed {
-            throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
-        } catch SignInConflict.userDisabled {
-            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
-        } catch SignInConflict.nonceInvalid {
-            throw APIError(
-                .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
+        } catch let conflict as SignInConflict {
+            // Not a sign-in of this person after all: the count goes back.
+            await limits.refund(limits.rules.signInPerIdentity, key: identityKey)
+            switch conflict {
+            case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
+            case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+            case .nonceInvalid:
+                throw APIError(
+                    .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
+            }
         }
         logger.info(
             "latchkey.signin",

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -7,8 +8,9 @@ import Darwin
 #endif
 
 /// A bare TCP connection to the server, for clients that misbehave on purpose: partial heads,
-/// trickled bodies, connections held open.
-final class RawConnection {
+/// trickled bodies, connections held open. Its waits block a thread, so they run on Dispatch's,
+/// never on Swift's small cooperative pool, which every other test shares. Close it with `close()`.
+struct RawConnection: Sendable {
     private let descriptor: Int32
 
     init?(port: Int) {
@@ -17,7 +19,7 @@ final class RawConnection {
         #else
         let socketType = SOCK_STREAM
         #endif
-        descriptor = socket(AF_INET, socketType, 0)
+        let descriptor = socket(AF_INET, socketType, 0)
         guard descriptor >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -29,32 +31,57 @@ final class RawConnection {
             }
         }
         guard connected == 0 else {
-            close(descriptor)
+            Glibc.close(descriptor)
             return nil
         }
+        self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    func close() { _ = Glibc.close(descriptor) }
 
     /// Sends `text`; `false` once the server has closed the connection.
     @discardableResult
-    func send(_ text: String) -> Bool {
+    func write(_ text: String) -> Bool {
+        #if canImport(Glibc)
+        let flags = Int32(MSG_NOSIGNAL)
+        #else
+        let flags: Int32 = 0
+        #endif
         let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } >= 0
+        return bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, flags) } >= 0
     }
 
-    /// Waits up to `milliseconds` for the server to close the connection (or answer); `true` when
-    /// it did. Anything it sent is read and dropped.
-    func closedByServer(within milliseconds: Int32) -> Bool {
+    /// Waits up to `milliseconds` for the server to close the connection; `true` when it did.
+    /// Anything it sent first is read and dropped.
+    func closedByServer(within milliseconds: Int32) async -> Bool {
+        await Self.offPool { waitForClose(milliseconds) }
+    }
+
+    /// The server's first answer bytes, waiting up to `milliseconds`; `nil` when none came.
+    func response(within milliseconds: Int32) async -> String? {
+        let descriptor = descriptor
+        return await Self.offPool {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, milliseconds) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
+        }
+    }
+
+    private func waitForClose(_ milliseconds: Int32) -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, milliseconds) > 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
-            if count == 0 { return true }
-            if count < 0 {
-                return errno != EAGAIN && errno != EWOULDBLOCK ? true : closedByServer(within: milliseconds)
-            }
+        let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        if count == 0 { return true }
+        if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK }
+        return waitForClose(milliseconds)
+    }
+
+    private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: body()) }
         }
     }
 }

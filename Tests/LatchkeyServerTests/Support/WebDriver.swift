@@ -42,7 +42,7 @@ final class ChromeDriver: Sendable {
         process.standardError = FileHandle.nullDevice
         let (lines, continuation) = AsyncStream<String>.makeStream()
         let reader = output.fileHandleForReading
-        try process.run()
+        try await TestLock.fileDescriptors.withLock { try process.run() }
         // Blocking reads on a thread of their own, off the test's cooperative pool.
         DispatchQueue.global().async {
             while true {
