@@ -31,10 +31,10 @@ struct KeysCommand: AsyncParsableCommand {
             if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
             settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
             let configuration = try Settings.configuration(settings)
-            if configuration.keyEncryptionKey == nil, !configuration.allowPlaintextSigningKeys {
-                throw ValidationError(
-                    "LATCHKEY_KEY_ENCRYPTION_KEY_FILE is required (the key the server seals signing keys under), or LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS=true"
-                )
+            do {
+                try configuration.validateSigningKeyProtection()
+            } catch {
+                throw ValidationError("\(error)")
             }
             return configuration
         }

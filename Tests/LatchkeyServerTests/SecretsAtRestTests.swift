@@ -37,6 +37,14 @@ struct SecretsAtRestTests {
         }
     }
 
+    /// A store whose server has started once under a fresh key-encryption key.
+    static func started() async throws -> (SQLiteStore, KeyEncryptionKey) {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        let kek = KeyEncryptionKey.generate().key
+        _ = try await start(configuration(kek: kek), store)
+        return (store, kek)
+    }
+
     @Test("the server stores its signing key sealed: the database alone holds no usable key")
     func sealedOnFirstStart() async throws {
         let store = try await SQLiteStore.open(.sqliteMemory)
@@ -99,9 +107,7 @@ struct SecretsAtRestTests {
 
     @Test("a sealed key altered, or moved onto another key's row, does not open")
     func tampering() async throws {
-        let store = try await SQLiteStore.open(.sqliteMemory)
-        let kek = KeyEncryptionKey.generate().key
-        _ = try await Self.start(Self.configuration(kek: kek), store)
+        let (store, kek) = try await Self.started()
         _ = try await rotateSigningKey(in: store, protection: SigningKeyProtection(current: kek), now: Self.now)
         let rows = try await store.signingKeys()
         #expect(rows.count == 2)
@@ -119,9 +125,7 @@ struct SecretsAtRestTests {
 
     @Test("a plain key written beside sealed ones is refused, and never sealed into use")
     func plantedPlainKey() async throws {
-        let store = try await SQLiteStore.open(.sqliteMemory)
-        let kek = KeyEncryptionKey.generate().key
-        _ = try await Self.start(Self.configuration(kek: kek), store)
+        let (store, kek) = try await Self.started()
         let planted = SessionSigningKey.generate(now: Self.now.addingTimeInterval(1))
         try await store.addSigningKey(
             StoredSigningKey(
@@ -136,9 +140,7 @@ struct SecretsAtRestTests {
 
     @Test("rotating without the key-encryption key cannot add a plain key beside sealed ones")
     func rotateWithoutKEK() async throws {
-        let store = try await SQLiteStore.open(.sqliteMemory)
-        let kek = KeyEncryptionKey.generate().key
-        _ = try await Self.start(Self.configuration(kek: kek), store)
+        let (store, kek) = try await Self.started()
         await #expect(throws: ConfigurationError.self) {
             _ = try await rotateSigningKey(in: store, protection: SigningKeyProtection(current: nil), now: Self.now)
         }

@@ -48,13 +48,7 @@ struct SlowClientTests {
             let connection = try #require(RawConnection(port: port))
             defer { connection.close() }
             connection.write(Self.partialSignIn)
-            var closed = false
-            // One byte every 100 ms for at most 20 s: far longer than the deadline, far shorter
-            // than the idle timeout (75 s) that each byte used to reset.
-            for _ in 0..<200 where !closed {
-                closed = await connection.closedByServer(within: 100) || !connection.write("a")
-            }
-            #expect(closed)
+            #expect(await connection.trickledUntilClosed())
             #expect(stack.logs.all.contains { $0.contains("latchkey.connection.too_slow") })
         }
     }
@@ -87,11 +81,7 @@ struct SlowClientTests {
             // A valid start, then a header value a byte at a time: the parser waits, only the
             // deadline can end it.
             connection.write("GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-            var closed = false
-            for _ in 0..<200 where !closed {
-                closed = await connection.closedByServer(within: 100) || !connection.write("a")
-            }
-            #expect(closed)
+            #expect(await connection.trickledUntilClosed())
             #expect(
                 stack.logs.all.contains {
                     $0.contains("latchkey.connection.too_slow") && $0.contains("waiting_for=head")
@@ -121,5 +111,17 @@ struct SlowClientTests {
             }
             #expect(served)
         }
+    }
+}
+
+extension RawConnection {
+    /// Sends one byte every 100 ms until the server closes the connection, for at most 20 s: far
+    /// longer than the deadlines under test, far shorter than the 75 s idle timeout that each byte
+    /// used to reset. Whether the server closed it.
+    func trickledUntilClosed() async -> Bool {
+        for _ in 0..<200 {
+            if await closedByServer(within: 100) || !write("a") { return true }
+        }
+        return false
     }
 }

@@ -245,6 +245,12 @@ public struct ServerConfiguration: Sendable {
                 "LATCHKEY_TRUSTED_PROXIES entry \(shown("LATCHKEY_TRUSTED_PROXIES", network)) is not an address or CIDR network"
             )
         }
+        try validateSigningKeyProtection()
+    }
+
+    /// Refuses to store session signing keys unencrypted unless that was explicitly allowed; also
+    /// checked by the `keys` commands, which need no Facebook settings.
+    public func validateSigningKeyProtection() throws {
         if keyEncryptionKey == nil, !allowPlaintextSigningKeys {
             throw ConfigurationError(
                 """

@@ -225,7 +225,7 @@ struct EasyLoginService: Sendable {
         guard identity.appID == app.id else {
             throw APIError(.unauthorized, .facebookWrongApp, "Facebook answered for another app.")
         }
-        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.appID + "/" + identity.subject)
+        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.limitKey)
         let now = configuration.clock()
         let code = SessionTokens.randomToken(bytes: 32)
         let login = LoginRecord(
@@ -239,6 +239,7 @@ struct EasyLoginService: Sendable {
         do {
             (user, created) = try await store.signIn(login, now: now)
         } catch SignInConflict.userDisabled {
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError(.forbidden, .userDisabled, "This account is disabled.")
         }
         logger.info(

@@ -21,4 +21,7 @@ struct FacebookIdentity: Sendable {
     let kind: TokenKind
     /// What must be spent, once, when the login is recorded (Limited Login only).
     var singleUse: SingleUseClaims? = nil
+
+    /// The key the per-identity abuse limit counts under: the same person through any sign-in path.
+    var limitKey: String { appID + "/" + subject }
 }

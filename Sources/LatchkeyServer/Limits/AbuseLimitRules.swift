@@ -20,19 +20,10 @@ public struct AbuseLimitRules: Sendable, Equatable {
     public init() {}
 
     /// Every limit off (benchmarks, or a deployment that limits in front of Latchkey).
-    public static let off = AbuseLimitRules(
-        signInPerAddress: nil, signInPerIdentity: nil, tokenPerAddress: nil, noncePerAddress: nil,
-        authorizePerAddress: nil)
-
-    init(
-        signInPerAddress: RateRule?, signInPerIdentity: RateRule?, tokenPerAddress: RateRule?,
-        noncePerAddress: RateRule?, authorizePerAddress: RateRule?
-    ) {
-        self.signInPerAddress = signInPerAddress
-        self.signInPerIdentity = signInPerIdentity
-        self.tokenPerAddress = tokenPerAddress
-        self.noncePerAddress = noncePerAddress
-        self.authorizePerAddress = authorizePerAddress
+    public static var off: AbuseLimitRules {
+        var rules = AbuseLimitRules()
+        for limit in settings { rules[keyPath: limit.keyPath] = nil }
+        return rules
     }
 
     /// Each setting's name and the rule's name, for parsing.

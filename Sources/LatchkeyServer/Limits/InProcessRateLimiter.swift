@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// The limiter of one server process: GCRA with one number per key (the "theoretical arrival
 /// time" of the next event), in a bounded table.
@@ -8,26 +7,22 @@ import Synchronization
 /// whose bucket is full again (their arrival time has passed, exactly as if absent) are dropped;
 /// if that is not enough, the table is cleared, which forgives everyone rather than grow.
 public final class InProcessRateLimiter: RateLimiter {
-    private let buckets = Mutex<[String: TimeInterval]>([:])
-    private let maximumKeys: Int
+    /// Per rule and key, the arrival time of the next event; the entry expires then (a full
+    /// bucket is the same as none).
+    private let buckets: ExpiringTable<String, Void>
 
     /// - Parameter maximumKeys: the most keys remembered at once.
-    public init(maximumKeys: Int = 100_000) { self.maximumKeys = maximumKeys }
+    public init(maximumKeys: Int = 100_000) { buckets = ExpiringTable(capacity: maximumKeys) }
 
     /// See `RateLimiter.acquire`.
     public func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval? {
         let interval = rule.period / Double(rule.limit)
         let tolerance = rule.period - interval
         let time = now.timeIntervalSince1970
-        return buckets.withLock { buckets -> TimeInterval? in
-            let fullKey = rule.name + "|" + key
-            let arrival = max(buckets[fullKey] ?? time, time)
+        return buckets.update(rule.name + "|" + key, now: time) { bucket -> TimeInterval? in
+            let arrival = max(bucket?.expires ?? time, time)
             if arrival - time > tolerance { return arrival - tolerance - time }
-            if buckets.count >= maximumKeys, buckets[fullKey] == nil {
-                buckets = buckets.filter { $0.value > time }
-                if buckets.count >= maximumKeys { buckets.removeAll(keepingCapacity: true) }
-            }
-            buckets[fullKey] = arrival + interval
+            bucket = .init(value: (), expires: arrival + interval)
             return nil
         }
     }
@@ -35,14 +30,11 @@ public final class InProcessRateLimiter: RateLimiter {
     /// See `RateLimiter.refund`.
     public func refund(_ key: String, rule: RateRule, now: Date) async {
         let interval = rule.period / Double(rule.limit)
-        let time = now.timeIntervalSince1970
-        buckets.withLock { buckets in
-            let fullKey = rule.name + "|" + key
-            guard let arrival = buckets[fullKey] else { return }
-            buckets[fullKey] = max(arrival - interval, time)
+        buckets.update(rule.name + "|" + key, now: now.timeIntervalSince1970) { bucket in
+            bucket?.expires -= interval
         }
     }
 
     /// Keys remembered now (tests).
-    var count: Int { buckets.withLock { $0.count } }
+    var count: Int { buckets.count }
 }

@@ -34,8 +34,7 @@ struct SignInService: Sendable {
         default: throw APIError.invalidRequest("Send exactly one of accessToken or idToken.")
         }
 
-        let identityKey = identity.appID + "/" + identity.subject
-        try await limits.enforce(limits.rules.signInPerIdentity, key: identityKey)
+        try await limits.enforce(limits.rules.signInPerIdentity, key: identity.limitKey)
         let now = configuration.clock()
         let refresh = SessionTokens.newRefreshToken()
         let sessionID = SessionTokens.randomToken(bytes: 16)
@@ -50,7 +49,7 @@ struct SignInService: Sendable {
             (user, created) = try await store.signIn(login, now: now)
         } catch let conflict as SignInConflict {
             // Not a sign-in of this person after all: the count goes back.
-            await limits.refund(limits.rules.signInPerIdentity, key: identityKey)
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             switch conflict {
             case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
             case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
