@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
         .library(name: "Latchkey", targets: ["Latchkey"]),
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
+        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
         .library(name: "LatchkeySQLite", targets: ["LatchkeySQLite"]),
@@ -44,10 +45,23 @@ let package = Package(
             name: "LatchkeyAPI",
             swiftSettings: swiftSettings
         ),
+        // The Facebook and JOSE primitives (JWS, JWKs, Limited Login claim checks, PKCE,
+        // appsecret_proof, signed_request, random tokens), written once for the server, the SDK and
+        // the emulator.
+        .target(
+            name: "LatchkeyCrypto",
+            dependencies: [
+                "LatchkeyAPI",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LatchkeyCore",
             dependencies: [
                 "LatchkeyAPI",
+                "LatchkeyCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
@@ -63,6 +77,7 @@ let package = Package(
             name: "FacebookEmulator",
             dependencies: [
                 "LatchkeyAPI",
+                "LatchkeyCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -77,6 +92,7 @@ let package = Package(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeyAPI",
+                "LatchkeyCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -124,11 +140,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The shared test vectors (Tests/Vectors), read the same way by every test target.
+        .target(
+            name: "TestVectors",
+            dependencies: ["LatchkeyAPI"],
+            path: "Tests/TestVectors",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "LatchkeyCryptoTests",
+            dependencies: [
+                "LatchkeyCrypto", "LatchkeyAPI", "TestVectors",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .testTarget(
             name: "FacebookEmulatorTests",
             dependencies: [
                 "FacebookEmulator",
+                "LatchkeyCrypto",
                 "LatchkeyAPI",
+                "TestVectors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -146,7 +180,9 @@ let package = Package(
                 "LatchkeyServer",
                 "LatchkeySQLite",
                 "LatchkeyAPI",
+                "LatchkeyCrypto",
                 "FacebookEmulator",
+                "TestVectors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -158,7 +194,8 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyCore", "LatchkeyAPI", .product(name: "Crypto", package: "swift-crypto"),
+                "Latchkey", "LatchkeyCore", "LatchkeyAPI", "LatchkeyCrypto", "TestVectors",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

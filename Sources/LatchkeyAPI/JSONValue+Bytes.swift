@@ -159,7 +159,12 @@ private struct Reader {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try value(depth: depth + 1)
+            // A repeated name is refused, not resolved: parsers disagree on which copy wins (first,
+            // last, error), and a token or body that means one thing here and another to a proxy or
+            // an app backend is the duplicate-claim attack (RFC 7519 §4; I-JSON, RFC 7493 §2.3).
+            guard members.updateValue(try value(depth: depth + 1), forKey: key) == nil else {
+                throw failure("duplicate member name")
+            }
             skipWhitespace()
             guard index < bytes.count else { throw failure("unterminated object") }
             if bytes[index] == UInt8(ascii: ",") {

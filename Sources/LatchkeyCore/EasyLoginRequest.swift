@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// One Easy Login attempt: the authorization URL to open, and what the app keeps to finish it
 /// (state and PKCE verifier, RFC 7636). `LatchkeyClient` makes and keeps these; apps that drive
@@ -31,8 +31,8 @@ public struct EasyLoginRequest: Sendable, Equatable {
         self.clientID = clientID
         self.redirectURI = redirectURI
         self.state = Nonce(length: 32).raw
-        self.codeVerifier = Nonce(length: 64).raw
-        let challenge = Base64URL.encode(Data(SHA256.hash(data: Data(codeVerifier.utf8))))
+        self.codeVerifier = PKCE.makeVerifier()
+        let challenge = PKCE.challenge(for: codeVerifier)
         var pairs: [(String, String)] = [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
             ("code_challenge", challenge), ("code_challenge_method", "S256"),

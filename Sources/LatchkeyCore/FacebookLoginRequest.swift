@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// Builds Facebook's login dialog URL for a configuration, and reads the redirect that comes back
 /// to `fb{app-id}://authorize` (facebook-protocol.md §2), for apps that drive the dialog themselves.
@@ -22,11 +22,11 @@ public struct FacebookLoginRequest: Sendable, Equatable {
         self.redirectURI = redirectURI ?? "fb\(appID)://authorize"
         self.configuration = configuration
         self.state = Nonce(length: 32).raw
-        self.codeVerifier = Nonce(length: 64).raw.replacingOccurrences(of: "_", with: "~")
+        self.codeVerifier = PKCE.makeVerifier()
     }
 
     /// The S256 challenge for `codeVerifier`.
-    public var codeChallenge: String { Base64URL.encode(Data(SHA256.hash(data: Data(codeVerifier.utf8)))) }
+    public var codeChallenge: String { PKCE.challenge(for: codeVerifier) }
 
     /// The dialog URL: Limited Login asks for an `id_token`, classic login for a PKCE `code`.
     /// - Parameter dialogURL: Facebook's dialog (or an emulator's).

@@ -1,37 +1,32 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 import _CryptoExtras
 
 /// On-device checks of a Limited Login id token, as Facebook's SDKs make them (facebook-protocol.md
 /// §7.3): RS256 with a published key, issuer on facebook.com, audience = the app, not expired,
-/// issued within ten minutes, nonce equal to the one sent. The server checks again; this lets an
-/// app read the `Profile` without a round trip and refuse an obviously bad token early.
+/// issued within ten minutes, nonce equal to the one sent (or its SHA-256 hex). The server checks
+/// again; this lets an app read the `Profile` without a round trip and refuse an obviously bad
+/// token early.
+///
+/// The checks are the server's own (`LatchkeyCrypto.LimitedLoginToken`) under the device policy
+/// (`IDTokenPolicy.device`), so the two never disagree on what a header, a signature or a claim
+/// means, and report the same error codes.
 public struct IDTokenValidator: Sendable {
-    private let appID: String
     private let keys: [String: _RSA.Signing.PublicKey]
-    private let maximumAge: TimeInterval
+    private let policy: IDTokenPolicy
 
     /// A validator for `appID` with keys from a JWKS document (`{"keys":[{kid,n,e}]}`).
     public init(appID: String, jwks: Data, maximumAge: TimeInterval = 600) throws(LatchkeyError) {
-        guard let document = try? JSONValue.decode(jwks), let entries = document["keys"]?.arrayValue else {
+        guard let document = try? JSONValue.decode(jwks), document["keys"]?.arrayValue != nil else {
             throw LatchkeyError.sdk("invalid_configuration", "The JWKS document is not valid JSON with keys.")
         }
-        var keys: [String: _RSA.Signing.PublicKey] = [:]
-        for jwk in entries {
-            guard jwk["kty"] == "RSA", let kid = jwk["kid"]?.stringValue,
-                let n = jwk["n"]?.stringValue.flatMap(Base64URL.decode),
-                let e = jwk["e"]?.stringValue.flatMap(Base64URL.decode),
-                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
-            else { continue }
-            keys[kid] = key
-        }
+        let keys = RSAJWK.signingKeys(in: document)
         guard !keys.isEmpty else {
             throw LatchkeyError.sdk("invalid_configuration", "The JWKS document has no RSA keys.")
         }
-        self.appID = appID
         self.keys = keys
-        self.maximumAge = maximumAge
+        self.policy = .device(appID: appID, maximumAge: maximumAge)
     }
 
     /// Fetches Facebook's JWKS (or an emulator's) over `transport` and builds a validator.
@@ -55,49 +50,18 @@ public struct IDTokenValidator: Sendable {
 
     /// Validates `token` and returns its profile.
     /// - Parameters:
-    ///   - nonce: the nonce given to Facebook (compared byte for byte, as Facebook's SDKs do).
+    ///   - nonce: the nonce given to Facebook; the claim must equal it (as Facebook's SDKs require)
+    ///     or its SHA-256 hex, compared in constant time.
     ///   - now: the current time.
     /// - Throws: `LatchkeyError` with code `id_token_invalid`, `id_token_unknown_key`, `id_token_wrong_issuer`,
     ///   `id_token_wrong_audience`, `id_token_expired`, `id_token_iat_invalid` or `nonce_mismatch`.
     public func validate(_ token: String, nonce: String, now: Date = Date()) throws(LatchkeyError) -> Profile {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Base64URL.decode(parts[0]),
-            let payloadData = Base64URL.decode(parts[1]),
-            let signature = Base64URL.decode(parts[2]), let header = try? JSONValue.decode(headerData),
-            let claims = try? JSONValue.decode(payloadData)
-        else { throw Self.failure("id_token_invalid", "The id token is not a well-formed JWT.") }
-        guard header["alg"] == "RS256", let kid = header["kid"]?.stringValue, !kid.isEmpty else {
-            throw Self.failure("id_token_invalid", "The id token must be RS256 with a kid.")
+        do {
+            let parsed = try LimitedLoginToken(token)
+            try parsed.verifySignature(with: keys[parsed.kid])
+            return Profile(claims: try parsed.claims(policy: policy, nonce: nonce, now: now).all)
+        } catch {
+            throw LatchkeyError(code: error.code.rawValue, message: error.message)
         }
-        guard let key = keys[kid] else { throw Self.failure("id_token_unknown_key", "Unknown signing key.") }
-        let input = Data(parts[0].utf8) + Data(".".utf8) + Data(parts[1].utf8)
-        guard
-            key.isValidSignature(
-                _RSA.Signing.RSASignature(rawRepresentation: signature), for: SHA256.hash(data: input),
-                padding: .insecurePKCS1v1_5)
-        else { throw Self.failure("id_token_invalid", "The id token's signature is invalid.") }
-        guard let issuer = claims["iss"]?.stringValue.flatMap(URL.init(string:)), let host = issuer.host,
-            host == "facebook.com" || host.hasSuffix(".facebook.com")
-        else { throw Self.failure("id_token_wrong_issuer", "The id token was not issued by Facebook.") }
-        guard claims["aud"]?.stringValue == appID else {
-            throw Self.failure("id_token_wrong_audience", "The id token was issued to another app.")
-        }
-        guard let exp = claims["exp"]?.intValue, TimeInterval(exp) > now.timeIntervalSince1970 else {
-            throw Self.failure("id_token_expired", "The id token has expired.")
-        }
-        guard let iat = claims["iat"]?.intValue, TimeInterval(iat) >= now.timeIntervalSince1970 - maximumAge else {
-            throw Self.failure("id_token_iat_invalid", "The id token was issued too long ago.")
-        }
-        guard let claimed = claims["nonce"]?.stringValue, !claimed.isEmpty, ConstantTime.equals(claimed, nonce) else {
-            throw Self.failure("nonce_mismatch", "The id token's nonce does not match.")
-        }
-        guard claims["jti"]?.stringValue?.isEmpty == false, claims["sub"]?.stringValue?.isEmpty == false else {
-            throw Self.failure("id_token_invalid", "The id token lacks jti or sub.")
-        }
-        return Profile(claims: claims)
-    }
-
-    private static func failure(_ code: String, _ message: String) -> LatchkeyError {
-        LatchkeyError(code: code, message: message)
     }
 }

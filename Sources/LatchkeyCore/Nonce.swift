@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// A login nonce: a cryptographically random raw value for Latchkey and its SHA-256 hex for
 /// Facebook's `LoginConfiguration`, the pattern every seed document writes by hand.
@@ -16,10 +17,7 @@ public struct Nonce: Sendable, Equatable {
     /// A fresh nonce of `length` characters from `[0-9A-Za-z-._]`; shorter lengths are raised to 16
     /// so a nonce always carries enough entropy.
     public init(length: Int = 32) {
-        let length = max(length, 16)
-        let charset = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-._")
-        var generator = SystemRandomNumberGenerator()
-        raw = String((0..<length).map { _ in charset[Int.random(in: 0..<charset.count, using: &generator)] })
+        raw = RandomToken.string(count: max(length, 16), alphabet: RandomToken.alphanumerics + "-._")
     }
 
     /// Wraps a nonce received from elsewhere (e.g. `POST /v1/auth/nonce`).

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeyCrypto
 import Testing
 
 @testable import FacebookEmulator

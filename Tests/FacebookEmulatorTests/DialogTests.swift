@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCrypto
 import Testing
 
 @testable import FacebookEmulator

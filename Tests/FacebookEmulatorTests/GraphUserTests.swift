@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import LatchkeyCrypto
 import Testing
 
 @testable import FacebookEmulator

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// Builds compact JWS tokens (RFC 7515) for id tokens, including the deliberately broken ones that
 /// the control API hands out so that verifiers can be tested against each attack.
@@ -18,21 +19,19 @@ enum JWS {
     }
 
     static func compact(header: JSONValue, payload: JSONValue, signature: Signature) throws -> String {
-        let signingInput = Base64URL.encode(header.encoded()) + "." + Base64URL.encode(payload.encoded())
-        let bytes: Data
-        switch signature {
-        case .rs256(let key):
-            bytes = try key.signRS256(Data(signingInput.utf8))
-        case .hs256(let secret):
-            let mac = HMAC<SHA256>.authenticationCode(for: Data(signingInput.utf8), using: SymmetricKey(data: secret))
-            bytes = Data(mac)
-        case .none:
-            bytes = Data()
-        case .corruptedRS256(let key):
-            var signed = try key.signRS256(Data(signingInput.utf8))
-            signed[signed.startIndex] ^= 0x01
-            bytes = signed
+        try CompactJWS.make(header: header, claims: payload) { signingInput in
+            switch signature {
+            case .rs256(let key):
+                return try key.signRS256(signingInput)
+            case .hs256(let secret):
+                return Data(HMAC<SHA256>.authenticationCode(for: signingInput, using: SymmetricKey(data: secret)))
+            case .none:
+                return Data()
+            case .corruptedRS256(let key):
+                var signed = try key.signRS256(signingInput)
+                signed[signed.startIndex] ^= 0x01
+                return signed
+            }
         }
-        return signingInput + "." + Base64URL.encode(bytes)
     }
 }

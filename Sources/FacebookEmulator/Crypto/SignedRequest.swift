@@ -1,12 +1,10 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
-/// Facebook's `signed_request`: `base64url(HMAC-SHA256(secret, encodedPayload)) + "." + encodedPayload`.
-///
-/// The MAC covers the *encoded* payload segment, not the JSON, and the segments are unpadded
-/// base64url (facebook-protocol.md §9.1).
-public enum SignedRequest {
+/// The emulator's spoiled signed requests, for testing a receiver's checks; signing itself is
+/// `LatchkeyCrypto.SignedRequest`, the same code the server verifies with.
+extension SignedRequest {
     /// Ways to spoil a signed request, for testing a receiver's checks.
     public enum Tampering: String, Sendable, Codable, CaseIterable {
         /// The signature of a different payload.
@@ -15,19 +13,6 @@ public enum SignedRequest {
         case algorithm
         /// Signed with another secret.
         case secret
-    }
-
-    /// Signs `payload` (which should carry `algorithm: HMAC-SHA256`) with the app secret.
-    public static func sign(payload: JSONValue, secret: String) -> String {
-        let encodedPayload = Base64URL.encode(payload.encoded())
-        return signature(encodedPayload: encodedPayload, secret: secret) + "." + encodedPayload
-    }
-
-    /// The signature segment for an already encoded payload segment.
-    static func signature(encodedPayload: String, secret: String) -> String {
-        let mac = HMAC<SHA256>.authenticationCode(
-            for: Data(encodedPayload.utf8), using: SymmetricKey(data: Data(secret.utf8)))
-        return Base64URL.encode(Data(mac))
     }
 
     /// Builds a signed request and applies `tampering`, if any.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 import SwiftASN1
 import X509
 import _CryptoExtras
@@ -40,12 +41,7 @@ public struct SigningKey: Sendable {
         let publicKey = privateKey.publicKey
         let digest = SHA256.hash(data: publicKey.derRepresentation)
         self.kid = Hex.encode(digest.prefix(20))
-        let primitives = try publicKey.getKeyPrimitives()
-        self.jwk = [
-            "kid": .string(kid), "kty": "RSA", "alg": "RS256", "use": "sig",
-            "n": .string(Base64URL.encode(primitives.modulus)),
-            "e": .string(Base64URL.encode(primitives.publicExponent)),
-        ]
+        self.jwk = try RSAJWK.publicJWK(of: publicKey, kid: kid)
         self.publicKeyPEM = publicKey.pemRepresentation
         let name = try DistinguishedName {
             CommonName("facebook-emulator.local")
@@ -67,8 +63,6 @@ public struct SigningKey: Sendable {
         self.certificatePEM = try certificate.serializeAsPEM().pemString
     }
 
-    /// RSASSA-PKCS1-v1_5 with SHA-256 over `message`: the `RS256` of JWS (RFC 7518 §3.3).
-    func signRS256(_ message: some DataProtocol) throws -> Data {
-        try privateKey.signature(for: SHA256.hash(data: Data(message)), padding: .insecurePKCS1v1_5).rawRepresentation
-    }
+    /// RSASSA-PKCS1-v1_5 with SHA-256 over `message`: the `RS256` of JWS (`LatchkeyCrypto.RS256`).
+    func signRS256(_ message: some DataProtocol) throws -> Data { try RS256.sign(message, key: privateKey) }
 }

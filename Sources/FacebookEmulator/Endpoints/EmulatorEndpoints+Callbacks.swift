@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 import NIOCore
 import NIOHTTP1
 

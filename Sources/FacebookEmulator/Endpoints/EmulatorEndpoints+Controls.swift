@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 
 extension EmulatorEndpoints {
     /// The control API under `/_emulator/` (documented in the README): minting, revocation, clock,

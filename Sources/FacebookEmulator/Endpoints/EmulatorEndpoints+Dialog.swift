@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// What the OAuth dialog was asked for, validated before anything is shown or redirected.
 struct DialogRequest: Sendable {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 import Logging
 
 /// The handlers behind every emulator path; one file per concept extends it.

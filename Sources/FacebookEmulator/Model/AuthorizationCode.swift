@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// A code the dialog issued: single use, bound to its app, redirect URI and PKCE challenge.
 struct AuthorizationCode: Sendable {

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// What an `access_token` parameter turned out to be.
 enum PresentedToken: Sendable {

@@ -1,21 +1,13 @@
 import Foundation
-import LatchkeyAPI
+import LatchkeyCrypto
 
-/// Random identifiers with the look of Facebook's, from the system's secure generator.
+/// Random identifiers with the look of Facebook's, drawn with the shared `RandomToken`.
 enum RandomString {
-    private static let alphanumerics = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-
     /// `count` characters from `[A-Za-z0-9]`.
-    static func alphanumeric(_ count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<count).map { _ in alphanumerics.randomElement(using: &generator) ?? "A" })
-    }
+    static func alphanumeric(_ count: Int) -> String { RandomToken.alphanumeric(count) }
 
     /// `count` lowercase hex characters.
-    static func hex(_ count: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<count).map { _ in "0123456789abcdef".randomElement(using: &generator) ?? "0" })
-    }
+    static func hex(_ count: Int) -> String { RandomToken.hex(count) }
 
     /// A Graph user access token: Facebook's start with `EAA`.
     static func accessToken() -> String { "EAA" + alphanumeric(180) }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 import Logging
 import NIOCore
 
@@ -99,7 +100,7 @@ struct EasyLoginService: Sendable {
                 ])
         }
         let handle = SessionTokens.randomToken(bytes: 32)
-        let verifier = SessionTokens.randomToken(bytes: 48)
+        let verifier = PKCE.makeVerifier()
         let pending = PendingAuthorization(
             handleHash: SessionTokens.hash(handle), clientID: client.id, redirectURI: redirectURI,
             clientState: clientState, codeChallenge: challenge, permissions: permissions, fieldsMapping: mapping,
@@ -267,7 +268,7 @@ struct EasyLoginService: Sendable {
         let code = try required("code", maxLength: 256)
         let redirectURI = try required("redirect_uri")
         let verifier = try required("code_verifier", maxLength: 128)
-        guard PKCE.isValidVerifier(verifier) else {
+        guard PKCE.isWellFormed(verifier) else {
             throw APIError.invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.")
         }
         let now = configuration.clock()

@@ -1,7 +1,7 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import LatchkeyAPI
+import LatchkeyCrypto
 import NIOCore
 
 /// Verifies a classic Facebook access token (facebook-protocol.md §4, §5): `debug_token` with the
@@ -141,8 +141,7 @@ struct AccessTokenVerifier: Sendable {
     private func me(
         _ token: String, app: ServerConfiguration.FacebookApp, mapping: FieldMapping
     ) async throws -> GraphClient.Answer {
-        let proof = Hex.encode(
-            HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: SymmetricKey(data: Data(app.secret.utf8))))
+        let proof = AppSecretProof.compute(accessToken: token, secret: app.secret)
         return try await graph.get(
             "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token)
     }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 import NIOCore
 import NIOHTTP1
 import _CryptoExtras
@@ -74,17 +75,9 @@ actor KeySetCache {
         freshUntil = clock().addingTimeInterval(Self.maxAge(cacheControl) ?? 3600)
     }
 
-    /// The RSA keys of a JWKS document, by `kid`.
+    /// The RS256 keys of a JWKS document, by `kid` (the shared reader, `RSAJWK`).
     static func parse(_ document: JSONValue) throws -> [String: _RSA.Signing.PublicKey] {
-        var parsed: [String: _RSA.Signing.PublicKey] = [:]
-        for jwk in document["keys"]?.arrayValue ?? [] {
-            guard jwk["kty"] == "RSA", let kid = jwk["kid"]?.stringValue,
-                let n = jwk["n"]?.stringValue.flatMap(Base64URL.decode),
-                let e = jwk["e"]?.stringValue.flatMap(Base64URL.decode),
-                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
-            else { continue }
-            parsed[kid] = key
-        }
+        let parsed = RSAJWK.signingKeys(in: document)
         guard !parsed.isEmpty else { throw KeySetError.noKeys }
         return parsed
     }

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import LatchkeyAPI
+import LatchkeyCrypto
 import NIOCore
 
 /// One ES256 key that signs Latchkey access tokens, with its public JWK computed once.
@@ -47,18 +48,11 @@ public struct SessionSigningKey: Sendable {
     /// The raw private scalar, for storage.
     public var rawPrivateKey: Data { privateKey.rawRepresentation }
 
-    /// ES256 signature (raw `r || s`, RFC 7518 §3.4) in its low-S form: the signer may produce
-    /// either S or n − S, and `verify` accepts only the low one (`P256LowS`).
-    func sign(_ input: Data) throws -> Data {
-        P256LowS.normalized(try privateKey.signature(for: input).rawRepresentation)
-    }
+    /// ES256 signature (raw `r || s`, RFC 7518 §3.4) in its low-S form (`LatchkeyCrypto.ES256`).
+    func sign(_ input: Data) throws -> Data { try ES256.sign(input, key: privateKey) }
 
-    /// Checks an ES256 signature; a high-S one is refused even though it verifies mathematically,
-    /// so each token has exactly one valid encoding.
+    /// Checks an ES256 signature; a high-S one is refused, so each token has exactly one encoding.
     func verify(_ signature: Data, for input: Data) -> Bool {
-        guard P256LowS.isLowS(signature),
-            let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
-        else { return false }
-        return privateKey.publicKey.isValidSignature(parsed, for: input)
+        ES256.isValid(signature, for: input, key: privateKey.publicKey)
     }
 }

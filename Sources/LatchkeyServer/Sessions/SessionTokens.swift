@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPTypes
 import LatchkeyAPI
+import LatchkeyCrypto
 import NIOCore
 
 /// Issues and verifies Latchkey session tokens.
@@ -36,12 +37,8 @@ struct SessionTokens: Sendable {
 
     static func hash(_ refreshToken: String) -> Data { Data(SHA256.hash(data: Data(refreshToken.utf8))) }
 
-    /// URL-safe random identifier.
-    static func randomToken(bytes count: Int) -> String {
-        // One getrandom call for the whole token; drawing byte by byte from the system generator
-        // cost a call per byte (docs/performance.md).
-        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Base64URL.encode($0) }
-    }
+    /// URL-safe random identifier (`LatchkeyCrypto.RandomToken`).
+    static func randomToken(bytes count: Int) -> String { RandomToken.base64URL(bytes: count) }
 
     func accessToken(userID: String, sessionID: String, now: Date) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
@@ -75,9 +72,10 @@ struct SessionTokens: Sendable {
     /// Facebook's sake, and padding lies outside the signed input, so `token + "=="` would otherwise
     /// verify as a second spelling of the same token.
     func verifyUncached(_ token: String, now: Date) throws -> AccessClaims {
-        guard token.utf8.count <= 4096, token.utf8.last != UInt8(ascii: "="), let jws = CompactJWS(token),
-            jws.header["alg"] == "ES256",
-            let kid = jws.header["kid"]?.stringValue,
+        // The same reader and header rules as Facebook's id tokens (`LatchkeyCrypto`): ES256 only,
+        // no key-source or `crit` headers, a well-formed kid, before the key ring is consulted.
+        guard token.utf8.last != UInt8(ascii: "="), let jws = CompactJWS(token, maximumLength: 4096),
+            let kid = try? JOSEHeader.check(jws.header, algorithm: "ES256"),
             let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
         else { throw APIError.unauthorized }
         let claims = jws.claims

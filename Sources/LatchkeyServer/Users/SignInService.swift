@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LatchkeyAPI
+import LatchkeyCrypto
 import Logging
 import NIOCore
 
@@ -17,7 +18,7 @@ struct SignInService: Sendable {
 
     func signIn(_ fields: [String: JSONValue], logger: Logger) async throws -> SignInBody {
         let accessToken = try RequestReading.string(fields, "accessToken")
-        let idToken = try RequestReading.string(fields, "idToken", maxLength: 16 * 1024)
+        let idToken = try RequestReading.string(fields, "idToken", maxLength: CompactJWS.maximumLength)
         let nonce = try RequestReading.string(fields, "nonce", maxLength: 512)
         let mapping =
             try RequestReading.stringMap(fields, "fieldsMapping").map {
