@@ -204,6 +204,14 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// The session a refresh token belongs to, by its primary key.
+    public func refreshTokenFamily(hash: Data) async throws -> String? {
+        try await transaction { db in
+            try db.query("SELECT session_id FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?
+                .column("session_id")?.string
+        }
+    }
+
     /// Spends a refresh token; a spent one revokes its session (reuse detection).
     public func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date

@@ -184,6 +184,48 @@ struct AbuseLimitServerTests {
         }
     }
 
+    @Test("refreshes per session: the refused token is not spent, and other sessions go on")
+    func refreshPerSession() async throws {
+        try await Stack.run(Self.limits { $0.refreshPerSession = RateRule(name: "r", limit: 3, period: 60) }) {
+            (stack: Stack) async throws in
+            var token = try #require(try await SessionTests.signedIn(stack)["refresh_token"]?.stringValue)
+            for _ in 0..<3 {
+                let rotated = try await SessionTests.refresh(stack, token)
+                #expect(rotated.status == .ok)
+                token = try #require(try rotated.json()["refresh_token"]?.stringValue)
+            }
+            let refused = try await SessionTests.refresh(stack, token)
+            #expect(refused.status == .tooManyRequests && refused.errorCode == "rate_limited")
+            #expect(refused.headers[.retryAfter] == "20")
+            // Another session of the same person has its own count.
+            let other = try #require(try await SessionTests.signedIn(stack)["refresh_token"]?.stringValue)
+            #expect(try await SessionTests.refresh(stack, other).status == .ok)
+            // The refused token was not spent: once the window moves it rotates, and the session lives.
+            stack.clock.advance(20)
+            let later = try await SessionTests.refresh(stack, token)
+            #expect(later.status == .ok)
+            let access = try #require(try later.json()["access_token"]?.stringValue)
+            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+        }
+    }
+
+    @Test("the token endpoint counts only failed grants per address")
+    func onlyFailedGrantsCount() async throws {
+        try await Stack.run(Self.limits { $0.tokenPerAddress = RateRule(name: "t", limit: 2, period: 60) }) {
+            (stack: Stack) async throws in
+            var token = try #require(try await SessionTests.signedIn(stack)["refresh_token"]?.stringValue)
+            for _ in 0..<6 {
+                let rotated = try await SessionTests.refresh(stack, token)
+                #expect(rotated.status == .ok)
+                token = try #require(try rotated.json()["refresh_token"]?.stringValue)
+            }
+            for _ in 0..<2 {
+                #expect(try await SessionTests.refresh(stack, "guess").errorCode == "refresh_token_invalid")
+            }
+            #expect(try await SessionTests.refresh(stack, "guess").errorCode == "rate_limited")
+        }
+    }
+
     @Test("authorize per address: a valid request goes back to the app as temporarily_unavailable")
     func authorizePerAddress() async throws {
         try await Stack.run(

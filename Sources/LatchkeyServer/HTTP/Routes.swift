@@ -76,7 +76,8 @@ struct Routes: Sendable {
         router.post("/v1/oauth/token") { request, context in
             // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
             do {
-                try await limits.enforce(limits.rules.tokenPerAddress, key: limits.client(request, context))
+                let address = limits.client(request, context)
+                try await limits.enforce(limits.rules.tokenPerAddress, key: address)
                 var fields = try await reading.fields(
                     request,
                     allowed: [
@@ -88,15 +89,20 @@ struct Routes: Sendable {
                     }
                     fields["client_id"] = .string(clientID)
                 }
+                let granted: Response
                 switch try RequestReading.string(fields, "grant_type", maxLength: 64) {
-                case "refresh_token": return try await refresh(fields)
-                case "authorization_code": return try Response.json(try await easyLogin.redeem(fields))
+                case "refresh_token": granted = try await refresh(fields)
+                case "authorization_code": granted = try Response.json(try await easyLogin.redeem(fields))
                 case nil: throw APIError.invalidRequest("grant_type is required.")
                 case .some:
                     // Not echoed: error_description stays free of request text.
                     throw APIError(
                         .badRequest, .unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
                 }
+                // Only failed grants count against the address: behind a carrier NAT, many people's
+                // scheduled refreshes share one address, and a success says nothing of abuse.
+                await limits.refund(limits.rules.tokenPerAddress, key: address)
+                return granted
             } catch {
                 return APIError.from(error, logger: context.logger).oauthResponse()
             }
@@ -187,16 +193,25 @@ struct Routes: Sendable {
         return String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
     }
 
+    static let invalidRefreshToken = APIError(
+        .badRequest, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
+
     /// `grant_type=refresh_token` (RFC 6749 §6) with rotation and reuse detection.
     func refresh(_ fields: [String: JSONValue]) async throws -> Response {
         guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
         else {
             throw APIError.invalidRequest("refresh_token is required.")
         }
+        let hash = SessionTokens.hash(presented)
+        // The family first, so its limit is checked before anything is spent: limiting after the
+        // rotation would throw away the new token, and the app's retry with the old one would
+        // then read as reuse and end the session.
+        guard let family = try await store.refreshTokenFamily(hash: hash) else { throw Self.invalidRefreshToken }
+        try await limits.enforce(limits.rules.refreshPerSession, key: family)
         let now = configuration.clock()
         let next = SessionTokens.newRefreshToken()
         switch try await store.rotateRefreshToken(
-            hash: SessionTokens.hash(presented), newHash: next.hash, now: now,
+            hash: hash, newHash: next.hash, now: now,
             newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
         {
         case .rotated(let sessionID, let userID):
@@ -208,7 +223,7 @@ struct Routes: Sendable {
                 .badRequest, .refreshTokenReused, "This refresh token was already used; the session has been revoked."
             )
         case .invalid:
-            throw APIError(.badRequest, .refreshTokenInvalid, "The refresh token is unknown, expired or revoked.")
+            throw Self.invalidRefreshToken
         case .userDisabled:
             throw APIError(.badRequest, .userDisabled, "This account is disabled.")
         }

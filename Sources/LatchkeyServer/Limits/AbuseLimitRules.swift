@@ -8,8 +8,15 @@ public struct AbuseLimitRules: Sendable, Equatable {
     /// Sign-ins of one Facebook identity on every path: classic, Limited Login, Easy Login
     /// (`LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY`, 10/60).
     public var signInPerIdentity: RateRule? = RateRule(name: "sign-in-identity", limit: 10, period: 60)
-    /// `POST /v1/oauth/token`, both grants, per client address (`LATCHKEY_LIMIT_TOKEN_PER_ADDRESS`, 120/60).
+    /// Failed grants at `POST /v1/oauth/token` per client address (`LATCHKEY_LIMIT_TOKEN_PER_ADDRESS`,
+    /// 120/60). A successful grant gives its count back, so thousands of people behind one carrier
+    /// NAT refreshing on schedule never share a budget; guessing codes and tokens does.
     public var tokenPerAddress: RateRule? = RateRule(name: "token-address", limit: 120, period: 60)
+    /// Refreshes of one session, its refresh-token family (`LATCHKEY_LIMIT_REFRESH_PER_SESSION`,
+    /// 20/60): an app refreshes every quarter of an hour; a loop would grow the family's spent
+    /// tokens (kept for reuse detection) without end, and a thief racing the app for a stolen
+    /// token gets no more turns than the app.
+    public var refreshPerSession: RateRule? = RateRule(name: "refresh-session", limit: 20, period: 60)
     /// `POST /v1/auth/nonce` per client address, each writing a row (`LATCHKEY_LIMIT_NONCE_PER_ADDRESS`, 60/60).
     public var noncePerAddress: RateRule? = RateRule(name: "nonce-address", limit: 60, period: 60)
     /// `GET /v1/oauth/authorize` per client address, each parking a request
@@ -32,6 +39,7 @@ public struct AbuseLimitRules: Sendable, Equatable {
             ("LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "sign-in-address", \.signInPerAddress),
             ("LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY", "sign-in-identity", \.signInPerIdentity),
             ("LATCHKEY_LIMIT_TOKEN_PER_ADDRESS", "token-address", \.tokenPerAddress),
+            ("LATCHKEY_LIMIT_REFRESH_PER_SESSION", "refresh-session", \.refreshPerSession),
             ("LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "nonce-address", \.noncePerAddress),
             ("LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS", "authorize-address", \.authorizePerAddress),
         ]
