@@ -71,12 +71,13 @@ public func buildApplication(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
         limits: limits)
     let router = Router(context: LatchkeyRequestContext.self)
-    router.add(middleware: ErrorMiddleware())
+    let table = RouteTable()
+    router.add(middleware: ErrorMiddleware(routes: table))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
         origin: origin, health: health, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
-    ).register(on: router)
+    ).register(on: router, table: table)
     let connections = ConnectionCounter(maximum: configuration.maximumConnections, logger: logger)
     var application = Application(
         router: router,

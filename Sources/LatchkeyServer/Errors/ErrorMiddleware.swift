@@ -7,7 +7,10 @@ import NIOCore
 
 /// Turns every error into the JSON error body: `APIError`s as they are, Hummingbird's own errors
 /// (404, 413, …) into the matching code, and anything else into a bare 500 whose cause is logged.
+/// A known path asked with another method is 405 with `Allow`, not the router's 404.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteTable
+
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws
@@ -16,7 +19,15 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch {
-            return APIError.from(error, logger: context.logger).response()
+            let failure = APIError.from(error, logger: context.logger)
+            if failure.code == .notFound, let allowed = routes.methods(for: request.uri.path) {
+                var response = APIError(
+                    .methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method."
+                ).response()
+                response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                return response
+            }
+            return failure.response()
         }
     }
 }

@@ -19,9 +19,17 @@ struct Routes: Sendable {
     let limits: AbuseLimits
     let reading: RequestReading
 
-    func register(on router: Router<LatchkeyRequestContext>) {
-        router.get("/health") { _, _ in try Response.json(["status": "ok"]) }
-        router.get("/ready") { _, context in
+    func register(on router: Router<LatchkeyRequestContext>, table: RouteTable) {
+        /// Registers a handler and records its method and path in `table`.
+        func route<Output: ResponseGenerator>(
+            _ method: HTTPRequest.Method, _ path: String,
+            _ handler: @escaping @Sendable (Request, LatchkeyRequestContext) async throws -> Output
+        ) {
+            table.record(method, path)
+            router.on(RouterPath(path), method: method, use: handler)
+        }
+        route(.get, "/health") { _, _ in try Response.json(["status": "ok"]) }
+        route(.get, "/ready") { _, context in
             // Facebook's state comes from the last real answers, never from a call per probe: this
             // endpoint is public. Only the database decides the status code: Facebook trouble hits
             // every node alike, and refresh and `/v1/users/me` keep working without Facebook.
@@ -44,36 +52,44 @@ struct Routes: Sendable {
             }
             return response
         }
-        router.get("/.well-known/jwks.json") { _, _ in
+        route(.get, "/.well-known/jwks.json") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             headers[.cacheControl] = "public, max-age=300"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.jwks)))
         }
-        router.get("/.well-known/openid-configuration") { _, _ in try Response.json(discovery) }
-        router.get("/.well-known/oauth-authorization-server") { _, _ in try Response.json(discovery) }
-        router.get("/v1/oauth/authorize") { request, context in
+        route(.get, "/openapi.json") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            headers[.cacheControl] = "public, max-age=300"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: Self.openAPIBody))
+        }
+        route(.get, "/.well-known/openid-configuration") { _, _ in try Response.json(discovery) }
+        route(.get, "/.well-known/oauth-authorization-server") { _, _ in try Response.json(discovery) }
+        route(.get, "/v1/oauth/authorize") { request, context in
             await easyLogin.authorize(
                 request.uri.query, address: limits.client(request, context), logger: context.logger)
         }
-        router.get(RouterPath(ServerConfiguration.facebookCallbackPath)) { request, context in
+        route(.get, ServerConfiguration.facebookCallbackPath) { request, context in
             await easyLogin.callback(request.uri.query, logger: context.logger)
         }
 
-        router.post("/v1/auth/facebook") { request, context in
+        route(.post, "/v1/auth/facebook") { request, context in
             try await limits.enforce(limits.rules.signInPerAddress, key: limits.client(request, context))
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
             return try Response.json(try await signIn.signIn(fields, logger: context.logger))
         }
-        router.post("/v1/auth/nonce") { request, context in
+        route(.post, "/v1/auth/nonce") { request, context in
             try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))
+            // No fields, but the body is still read: anything other than nothing or `{}` is refused.
+            _ = try await reading.fields(request, allowed: [])
             let nonce = SessionTokens.randomToken(bytes: 24)
             let lifetime = configuration.nonceLifetime
             let now = configuration.clock()
             try await store.storeNonce(nonce, expiresAt: now.addingTimeInterval(lifetime), now: now)
             return try Response.json(NonceBody(nonce: nonce, expiresIn: Int(lifetime)))
         }
-        router.post("/v1/oauth/token") { request, context in
+        route(.post, "/v1/oauth/token") { request, context in
             // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
             do {
                 let address = limits.client(request, context)
@@ -107,7 +123,7 @@ struct Routes: Sendable {
                 return APIError.from(error, logger: context.logger).oauthResponse()
             }
         }
-        router.get("/v1/users/me") { request, _ in
+        route(.get, "/v1/users/me") { request, _ in
             // The session check and the read are one store operation here: the hottest read path.
             let claims = try verifiedClaims(request)
             guard let user = try await store.activeUser(id: claims.userID, sessionID: claims.sessionID) else {
@@ -115,7 +131,7 @@ struct Routes: Sendable {
             }
             return try Response.json(UserBody(user))
         }
-        router.patch("/v1/users/me") { request, _ in
+        route(.patch, "/v1/users/me") { request, _ in
             let claims = try await authenticate(request)
             let fields = try await reading.fields(request, allowed: ["properties"])
             guard let properties = fields["properties"]?.objectValue else {
@@ -133,17 +149,20 @@ struct Routes: Sendable {
             else { throw APIError.unauthorized }
             return try Response.json(UserBody(user))
         }
-        router.post("/v1/auth/logout") { request, _ in
+        route(.post, "/v1/auth/logout") { request, _ in
             let claims = try await authenticate(request)
             try await store.revokeSession(id: claims.sessionID, now: configuration.clock())
             return Response(status: .noContent)
         }
-        router.post("/v1/auth/logout-all") { request, _ in
+        route(.post, "/v1/auth/logout-all") { request, _ in
             let claims = try await authenticate(request)
             let count = try await store.revokeSessions(userID: claims.userID, now: configuration.clock())
             return try Response.json(["revokedSessions": count])
         }
     }
+
+    /// The contract (docs/openapi.json), encoded once.
+    static let openAPIBody = ByteBuffer(string: OpenAPIDocument.json)
 
     /// The bearer token's claims, after checking its session is still active.
     func authenticate(_ request: Request) async throws -> SessionTokens.AccessClaims {
