@@ -65,6 +65,11 @@ struct RateLimiterTests {
         #expect(first == ClientAddress("[2001:db8:1:2:ffff:1:2:3]:443")?.key)
         #expect(first != ClientAddress("2001:db8:1:3::1")?.key)
         #expect(ClientAddress("not-an-address") == nil)
+        // The /48 aggregates 65,536 /64s; IPv4 has none.
+        #expect(ClientAddress("2001:db8:1:2::1")?.networkKey == "v6:20:1:d:b8:0:1::/48")
+        #expect(ClientAddress("2001:db8:1:ffff::1")?.networkKey == ClientAddress("2001:db8:1:2::1")?.networkKey)
+        #expect(ClientAddress("2001:db8:2::1")?.networkKey != ClientAddress("2001:db8:1::1")?.networkKey)
+        #expect(ClientAddress("192.0.2.7")?.networkKey == nil)
         #expect(ClientAddress.Network("10.0.0.0/8")?.contains(ClientAddress("10.200.1.1")!) == true)
         #expect(ClientAddress.Network("10.0.0.0/8")?.contains(ClientAddress("11.0.0.1")!) == false)
         #expect(ClientAddress.Network("fd00::/8")?.contains(ClientAddress("fd12::1")!) == true)
@@ -267,6 +272,32 @@ struct AbuseLimitServerTests {
             let first = try await Self.nonce(stack, from: "192.0.2.1")
             let spoofed = try await Self.nonce(stack, from: "192.0.2.2")
             #expect(first == .ok && spoofed == .tooManyRequests)
+        }
+    }
+}
+
+extension AbuseLimitServerTests {
+    @Test("sign-ins per IPv6 /48: fresh /64s of one site share its count")
+    func signInPerNetwork() async throws {
+        try await Stack.run({
+            $0.abuseLimits = .off
+            $0.abuseLimits.signInPerAddress = RateRule(name: "a", limit: 1, period: 60)
+            $0.abuseLimits.signInPerNetwork = RateRule(name: "w", limit: 3, period: 60)
+            $0.trustedProxies = ["127.0.0.1/32", "::1"]
+        }) { (stack: Stack) async throws in
+            func signIn(from address: String) async throws -> TestResponse {
+                try await stack.post(
+                    "/v1/auth/facebook", json: ["accessToken": "EAAmadeup"],
+                    headers: [HTTPField.Name("X-Forwarded-For")!: address])
+            }
+            // Each /64 gets past its own limit of one; the fourth /64 of the /48 is refused.
+            for subnet in 1...3 {
+                #expect(try await signIn(from: "2001:db8:1:\(subnet)::1").errorCode != "rate_limited")
+            }
+            #expect(try await signIn(from: "2001:db8:1:4::1").errorCode == "rate_limited")
+            #expect(try await signIn(from: "2001:db8:2:1::1").errorCode != "rate_limited")
+            // IPv4 has no aggregate.
+            for host in 1...5 { #expect(try await signIn(from: "192.0.2.\(host)").errorCode != "rate_limited") }
         }
     }
 }

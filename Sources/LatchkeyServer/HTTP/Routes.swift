@@ -75,7 +75,7 @@ struct Routes: Sendable {
         }
 
         route(.post, "/v1/auth/facebook") { request, context in
-            try await limits.enforce(limits.rules.signInPerAddress, key: limits.client(request, context))
+            try await limits.enforceSignIn(request, context)
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
             return try Response.json(try await signIn.signIn(fields, logger: context.logger))
         }

@@ -5,6 +5,9 @@ public struct AbuseLimitRules: Sendable, Equatable {
     /// `POST /v1/auth/facebook` per client address (`LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS`, 60/60):
     /// each classic attempt spends two Graph calls of the app's Facebook rate limit.
     public var signInPerAddress: RateRule? = RateRule(name: "sign-in-address", limit: 60, period: 60)
+    /// `POST /v1/auth/facebook` per IPv6 /48 (`LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK`, 300/60): one
+    /// site's /48 holds 65,536 /64s, each with its own per-address count.
+    public var signInPerNetwork: RateRule? = RateRule(name: "sign-in-network", limit: 300, period: 60)
     /// Sign-ins of one Facebook identity on every path: classic, Limited Login, Easy Login
     /// (`LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY`, 10/60).
     public var signInPerIdentity: RateRule? = RateRule(name: "sign-in-identity", limit: 10, period: 60)
@@ -37,6 +40,7 @@ public struct AbuseLimitRules: Sendable, Equatable {
     static var settings: [(setting: String, rule: String, keyPath: WritableKeyPath<AbuseLimitRules, RateRule?>)] {
         [
             ("LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "sign-in-address", \.signInPerAddress),
+            ("LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK", "sign-in-network", \.signInPerNetwork),
             ("LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY", "sign-in-identity", \.signInPerIdentity),
             ("LATCHKEY_LIMIT_TOKEN_PER_ADDRESS", "token-address", \.tokenPerAddress),
             ("LATCHKEY_LIMIT_REFRESH_PER_SESSION", "refresh-session", \.refreshPerSession),

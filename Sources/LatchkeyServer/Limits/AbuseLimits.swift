@@ -16,9 +16,21 @@ struct AbuseLimits: Sendable {
     /// The key of the request's client (`unknown` when the peer has no IP address, as in
     /// in-memory tests).
     func client(_ request: Request, _ context: LatchkeyRequestContext) -> String {
+        address(request, context)?.key ?? "unknown"
+    }
+
+    /// The request's client address, forwarding headers read as configured.
+    func address(_ request: Request, _ context: LatchkeyRequestContext) -> ClientAddress? {
         ClientAddress.of(
             peer: context.remoteAddress?.ipAddress, headers: request.headers, trusted: trustedProxies,
-            header: forwardedHeader)?.key ?? "unknown"
+            header: forwardedHeader)
+    }
+
+    /// Counts a sign-in for the client's address and, for IPv6, for its /48.
+    func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws {
+        let address = address(request, context)
+        try await enforce(rules.signInPerAddress, key: address?.key ?? "unknown")
+        if let network = address?.networkKey { try await enforce(rules.signInPerNetwork, key: network) }
     }
 
     /// Counts one event for `key` under `rule`.

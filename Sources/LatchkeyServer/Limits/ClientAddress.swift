@@ -56,6 +56,14 @@ struct ClientAddress: Sendable, Equatable {
             : "v6:" + bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "::/64"
     }
 
+    /// The wider network an IPv6 client's /64 sits in, its /48 (the usual allocation to one site,
+    /// RFC 6177), for an aggregate limit: whoever has a routed /48 has 65,536 /64 keys. `nil` for
+    /// IPv4, whose single address is already the scarce unit.
+    var networkKey: String? {
+        guard bytes.count == 16 else { return nil }
+        return "v6:" + bytes.prefix(6).map { String($0, radix: 16) }.joined(separator: ":") + "::/48"
+    }
+
     /// The header a trusted proxy writes the client's address into (`LATCHKEY_FORWARDED_HEADER`).
     /// Only that one is read: proxies append to their own header and pass the other through as
     /// the client sent it, so reading both would let a client pick its own address.
