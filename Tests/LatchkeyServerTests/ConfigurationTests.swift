@@ -98,3 +98,31 @@ struct ConfigurationTests {
         try? FileManager.default.removeItem(at: url)
     }
 }
+
+@Suite("Setting names")
+struct SettingNameTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static func names(in path: String, _ pattern: Regex<(Substring, Substring)>) throws -> Set<String> {
+        let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+        return Set(text.matches(of: pattern).map { String($0.output.1) }.filter { !$0.hasSuffix("_FILE") })
+    }
+
+    @Test("every setting the server reads or the README lists is a known name, so the CLI passes it on")
+    func known() throws {
+        let known = Set(ServerConfiguration.settingNames)
+        let read = try Self.names(
+            in: "Sources/LatchkeyServer/Configuration/ServerConfiguration+Settings.swift", /"(LATCHKEY_[A-Z0-9_]+)"/
+        )
+        .union(try Self.names(in: "Sources/LatchkeyServer/Limits/AbuseLimitRules.swift", /"(LATCHKEY_[A-Z0-9_]+)"/))
+        #expect(read.count > 40)
+        #expect(read.subtracting(known).isEmpty, "read but unknown: \(read.subtracting(known).sorted())")
+        let documented = try Self.names(in: "README.md", /`(LATCHKEY_[A-Z0-9_]+)`/)
+            .subtracting(["LATCHKEY_CONFIG_FILE", "LATCHKEY_UPDATE_SCREENSHOTS", "LATCHKEY_BENCHMARKS"])
+            .filter { !$0.hasPrefix("LATCHKEY_EMULATOR_") }  // the emulator's own settings
+        #expect(known.subtracting(documented).isEmpty, "undocumented: \(known.subtracting(documented).sorted())")
+        #expect(
+            documented.subtracting(known).isEmpty, "documented but unknown: \(documented.subtracting(known).sorted())")
+    }
+}
