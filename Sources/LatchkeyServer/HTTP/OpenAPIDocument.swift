@@ -403,49 +403,16 @@ enum OpenAPIDocument {
                     }
                   },
                   "413": {
-                    "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`. Codes: `request_too_large`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/TooLarge"
                   },
                   "415": {
-                    "description": "The body is not JSON or a form. Codes: `malformed_request`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/UnsupportedMediaType"
                   },
                   "429": {
-                    "description": "An abuse limit was reached (`rate_limited`).",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/RateLimited"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
                     "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `facebook_unavailable`, `facebook_rate_limited`, `unavailable`.",
@@ -505,64 +472,19 @@ enum OpenAPIDocument {
                     }
                   },
                   "413": {
-                    "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`. Codes: `request_too_large`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/TooLarge"
                   },
                   "415": {
-                    "description": "The body is not JSON or a form. Codes: `malformed_request`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/UnsupportedMediaType"
                   },
                   "429": {
-                    "description": "An abuse limit was reached (`rate_limited`).",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/RateLimited"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -591,84 +513,12 @@ enum OpenAPIDocument {
                   "content": {
                     "application/x-www-form-urlencoded": {
                       "schema": {
-                        "type": "object",
-                        "required": [
-                          "grant_type"
-                        ],
-                        "properties": {
-                          "grant_type": {
-                            "enum": [
-                              "refresh_token",
-                              "authorization_code"
-                            ]
-                          },
-                          "refresh_token": {
-                            "type": "string",
-                            "maxLength": 256
-                          },
-                          "code": {
-                            "type": "string",
-                            "maxLength": 256
-                          },
-                          "redirect_uri": {
-                            "type": "string",
-                            "maxLength": 2048
-                          },
-                          "code_verifier": {
-                            "type": "string",
-                            "minLength": 43,
-                            "maxLength": 128
-                          },
-                          "client_id": {
-                            "type": "string",
-                            "maxLength": 2048
-                          },
-                          "scope": {
-                            "type": "string"
-                          }
-                        },
-                        "description": "RFC 6749 §6 (refresh) or §4.1.3 with PKCE (Easy Login). Unknown parameters are ignored, as RFC 6749 §3.2 asks."
+                        "$ref": "#/components/schemas/TokenRequest"
                       }
                     },
                     "application/json": {
                       "schema": {
-                        "type": "object",
-                        "required": [
-                          "grant_type"
-                        ],
-                        "properties": {
-                          "grant_type": {
-                            "enum": [
-                              "refresh_token",
-                              "authorization_code"
-                            ]
-                          },
-                          "refresh_token": {
-                            "type": "string",
-                            "maxLength": 256
-                          },
-                          "code": {
-                            "type": "string",
-                            "maxLength": 256
-                          },
-                          "redirect_uri": {
-                            "type": "string",
-                            "maxLength": 2048
-                          },
-                          "code_verifier": {
-                            "type": "string",
-                            "minLength": 43,
-                            "maxLength": 128
-                          },
-                          "client_id": {
-                            "type": "string",
-                            "maxLength": 2048
-                          },
-                          "scope": {
-                            "type": "string"
-                          }
-                        },
-                        "description": "RFC 6749 §6 (refresh) or §4.1.3 with PKCE (Easy Login). Unknown parameters are ignored, as RFC 6749 §3.2 asks."
+                        "$ref": "#/components/schemas/TokenRequest"
                       }
                     }
                   }
@@ -788,39 +638,13 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unauthorized"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               },
@@ -876,14 +700,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
                     "description": "A property is not writable by users. Codes: `property_not_writable`.",
@@ -896,49 +713,16 @@ enum OpenAPIDocument {
                     }
                   },
                   "413": {
-                    "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`. Codes: `request_too_large`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/TooLarge"
                   },
                   "415": {
-                    "description": "The body is not JSON or a form. Codes: `malformed_request`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/UnsupportedMediaType"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -960,39 +744,13 @@ enum OpenAPIDocument {
                     "description": "Ended."
                   },
                   "401": {
-                    "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unauthorized"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -1031,39 +789,13 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unauthorized"
                   },
                   "500": {
-                    "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/Error"
-                        }
-                      }
-                    }
+                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -1280,6 +1012,45 @@ enum OpenAPIDocument {
           },
           "components": {
             "schemas": {
+              "TokenRequest": {
+                "type": "object",
+                "required": [
+                  "grant_type"
+                ],
+                "properties": {
+                  "grant_type": {
+                    "enum": [
+                      "refresh_token",
+                      "authorization_code"
+                    ]
+                  },
+                  "refresh_token": {
+                    "type": "string",
+                    "maxLength": 256
+                  },
+                  "code": {
+                    "type": "string",
+                    "maxLength": 256
+                  },
+                  "redirect_uri": {
+                    "type": "string",
+                    "maxLength": 2048
+                  },
+                  "code_verifier": {
+                    "type": "string",
+                    "minLength": 43,
+                    "maxLength": 128
+                  },
+                  "client_id": {
+                    "type": "string",
+                    "maxLength": 2048
+                  },
+                  "scope": {
+                    "type": "string"
+                  }
+                },
+                "description": "RFC 6749 §6 (refresh) or §4.1.3 with PKCE (Easy Login). Unknown parameters are ignored, as RFC 6749 §3.2 asks."
+              },
               "ErrorCode": {
                 "type": "string",
                 "enum": [
@@ -1576,6 +1347,78 @@ enum OpenAPIDocument {
                     "type": "array",
                     "items": {
                       "type": "string"
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "TooLarge": {
+                "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`. Codes: `request_too_large`.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "UnsupportedMediaType": {
+                "description": "The body is not JSON or a form. Codes: `malformed_request`.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Internal": {
+                "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Unavailable": {
+                "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
+                "headers": {
+                  "Retry-After": {
+                    "$ref": "#/components/headers/RetryAfter"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "RateLimited": {
+                "description": "An abuse limit was reached (`rate_limited`).",
+                "headers": {
+                  "Retry-After": {
+                    "$ref": "#/components/headers/RetryAfter"
+                  }
+                },
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
+                    }
+                  }
+                }
+              },
+              "Unauthorized": {
+                "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "$ref": "#/components/schemas/Error"
                     }
                   }
                 }
