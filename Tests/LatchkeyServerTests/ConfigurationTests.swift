@@ -1,6 +1,7 @@
 import Foundation
-import LatchkeyServer
 import Testing
+
+@testable import LatchkeyServer
 
 @Suite("Server configuration")
 struct ConfigurationTests {
@@ -96,6 +97,48 @@ struct ConfigurationTests {
         try "LATCHKEY_PROT=9100\n".write(to: url, atomically: true, encoding: .utf8)
         #expect(throws: ConfigurationError.self) { try ServerConfiguration.settings(fromFile: url.path) }
         try? FileManager.default.removeItem(at: url)
+    }
+
+    @Test("dotenv forms: export, quotes, escapes, comments, CRLF")
+    func dotenvForms() throws {
+        let text = [
+            "export LATCHKEY_PORT=9100", "LATCHKEY_HOST=\"0.0.0.0\"  # all interfaces",
+            "LATCHKEY_PUBLIC_URL='https://auth.example.com/#not-a-comment'",
+            "LATCHKEY_FACEBOOK_APP_SECRET=\"a\\\"b\"", "LATCHKEY_FACEBOOK_APP_ID=42 # the app",
+            "  # indented comment", "",
+        ].joined(separator: "\r\n")
+        #expect(
+            try SettingsFile.parse(text, path: "x.env", known: Set(ServerConfiguration.settingNames)) == [
+                "LATCHKEY_PORT": "9100", "LATCHKEY_HOST": "0.0.0.0",
+                "LATCHKEY_PUBLIC_URL": "https://auth.example.com/#not-a-comment",
+                "LATCHKEY_FACEBOOK_APP_SECRET": "a\"b", "LATCHKEY_FACEBOOK_APP_ID": "42",
+            ])
+    }
+
+    @Test(
+        "each mistake names the file, the line and the setting",
+        arguments: [
+            (
+                "LATCHKEY_PORT=1\nLATCHKEY_PROT=9100",
+                "x.env:2: unknown setting 'LATCHKEY_PROT'; did you mean LATCHKEY_PORT?"
+            ),
+            ("LATCHKEY_PORT 9100", "x.env:1: expected NAME=value"),
+            ("LATCHKEY_HOST=\"0.0.0.0", "x.env:1: the value of LATCHKEY_HOST has no closing \""),
+            ("LATCHKEY_HOST=\"a\" b", "x.env:1: unexpected text after the quoted value of LATCHKEY_HOST"),
+            ("LATCHKEY_PORT=1\n\nLATCHKEY_PORT=2", "x.env:3: LATCHKEY_PORT is already set on line 1"),
+            ("DATABASE_URL=x", "x.env:1: unknown setting 'DATABASE_URL'; did you mean LATCHKEY_DATABASE_URL?"),
+        ])
+    func dotenvMistakes(text: String, message: String) {
+        #expect {
+            try SettingsFile.parse(text, path: "x.env", known: Set(ServerConfiguration.settingNames))
+        } throws: { "\($0)" == message }
+    }
+
+    @Test("a missing configuration file is named as missing")
+    func missingFile() {
+        #expect {
+            try ServerConfiguration.settings(fromFile: "/nonexistent/latchkey.env")
+        } throws: { "\($0)" == "configuration file /nonexistent/latchkey.env does not exist" }
     }
 }
 

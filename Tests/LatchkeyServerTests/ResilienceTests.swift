@@ -98,6 +98,17 @@ struct ResilienceTests {
             #expect(huge.status == .contentTooLarge && huge.errorCode == "request_too_large")
             let notFound = try await stack.get("/v1/nothing")
             #expect(notFound.status == .notFound && notFound.errorCode == "not_found")
+            // JSON sent as a form (curl -d without a content type) is named as such, not as an
+            // unknown field called after the whole body.
+            let labelledForm = try await stack.server.execute(
+                uri: "/v1/auth/facebook", method: .post,
+                headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: ByteBuffer(string: #" {"accessToken":"EAAx"}"#))
+            #expect(labelledForm.status == .unsupportedMediaType && labelledForm.errorCode == "malformed_request")
+            #expect(try labelledForm.json()["error"]?["message"]?.stringValue?.contains("application/json") == true)
+            // A GET on a POST endpoint is 405 with Allow, as the README promises.
+            let wrongMethod = try await stack.get("/v1/auth/facebook")
+            #expect(wrongMethod.status == .methodNotAllowed && wrongMethod.headers[.allow] == "POST")
         }
     }
 

@@ -202,25 +202,18 @@ extension ServerConfiguration {
         settingsFromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
     }
 
-    /// Reads a `KEY=VALUE` file (blank lines and `#` comments allowed), refusing unknown keys so a
+    /// Reads a configuration file (`SettingsFile`: dotenv forms), refusing unknown names so a
     /// typo cannot silently leave a default in place.
     public static func settings(fromFile path: String) throws -> [String: String] {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError("cannot read configuration file \(path): \(error.localizedDescription)")
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw ConfigurationError("configuration file \(path) does not exist")
         }
-        var settings: [String: String] = [:]
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
-            let parts = trimmed.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard parts.count == 2, settingNames.contains(parts[0]) || fileSettingNames.contains(parts[0]) else {
-                throw ConfigurationError("\(path):\(number + 1): expected LATCHKEY_NAME=value with a known name")
-            }
-            settings[parts[0]] = parts[1]
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("configuration file \(path) cannot be read (check its permissions)")
         }
-        return settings
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("configuration file \(path) is not UTF-8 text")
+        }
+        return try SettingsFile.parse(text, path: path, known: Set(settingNames + fileSettingNames))
     }
 }

@@ -20,6 +20,14 @@ struct RequestReading: Sendable {
         let contentType = request.headers[.contentType]?.lowercased() ?? ""
         var fields: [String: JSONValue]
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            // `curl -d '{…}'` sends JSON labelled as a form; read as a form it would come back as
+            // one unknown field named after the whole body.
+            let first = buffer.readableBytesView.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+            guard first != UInt8(ascii: "{") && first != UInt8(ascii: "[") else {
+                throw APIError(
+                    .unsupportedMediaType, .malformedRequest,
+                    "The body is JSON but its Content-Type says a form: send Content-Type: application/json.")
+            }
             fields = FormEncoding.decode(String(buffer: buffer)).mapValues(JSONValue.string)
         } else if buffer.readableBytesView.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             fields = [:]
