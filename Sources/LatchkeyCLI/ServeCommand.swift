@@ -6,6 +6,7 @@ import Hummingbird
 import LatchkeySQLite
 import LatchkeyServer
 import Logging
+import NIOCore
 import ServiceLifecycle
 import UnixSignals
 
@@ -86,15 +87,15 @@ struct ServeCommand: AsyncParsableCommand {
     ) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
+        let banner = StartupBanner(expected: dev ? [.server, .emulator] : [.server]) { port in
+            dev
+                ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
+                : "Latchkey listening on http://\(configuration.host):\(port)"
+        }
         let server = try await buildApplication(
             configuration: configuration, store: store, httpClient: facebook, logger: logger
         ) { channel in
-            let port = channel.localAddress?.port ?? configuration.port
-            let banner =
-                dev
-                ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
-                : "Latchkey listening on http://\(configuration.host):\(port)"
-            FileHandle.standardOutput.write(Data((banner + "\n").utf8))
+            banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
         }
         var services: [any Service] = [server]
         if dev {
@@ -105,11 +106,26 @@ struct ServeCommand: AsyncParsableCommand {
                     configuration: EmulatorConfiguration(
                         host: "127.0.0.1", port: emulatorPort,
                         seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
-                    logger: emulatorLogger)
+                    logger: emulatorLogger
+                ) { _ in banner.listening(.emulator) }
             )
         }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            // NIO's bind error names neither the port nor which part of `serve` wanted it.
+            let part = banner.notListening ?? .server
+            let (port, setting) =
+                part == .server
+                ? ("\(configuration.host):\(configuration.port)", "--port or LATCHKEY_PORT")
+                : ("127.0.0.1:\(emulatorPort)", "--emulator-port")
+            let reason =
+                error.errnoCode == EADDRINUSE
+                ? "is already in use (another Latchkey, or another program?)" : "needs privileges this user lacks"
+            throw CommandError(
+                "\(part.rawValue) cannot listen on \(port): the port \(reason); choose another with \(setting)")
+        }
     }
 }

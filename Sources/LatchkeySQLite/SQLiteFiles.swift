@@ -60,6 +60,7 @@ struct SQLiteFilesError: Error, Sendable, CustomStringConvertible {
     let errno: Int32
     /// The path as `DatabaseLocation.redacted` prints it: a URL mistaken for a path may hold a password.
     var description: String {
-        "cannot prepare \(DatabaseLocation.redacted(path)): \(String(cString: strerror(errno)))"
+        "cannot use \(DatabaseLocation.redacted(path)) for the database: \(String(cString: strerror(errno))) "
+            + "(LATCHKEY_DATABASE_URL must name a file in a directory this user can write)"
     }
 }

@@ -25,6 +25,15 @@ public final class SQLiteStore: LatchkeyStore {
             try SQLiteFiles.prepare(file)
             path = file
         }
+        do {
+            return try await open(path: path)
+        } catch let failure as SQLiteFailure {
+            // SQLite's own words ("file is not a database") do not say which file.
+            throw SQLiteOpenError(path: path ?? ":memory:", failure: failure)
+        }
+    }
+
+    private static func open(path: String?) async throws -> SQLiteStore {
         let database = try await SQLiteDatabase.open(path: path)
         try await database.run { db in
             // temp_store = MEMORY: group commit gives each transaction a savepoint, whose
@@ -569,4 +578,13 @@ public final class SQLiteStore: LatchkeyStore {
 /// A database state that should be impossible (a row vanished inside its own transaction).
 enum SQLiteStoreError: Error, Sendable {
     case inconsistent
+}
+
+/// The database file exists but SQLite cannot use it (not a database, corrupt, locked).
+struct SQLiteOpenError: Error, Sendable, CustomStringConvertible {
+    let path: String
+    let failure: SQLiteFailure
+    var description: String {
+        "cannot open the database \(DatabaseLocation.redacted(path)): \(failure.message) (SQLite error \(failure.code))"
+    }
 }

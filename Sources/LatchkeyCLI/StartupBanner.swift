@@ -1,0 +1,39 @@
+import Foundation
+import Synchronization
+
+/// What `serve` prints once everything it runs is listening, and which part did not get its port.
+///
+/// With `--dev` the server and the emulator bind separately; printing "listening" when the first
+/// of them is up told people a server was ready whose emulator then failed to bind.
+final class StartupBanner: Sendable {
+    /// A part of `serve` that binds a port.
+    enum Part: String, Sendable, CaseIterable {
+        case server = "the Latchkey server"
+        case emulator = "the Facebook emulator"
+    }
+
+    private let expected: Set<Part>
+    private let state = Mutex<(listening: Set<Part>, serverPort: Int?)>(([], nil))
+    private let text: @Sendable (_ serverPort: Int) -> String
+
+    init(expected: Set<Part>, text: @escaping @Sendable (_ serverPort: Int) -> String) {
+        self.expected = expected
+        self.text = text
+    }
+
+    /// Records that `part` listens; prints the banner when the last expected part does.
+    func listening(_ part: Part, port: Int? = nil) {
+        let ready: Int? = state.withLock { state in
+            state.listening.insert(part)
+            if part == .server { state.serverPort = port }
+            return state.listening == expected ? state.serverPort : nil
+        }
+        if let ready { FileHandle.standardOutput.write(Data((text(ready) + "\n").utf8)) }
+    }
+
+    /// The first expected part, in start order, that never started listening.
+    var notListening: Part? {
+        let listening = state.withLock { $0.listening }
+        return Part.allCases.first { expected.contains($0) && !listening.contains($0) }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import LatchkeyServer
+import Testing
+
+@testable import LatchkeySQLite
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Setup mistakes a newcomer makes get errors that name what to fix.
+@Suite("First-run errors name what to fix")
+struct FirstRunErrorTests {
+    static func directory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-first-\(UUID())")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    @Test("a file that is not a database is named, with SQLite's reason")
+    func notADatabase() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("notes.sqlite")
+        try Data("these are my notes, not a database".utf8).write(to: file)
+        await #expect {
+            _ = try await SQLiteStore.open(.sqliteFile(file.path))
+        } throws: {
+            "\($0)" == "cannot open the database \(file.path): file is not a database (SQLite error 26)"
+        }
+    }
+
+    @Test("a directory given as the database is named, with the setting to change")
+    func directoryAsDatabase() async throws {
+        let directory = try Self.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        await #expect {
+            _ = try await SQLiteStore.open(.sqliteFile(directory.path))
+        } throws: {
+            "\($0)".hasPrefix("cannot use \(directory.path) for the database: Is a directory")
+                && "\($0)".contains("LATCHKEY_DATABASE_URL")
+        }
+    }
+}
+
+/// `latchkey serve` on a port another program holds.
+@Suite(
+    "Port in use", .enabled(if: LatchkeyBinary.url != nil || TestEnvironment.isCI, "the latchkey binary is not built"))
+struct PortInUseTests {
+    /// Runs `latchkey serve` with `arguments` to its exit; stdout and stderr together.
+    static func serve(_ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = try #require(LatchkeyBinary.url)
+        process.arguments = ["serve"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try await TestLock.fileDescriptors.withLock { try process.run() }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+    }
+
+    /// A TCP port held by a listening socket for the test's duration.
+    static func holdPort() throws -> (descriptor: Int32, port: Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        try #require(bound == 0 && listen(descriptor, 1) == 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    @Test("the server's or the emulator's port in use is named, with the flag to change, and no banner")
+    func named() async throws {
+        let held = try Self.holdPort()
+        defer { close(held.descriptor) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-port-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try await Self.serve([
+            "--dev", "--port", String(held.port), "--emulator-port", "0",
+            "--database-url", directory.appendingPathComponent("a.sqlite").path,
+        ])
+        #expect(
+            server.contains("the Latchkey server cannot listen on 127.0.0.1:\(held.port): the port is already in use"))
+        #expect(server.contains("--port or LATCHKEY_PORT") && !server.contains("Latchkey (dev) listening"))
+        let emulator = try await Self.serve([
+            "--dev", "--port", "0", "--emulator-port", String(held.port),
+            "--database-url", directory.appendingPathComponent("b.sqlite").path,
+        ])
+        #expect(emulator.contains("the Facebook emulator cannot listen on 127.0.0.1:\(held.port)"))
+        #expect(emulator.contains("--emulator-port") && !emulator.contains("Latchkey (dev) listening"))
+    }
+}
