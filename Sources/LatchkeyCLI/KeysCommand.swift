@@ -15,7 +15,7 @@ import Darwin
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys", abstract: "Manage session signing keys and their key-encryption key.",
-        subcommands: [Rotate.self, Rewrap.self, GenerateKEK.self])
+        subcommands: [List.self, Rotate.self, Rewrap.self, GenerateKEK.self])
 
     /// The options every command that opens the database shares.
     struct DatabaseOptions: ParsableArguments {
@@ -25,10 +25,15 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "SQLite path or URL (LATCHKEY_DATABASE_URL).")
         var databaseURL: String?
 
-        /// The configuration from the file and the environment, with `--database-url` over them.
+        @Flag(help: "Use the database and settings of `latchkey serve --dev`.")
+        var dev = false
+
+        /// The configuration from the file and the environment, with `--database-url` over them:
+        /// the same database `serve` (or, with `--dev`, `serve --dev`) uses from this directory.
         func configuration() throws -> ServerConfiguration {
             var settings = try Settings.load(configFile: config)
             if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
+            if dev { DevMode.apply(to: &settings, emulatorPort: 8090) }
             settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
             let configuration = try Settings.configuration(settings)
             do {
@@ -43,7 +48,15 @@ struct KeysCommand: AsyncParsableCommand {
         func withStore<T>(
             _ configuration: ServerConfiguration, _ body: (SQLiteStore) async throws -> T
         ) async throws -> T {
-            let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL))
+            let location = try DatabaseLocation(configuration.databaseURL)
+            // Never a new, empty database: a key added to a database no server reads is lost work,
+            // and the usual cause is running from another directory or without --dev.
+            if case .sqliteFile(let path) = location, !FileManager.default.fileExists(atPath: path) {
+                throw CommandError(
+                    "no database at \(DatabaseLocation.redacted(path)): `latchkey serve` creates it on first start. Run this from "
+                        + "the directory serve runs in, pass --dev for `serve --dev`'s database, or --database-url.")
+            }
+            let store = try await SQLiteStore.open(location)
             do {
                 try await store.migrate()
                 let result = try await body(store)
@@ -52,6 +65,31 @@ struct KeysCommand: AsyncParsableCommand {
             } catch {
                 try? await store.close()
                 throw error
+            }
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the session signing keys: id, role (signing, verifying, retired), created, retired.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        mutating func run() async throws {
+            let configuration = try options.configuration()
+            let keys = try await options.withStore(configuration) { store in try await store.signingKeys() }
+            let roles = SigningKeyRole.roles(
+                keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: Date(),
+                accessTokenLifetime: configuration.accessTokenLifetime)
+            let format = Date.ISO8601FormatStyle()
+            print("KID                     ROLE       CREATED                RETIRED")
+            for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
+                let role = roles[key.kid]?.rawValue ?? "?"
+                print(
+                    key.kid.padding(toLength: 24, withPad: " ", startingAt: 0)
+                        + role.padding(toLength: 11, withPad: " ", startingAt: 0)
+                        + key.createdAt.formatted(format).padding(toLength: 23, withPad: " ", startingAt: 0)
+                        + (key.retiredAt.map { $0.formatted(format) } ?? "-"))
             }
         }
     }

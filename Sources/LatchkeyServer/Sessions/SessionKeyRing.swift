@@ -13,18 +13,13 @@ struct SessionKeyRing: Sendable {
     let jwks: Data
 
     init(keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval) throws {
-        guard let newest = keys.filter({ $0.retiredAt == nil }).max(by: { $0.createdAt < $1.createdAt }) ?? keys.first
-        else { throw ConfigurationError("no session signing key") }
-        signing = newest
-        // A retired key verifies until the last token it signed has expired. The most recently
-        // retired one always stays: a running server keeps signing with it until it restarts, so
-        // its retirement time says nothing about when its last token was issued.
-        let lastRetired = keys.filter { $0.retiredAt != nil }
-            .max { ($0.retiredAt ?? .distantPast) < ($1.retiredAt ?? .distantPast) }
-        let live = keys.filter { key in
-            key.kid == newest.kid || key.kid == lastRetired?.kid
-                || (key.retiredAt.map { now.timeIntervalSince($0) < accessTokenLifetime } ?? true)
+        let roles = SigningKeyRole.roles(
+            keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: now, accessTokenLifetime: accessTokenLifetime)
+        guard let newest = keys.first(where: { roles[$0.kid] == .signing }) else {
+            throw ConfigurationError("no session signing key")
         }
+        signing = newest
+        let live = keys.filter { roles[$0.kid] != .retired }
         verifying = Dictionary(live.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first })
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
     }
@@ -105,4 +100,35 @@ public func rotateSigningKey(
 /// - Returns: how many keys were sealed again.
 public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKeyProtection) async throws -> Int {
     try await openAndReseal(in: store, protection: protection).resealed
+}
+
+/// A session signing key's role now, the same for the servers and `latchkey keys list`.
+public enum SigningKeyRole: String, Sendable {
+    /// Signs new access tokens.
+    case signing
+    /// Signs nothing new; published and verifying until its tokens expire.
+    case verifying
+    /// Its tokens have all expired; no longer published.
+    case retired
+
+    /// Each key's role: the newest unretired key signs; a retired key verifies until the last
+    /// token it signed has expired; the most recently retired one always verifies (a running
+    /// server keeps signing with it until it restarts, so its retirement time says nothing about
+    /// when its last token was issued).
+    public static func roles(
+        _ keys: [(kid: String, createdAt: Date, retiredAt: Date?)], now: Date, accessTokenLifetime: TimeInterval
+    ) -> [String: SigningKeyRole] {
+        let newest =
+            keys.filter { $0.retiredAt == nil }.max { $0.createdAt < $1.createdAt }?.kid ?? keys.first?.kid
+        let lastRetired = keys.filter { $0.retiredAt != nil }
+            .max { ($0.retiredAt ?? .distantPast) < ($1.retiredAt ?? .distantPast) }?.kid
+        var roles: [String: SigningKeyRole] = [:]
+        for key in keys {
+            let verifies =
+                key.kid == lastRetired
+                || (key.retiredAt.map { now.timeIntervalSince($0) < accessTokenLifetime } ?? true)
+            roles[key.kid] = key.kid == newest ? .signing : verifies ? .verifying : .retired
+        }
+        return roles
+    }
 }
