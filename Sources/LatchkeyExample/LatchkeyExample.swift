@@ -12,10 +12,28 @@ import FoundationNetworking
 /// Run: `swift run latchkey serve --dev` in one terminal, `swift run latchkey-example [user]` in another.
 @main
 struct LatchkeyExample {
+    static let usage = """
+        Usage: latchkey-example [USER]
+
+        Signs USER (default alice; the dev emulator also has bob, carol and dave) in to a Latchkey
+        server with the SDK, refreshes the session and signs out.
+
+        Environment:
+          LATCHKEY_URL           the server (default http://127.0.0.1:8080, as `latchkey serve --dev`)
+          LATCHKEY_EMULATOR_URL  the Facebook emulator (default http://127.0.0.1:8090)
+        """
+
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.contains(where: { $0.hasPrefix("-") }) || arguments.count > 1 {
+            // `--help` is not a person; any other option is a mistake worth the same answer.
+            let asked = arguments == ["--help"] || arguments == ["-h"]
+            print(usage)
+            exit(asked ? 0 : 2)
+        }
         let server = URL(string: ProcessInfo.processInfo.environment["LATCHKEY_URL"] ?? "http://127.0.0.1:8080")!
         let emulator = ProcessInfo.processInfo.environment["LATCHKEY_EMULATOR_URL"] ?? "http://127.0.0.1:8090"
-        let user = CommandLine.arguments.dropFirst().first ?? "alice"
+        let user = arguments.first ?? "alice"
         let appID = "100000000000001"
         do {
             let token = try await facebookToken(emulator: emulator, appID: appID, user: user)

@@ -107,3 +107,30 @@ struct PortInUseTests {
         #expect(emulator.contains("--emulator-port") && !emulator.contains("Latchkey (dev) listening"))
     }
 }
+
+@Suite(
+    "The example app's command line",
+    .enabled(if: LatchkeyBinary.url != nil || TestEnvironment.isCI, "the binaries are not built"))
+struct ExampleCommandLineTests {
+    @Test("--help prints the usage and its settings instead of signing in a person called --help")
+    func help() async throws {
+        let binary = try #require(LatchkeyBinary.url).deletingLastPathComponent().appendingPathComponent(
+            "latchkey-example")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["--help"]
+        let output = Pipe()
+        process.standardOutput = output
+        try await TestLock.fileDescriptors.withLock { try process.run() }
+        let text = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: String(decoding: data, as: UTF8.self))
+            }
+        }
+        #expect(process.terminationStatus == 0)
+        #expect(text.hasPrefix("Usage: latchkey-example [USER]"))
+        #expect(text.contains("LATCHKEY_URL") && text.contains("LATCHKEY_EMULATOR_URL"))
+    }
+}
