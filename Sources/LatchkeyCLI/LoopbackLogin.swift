@@ -15,7 +15,8 @@ enum LoopbackLogin {
         store: any CredentialStore, timeout: Duration, openBrowser: @escaping @Sendable (URL) async -> Void,
         say: @escaping @Sendable (String) -> Void
     ) async throws -> LatchkeyUser {
-        try await LoopbackReceiver.run { redirectURI, next in
+        try await LoginPreflight.check(server: server, clientID: clientID)
+        return try await LoopbackReceiver.run { redirectURI, next in
             let client = LatchkeyClient(
                 configuration: LatchkeyConfiguration(
                     serverURL: server, facebookAppID: "", credentialStore: store,

@@ -5,6 +5,10 @@ import Testing
 
 @testable import LatchkeyCLI
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `latchkey login`'s flow against the live server: the loopback receiver really listens, and the
 /// test browser delivers the redirect to it over HTTP.
 @Suite("latchkey login")
@@ -44,6 +48,35 @@ struct LoginCommandTests {
             let stored = try #require(try await FileCredentialStore(url: file).load())
             #expect(stored.user.id == user.id && stored.serverURL == stack.serverURL)
         }
+    }
+
+    @Test("mistakes stop before the browser, naming what to change: host, client id, no server")
+    func preflight() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let port = stack.serverURL.port ?? 0
+            let opened = Said()
+            await #expect {
+                _ = try await LoopbackLogin.run(
+                    server: try #require(URL(string: "http://localhost:\(port)")), clientID: Demo.clientID,
+                    permissions: [], fieldsMapping: nil, store: InMemoryCredentialStore(), timeout: .seconds(30),
+                    openBrowser: { opened.append($0.absoluteString) }, say: { _ in })
+            } throws: {
+                "\($0)".contains(
+                    "calls itself http://127.0.0.1:\(port); sign in with --server http://127.0.0.1:\(port)")
+            }
+            #expect(opened.text.isEmpty)
+            await #expect {
+                try await LoginPreflight.check(server: stack.serverURL, clientID: "no-such-client")
+            } throws: { "\($0)".contains("does not know client id 'no-such-client'") }
+            try await LoginPreflight.check(server: stack.serverURL, clientID: Demo.clientID)
+        }
+        // Nothing listens on a port just released.
+        let closed = try PortInUseTests.holdPort()
+        close(closed.descriptor)
+        await #expect {
+            try await LoginPreflight.check(
+                server: try #require(URL(string: "http://127.0.0.1:\(closed.port)")), clientID: Demo.clientID)
+        } throws: { "\($0)".contains("no server answers at http://127.0.0.1:\(closed.port)") }
     }
 
     @Test("a request to the loopback port without this attempt's state is ignored, not fatal")
