@@ -20,6 +20,11 @@ public enum RandomToken {
     /// alphabet's size, so no character is likelier than another (a plain `byte % size` would
     /// favour the first `256 % size` characters).
     public static func string(count: Int, alphabet: String) -> String {
+        string(count: count, alphabet: alphabet, source: bytes)
+    }
+
+    /// `string(count:alphabet:)` over a given byte source (tests pass their own bytes).
+    static func string(count: Int, alphabet: String, source: (Int) -> [UInt8]) -> String {
         let symbols = Array(alphabet.utf8)
         guard count > 0, !symbols.isEmpty, symbols.count <= 256 else { return "" }
         let limit = 256 - 256 % symbols.count
@@ -27,7 +32,7 @@ public enum RandomToken {
         output.reserveCapacity(count)
         while output.count < count {
             // Enough bytes for the rest in one call, plus a margin for the rejected ones.
-            for byte in bytes(count - output.count + 8) where Int(byte) < limit && output.count < count {
+            for byte in source(count - output.count + 8) where Int(byte) < limit && output.count < count {
                 output.append(symbols[Int(byte) % symbols.count])
             }
         }

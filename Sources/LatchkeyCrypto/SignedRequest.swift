@@ -3,8 +3,9 @@ import Foundation
 import LatchkeyAPI
 
 /// Facebook's `signed_request`: `base64url(HMAC-SHA256(secret, encodedPayload)) + "." + encodedPayload`
-/// (facebook-protocol.md §9.1). The emulator signs them; the server verifies the deauthorize and
-/// data-deletion callbacks that carry them.
+/// (facebook-protocol.md §9.1). The emulator signs them; `verify` is what the server's deauthorize
+/// and data-deletion callbacks will check them with. It checks the MAC and the algorithm only: a
+/// receiver must also bound the payload's `issued_at`, since a captured request stays valid.
 ///
 /// The MAC covers the *encoded* payload segment, not the JSON, and the segments are unpadded
 /// base64url; a trailing `=` on the signature is tolerated, as one report says Facebook sends it.

@@ -213,11 +213,21 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// The session a refresh token belongs to, by its primary key.
-    public func refreshTokenFamily(hash: Data) async throws -> String? {
+    /// The session a refresh token belongs to and whether it was spent, by its primary key.
+    public func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
         try await transaction { db in
-            try db.query("SELECT session_id FROM refresh_tokens WHERE hash = ?", [.blob(hash)]).first?
-                .column("session_id")?.string
+            guard
+                let row = try db.query(
+                    """
+                    SELECT r.session_id, r.used_at, s.revoked_at FROM refresh_tokens r
+                    JOIN sessions s ON s.id = r.session_id WHERE r.hash = ?
+                    """, [.blob(hash)]
+                ).first,
+                let sessionID = row.column("session_id")?.string
+            else { return nil }
+            return RefreshTokenFamily(
+                sessionID: sessionID, spent: row.column("used_at")?.isNull == false,
+                ended: row.column("revoked_at")?.isNull == false)
         }
     }
 

@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyAPI
-import LatchkeyCrypto
 import TestVectors
 import Testing
+
+@testable import LatchkeyCrypto
 
 @Suite("Shared vectors: PKCE, appsecret_proof, signed_request")
 struct PrimitiveVectorTests {
@@ -72,5 +73,21 @@ struct PrimitiveVectorTests {
         let symbols = RandomToken.string(count: 4096, alphabet: "ab")
         #expect(symbols.count == 4096 && Set(symbols) == ["a", "b"])
         #expect(RandomToken.alphanumeric(0).isEmpty && RandomToken.string(count: 5, alphabet: "").isEmpty)
+    }
+
+    @Test("uniform by rejection: with 62 symbols, bytes 248 and up are skipped, never folded onto the first symbols")
+    func rejection() {
+        // Every byte value once, in order, then again: 248 of each 256 are used.
+        var next = 0
+        let source: (Int) -> [UInt8] = { count in
+            defer { next += count }
+            return (next..<next + count).map { UInt8($0 % 256) }
+        }
+        let text = RandomToken.string(count: 248 * 4, alphabet: RandomToken.alphanumerics, source: source)
+        var counts: [Character: Int] = [:]
+        for character in text { counts[character, default: 0] += 1 }
+        // 248 = 4 × 62: each symbol exactly 4 times per full pass; a modulo without rejection would
+        // give the first 8 symbols a fifth each pass.
+        #expect(counts.count == 62 && Set(counts.values) == [16])
     }
 }

@@ -214,6 +214,24 @@ struct AbuseLimitServerTests {
         }
     }
 
+    @Test("a spent token is never limited: with the budget full, reuse still revokes the session")
+    func reuseNotLimited() async throws {
+        try await Stack.run(Self.limits { $0.refreshPerSession = RateRule(name: "r", limit: 2, period: 60) }) {
+            (stack: Stack) async throws in
+            let first = try #require(try await SessionTests.signedIn(stack)["refresh_token"]?.stringValue)
+            // The thief rotates and keeps the session's budget full.
+            var current = first
+            for _ in 0..<2 {
+                current = try #require(
+                    try await SessionTests.refresh(stack, current).json()["refresh_token"]?.stringValue)
+            }
+            #expect(try await SessionTests.refresh(stack, current).errorCode == "rate_limited")
+            // The app presents its spent token: reuse is detected, not rate-limited.
+            #expect(try await SessionTests.refresh(stack, first).errorCode == "refresh_token_reused")
+            #expect(try await SessionTests.refresh(stack, current).errorCode == "refresh_token_invalid")
+        }
+    }
+
     @Test("the token endpoint counts only failed grants per address")
     func onlyFailedGrantsCount() async throws {
         try await Stack.run(Self.limits { $0.tokenPerAddress = RateRule(name: "t", limit: 2, period: 60) }) {

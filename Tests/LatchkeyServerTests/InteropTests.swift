@@ -68,17 +68,16 @@ enum Interop {
         }
         let stdoutData = drain(output)
         let stderrData = drain(errors)
-        let status: Int32 = try await TestLock.fileDescriptors.withLock {
-            try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try process.run()
-                } catch {
-                    process.terminationHandler = nil
-                    continuation.resume(throwing: error)
-                }
-            }
+        // The lock covers only the launch (what must not overlap the many-socket test), not the
+        // run: holding it for the whole Python flow made every other process-launching test wait.
+        let exited = AsyncStream<Int32>.makeStream()
+        process.terminationHandler = {
+            exited.continuation.yield($0.terminationStatus)
+            exited.continuation.finish()
         }
+        try await TestLock.fileDescriptors.withLock { try process.run() }
+        var status: Int32 = -1
+        for await code in exited.stream { status = code }
         let stdout = await stdoutData.value
         guard status == 0 else {
             let stderr = String(decoding: await stderrData.value, as: UTF8.self)

@@ -106,6 +106,10 @@ struct ResilienceTests {
                 body: ByteBuffer(string: #" {"accessToken":"EAAx"}"#))
             #expect(labelledForm.status == .unsupportedMediaType && labelledForm.errorCode == "malformed_request")
             #expect(try labelledForm.json()["error"]?["message"]?.stringValue?.contains("application/json") == true)
+            // A parameter given twice is refused, not resolved (RFC 6749 §3.1).
+            let twice = try await stack.postForm(
+                "/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", "a"), ("refresh_token", "b")])
+            #expect(twice.status == .badRequest && twice.errorCode == "invalid_request")
             // A GET on a POST endpoint is 405 with Allow, as the README promises.
             let wrongMethod = try await stack.get("/v1/auth/facebook")
             #expect(wrongMethod.status == .methodNotAllowed && wrongMethod.headers[.allow] == "POST")

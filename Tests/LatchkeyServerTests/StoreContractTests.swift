@@ -111,12 +111,19 @@ struct StoreContractTests {
                 newExpiresAt: later.addingTimeInterval(3600))
             #expect(rotated == .rotated(sessionID: "sess", userID: "u"), "\(name)")
             // Spent and fresh tokens both name their family; a token never issued names none.
-            #expect(try await store.refreshTokenFamily(hash: Data("sess".utf8)) == "sess", "\(name)")
-            #expect(try await store.refreshTokenFamily(hash: Data("next".utf8)) == "sess", "\(name)")
+            #expect(
+                try await store.refreshTokenFamily(hash: Data("sess".utf8))
+                    == RefreshTokenFamily(sessionID: "sess", spent: true), "\(name)")
+            #expect(
+                try await store.refreshTokenFamily(hash: Data("next".utf8))
+                    == RefreshTokenFamily(sessionID: "sess", spent: false), "\(name)")
             #expect(try await store.refreshTokenFamily(hash: Data("never".utf8)) == nil, "\(name)")
             let reused = try await store.rotateRefreshToken(
                 hash: Data("sess".utf8), newHash: Data("x".utf8), now: later, newExpiresAt: later)
             #expect(reused == .reused(sessionID: "sess"), "\(name)")
+            #expect(
+                try await store.refreshTokenFamily(hash: Data("next".utf8))
+                    == RefreshTokenFamily(sessionID: "sess", spent: false, ended: true), "\(name)")
             #expect(try await !store.isSessionActive(id: "sess"), "\(name)")
             let afterRevoke = try await store.rotateRefreshToken(
                 hash: Data("next".utf8), newHash: Data("y".utf8), now: later, newExpiresAt: later)

@@ -76,6 +76,14 @@ def token(header: dict, claims, sign=rs256, raw_claims: bytes = None, raw_header
 JTI = iter(range(1, 10_000))
 
 
+def std_token(header: dict, claims_: dict) -> str:
+    """Segments in standard base64 (`+`, `/`) and signed as sent, so only the alphabet is wrong."""
+    to_std = lambda text: text.replace("-", "+").replace("_", "/")
+    h, c = to_std(b64u(compact_json(header))), to_std(b64u(compact_json(claims_)))
+    assert "+" in c or "/" in c
+    return f"{h}.{c}.{b64u(rs256(f'{h}.{c}'.encode()))}"
+
+
 def claims(**overrides):
     """Each token gets its own jti, so the server's single-use check never decides a case."""
     base = {"iss": ISSUER, "aud": APP, "sub": "10000001", "iat": NOW - 60, "exp": NOW - 60 + 3600,
@@ -129,7 +137,7 @@ id_cases = [
     ("huge: 20 KB of claims", token(H, claims(padding="A" * 20_000)), NONCE, "id_token_invalid", "id_token_invalid"),
     ("four segments", token(H, claims()) + ".AAAA", NONCE, "id_token_invalid", "id_token_invalid"),
     ("claims are an array", token(H, [claims()]), NONCE, "id_token_invalid", "id_token_invalid"),
-    ("standard base64 instead of base64url", token(H, claims(name="??>>??")).replace("-", "+").replace("_", "/"), NONCE, "id_token_invalid", "id_token_invalid"),
+    ("standard base64 instead of base64url, correctly signed", std_token(H, claims(name="??>>??")), NONCE, "id_token_invalid", "id_token_invalid"),
 ]
 
 # Latchkey access tokens: ES256 over the P-256 key below, issuer ISSUER_LATCHKEY, aud latchkey.

@@ -28,7 +28,15 @@ struct RequestReading: Sendable {
                     .unsupportedMediaType, .malformedRequest,
                     "The body is JSON but its Content-Type says a form: send Content-Type: application/json.")
             }
-            fields = FormEncoding.decode(String(buffer: buffer)).mapValues(JSONValue.string)
+            // A repeated parameter is refused (RFC 6749 §3.1), as a repeated JSON member is: which
+            // copy wins must never be a question.
+            let pairs = FormEncoding.pairs(String(buffer: buffer))
+            fields = [:]
+            for (name, value) in pairs {
+                guard fields.updateValue(.string(value), forKey: name) == nil else {
+                    throw APIError.invalidRequest("Parameter '\(name)' is repeated.")
+                }
+            }
         } else if buffer.readableBytesView.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
             fields = [:]
         } else {

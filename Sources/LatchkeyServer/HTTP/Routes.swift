@@ -226,7 +226,11 @@ struct Routes: Sendable {
         // rotation would throw away the new token, and the app's retry with the old one would
         // then read as reuse and end the session.
         guard let family = try await store.refreshTokenFamily(hash: hash) else { throw Self.invalidRefreshToken }
-        try await limits.enforce(limits.rules.refreshPerSession, key: family)
+        // A spent token is never limited: its rotation revokes the session, and a thief keeping the
+        // family's budget full must not keep the app's reuse from being noticed.
+        // An ended session's token is refused as such, not as a rate limit.
+        guard !family.ended else { throw Self.invalidRefreshToken }
+        if !family.spent { try await limits.enforce(limits.rules.refreshPerSession, key: family.sessionID) }
         let now = configuration.clock()
         let next = SessionTokens.newRefreshToken()
         switch try await store.rotateRefreshToken(

@@ -26,10 +26,11 @@ public protocol LatchkeyStore: Sendable {
     /// Merges `properties` into the user's (a `.null` value removes the key).
     func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
 
-    /// The session (the refresh-token family) a refresh token belongs to, spent or not, expired or
-    /// not; `nil` for a token never issued. A plain read: the token endpoint limits refreshes per
-    /// family before it spends anything.
-    func refreshTokenFamily(hash: Data) async throws -> String?
+    /// The session (the refresh-token family) a refresh token belongs to, and whether the token
+    /// was already spent; `nil` for a token never issued. Read before the rotation: the token
+    /// endpoint limits refreshes per family before it spends anything, and never limits a spent
+    /// token, whose rotation must run to revoke the session.
+    func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily?
 
     /// Spends a refresh token and stores its successor for the same session; a spent token, or a
     /// disabled user, revokes the session.

@@ -173,3 +173,20 @@ public enum SignInConflict: Error, Sendable, Equatable {
     /// The identity belongs to a disabled user; no session was opened.
     case userDisabled
 }
+
+/// What the token endpoint learns about a presented refresh token before rotating it.
+public struct RefreshTokenFamily: Sendable, Equatable {
+    /// The session the token belongs to.
+    public var sessionID: String
+    /// Whether the token was already spent (presenting it again revokes the session).
+    public var spent: Bool
+    /// Whether the session has ended (revoked): the token is refused whatever the limits say.
+    public var ended: Bool
+
+    /// Creates a family record.
+    public init(sessionID: String, spent: Bool, ended: Bool = false) {
+        self.sessionID = sessionID
+        self.spent = spent
+        self.ended = ended
+    }
+}
