@@ -1,0 +1,37 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeySQLite
+import LatchkeyServer
+import Testing
+
+@Suite("Database backup")
+struct BackupTests {
+    @Test("a backup restores: the copy opens on its own with every user; it is 0600 and never overwrites")
+    func restore() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-backup-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("backup.sqlite").path
+        try await Stack.run { (stack: Stack) async throws in
+            var users: [String] = []
+            for person in ["alice", "bob"] {
+                let body = try await stack.signIn(["accessToken": .string(try await stack.facebookToken(person))])
+                    .json()
+                users.append(try #require(body["user"]?["id"]?.stringValue))
+            }
+            try await stack.store.backup(to: path)
+            await #expect {
+                try await stack.store.backup(to: path)
+            } throws: { "\($0)".contains("already exists") }
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            // Restored: a store on the copy alone (no -wal beside it) has the users and the keys.
+            #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
+            let restored = try await SQLiteStore.open(.sqliteFile(path))
+            try await restored.migrate()
+            for id in users { #expect(try await restored.user(id: id)?.id == id) }
+            #expect(try await restored.signingKeys().count == 1)
+            try await restored.close()
+        }
+    }
+}
