@@ -70,6 +70,11 @@ public final class SQLiteStore: LatchkeyStore {
                 [])
             let applied = try db.query("SELECT MAX(version) AS version FROM schema_migrations", [])
             let current = applied.first?.column("version")?.integer ?? 0
+            // A database migrated by a newer binary is refused rather than half understood: this
+            // binary would read and write tables whose meaning it does not know.
+            guard current <= SQLiteSchema.migrations.count else {
+                throw SQLiteNewerSchema(found: current, known: SQLiteSchema.migrations.count)
+            }
             for (index, statements) in SQLiteSchema.migrations.enumerated() where index + 1 > current {
                 for statement in statements { try db.execute(statement, []) }
                 try db.execute(
@@ -596,5 +601,15 @@ struct SQLiteOpenError: Error, Sendable, CustomStringConvertible {
     let failure: SQLiteFailure
     var description: String {
         "cannot open the database \(DatabaseLocation.redacted(path)): \(failure.message) (SQLite error \(failure.code))"
+    }
+}
+
+/// The database was migrated by a newer Latchkey than this one.
+struct SQLiteNewerSchema: Error, Sendable, CustomStringConvertible {
+    let found: Int
+    let known: Int
+    var description: String {
+        "the database is at schema version \(found), newer than this binary knows (\(known)): run the newer "
+            + "latchkey, or restore the backup taken before the upgrade"
     }
 }

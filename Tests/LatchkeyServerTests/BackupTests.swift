@@ -1,8 +1,9 @@
 import Foundation
 import LatchkeyAPI
-import LatchkeySQLite
 import LatchkeyServer
 import Testing
+
+@testable import LatchkeySQLite
 
 @Suite("Database backup")
 struct BackupTests {
@@ -33,5 +34,18 @@ struct BackupTests {
             #expect(try await restored.signingKeys().count == 1)
             try await restored.close()
         }
+    }
+
+    @Test("a database migrated by a newer binary is refused with what to do")
+    func newerSchema() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        try await store.migrate()
+        try await store.database.run { db in
+            try db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (999, 0)")
+        }
+        await #expect {
+            try await store.migrate()
+        } throws: { "\($0)".contains("schema version 999, newer than this binary knows") }
+        try await store.close()
     }
 }
