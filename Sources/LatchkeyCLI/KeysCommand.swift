@@ -35,6 +35,12 @@ struct KeysCommand: AsyncParsableCommand {
             if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
             if dev { DevMode.apply(to: &settings, emulatorPort: 8090) }
             settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
+            // These commands never talk to Facebook: the app secret, which an operator's shell
+            // usually lacks (systemd hands it to the service only), is neither needed nor checked.
+            for name in ["LATCHKEY_FACEBOOK_APP_ID", "LATCHKEY_FACEBOOK_APP_SECRET"] {
+                settings[name] = nil
+                settings[name + "_FILE"] = nil
+            }
             let configuration = try Settings.configuration(settings)
             guard checkingKeyProtection else { return configuration }
             do {

@@ -49,21 +49,10 @@ struct FirstRunErrorTests {
 struct PortInUseTests {
     /// Runs `latchkey serve` with `arguments` to its exit; stdout and stderr together.
     static func serve(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = try #require(LatchkeyBinary.url)
-        process.arguments = ["serve"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try await TestLock.fileDescriptors.withLock { try process.run() }
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
+        try await ChildProcess.run(
+            try #require(LatchkeyBinary.url), ["serve"] + arguments,
+            environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
+        ).output
     }
 
     /// A TCP port held by a listening socket for the test's duration.
@@ -116,20 +105,8 @@ struct ExampleCommandLineTests {
     func help() async throws {
         let binary = try #require(LatchkeyBinary.url).deletingLastPathComponent().appendingPathComponent(
             "latchkey-example")
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["--help"]
-        let output = Pipe()
-        process.standardOutput = output
-        try await TestLock.fileDescriptors.withLock { try process.run() }
-        let text = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
-        #expect(process.terminationStatus == 0)
+        let (status, text) = try await ChildProcess.run(binary, ["--help"])
+        #expect(status == 0)
         #expect(text.hasPrefix("Usage: latchkey-example [USER]"))
         #expect(text.contains("LATCHKEY_URL") && text.contains("LATCHKEY_EMULATOR_URL"))
     }

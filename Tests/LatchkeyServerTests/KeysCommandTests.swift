@@ -22,6 +22,18 @@ struct KeysCommandTests {
         }
     }
 
+    @Test("the keys and db commands need no Facebook secret: an operator's shell does not have the service's")
+    func noFacebookSecret() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-env-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let env = directory.appendingPathComponent("env")
+        try "LATCHKEY_FACEBOOK_APP_ID=1234567890\nLATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS=true\n".write(
+            to: env, atomically: true, encoding: .utf8)
+        let options = try KeysCommand.DatabaseOptions.parse(["--config", env.path])
+        #expect(try options.configuration().facebookApps.isEmpty)
+    }
+
     @Test(
         "roles: the newest unretired key signs, the last retired always verifies, older ones until their tokens expire")
     func roles() {

@@ -1,0 +1,25 @@
+import Foundation
+
+/// Runs a program to its exit and returns its status and output (stdout and stderr together),
+/// launching under `TestLock.fileDescriptors` and reading off the cooperative pool.
+enum ChildProcess {
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+    ) async throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try await TestLock.fileDescriptors.withLock { try process.run() }
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+}
