@@ -25,6 +25,22 @@ public func buildApplication(
     rateLimiter: any RateLimiter = InProcessRateLimiter(),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
+    try await buildApplication(
+        configuration: configuration, store: store, httpClient: httpClient, logger: logger, rateLimiter: rateLimiter,
+        routeTable: RouteTable(), onServerRunning: onServerRunning)
+}
+
+/// `buildApplication`, filling `routeTable` with the routes the router has once they are all
+/// registered: the contract test reads them there.
+func buildApplication(
+    configuration: ServerConfiguration,
+    store: any LatchkeyStore,
+    httpClient: HTTPClient = .shared,
+    logger: Logger = Logger(label: "latchkey"),
+    rateLimiter: any RateLimiter = InProcessRateLimiter(),
+    routeTable table: RouteTable,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+) async throws -> some ApplicationProtocol {
     try configuration.validate()
     try await store.migrate()
     let protection = SigningKeyProtection(configuration)
@@ -71,13 +87,13 @@ public func buildApplication(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
         limits: limits)
     let router = Router(context: LatchkeyRequestContext.self)
-    let table = RouteTable()
     router.add(middleware: ErrorMiddleware(routes: table))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
         origin: origin, health: health, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
-    ).register(on: router, table: table)
+    ).register(on: router)
+    table.load(router)
     let connections = ConnectionCounter(maximum: configuration.maximumConnections, logger: logger)
     var application = Application(
         router: router,

@@ -5,7 +5,7 @@
 /// Embedded rather than read from disk: a copied binary has no resource bundle next to it, and
 /// SwiftPM's generated resource accessor stops the process when the bundle is missing.
 enum OpenAPIDocument {
-    /// The document as JSON text.
+    /// The document as JSON text, byte for byte docs/openapi.json.
     static let json = ##"""
         {
           "openapi": "3.1.0",
@@ -373,31 +373,101 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "The body is malformed or a field is wrong. Codes: `malformed_request`, `invalid_request`, `property_not_writable`.",
+                    "description": "The body is malformed or a field is wrong (`invalid_request`: unknown, ill-typed or too long fields, both or neither token, a bad `fieldsMapping`), or a Limited Login id token was sent as `accessToken`.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "id_token_sent_as_access_token"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
                       }
                     }
                   },
                   "401": {
-                    "description": "The Facebook credential was refused. Codes: `facebook_token_invalid`, `facebook_token_expired`, `facebook_password_changed`, `facebook_app_removed`, `facebook_logged_out`, `facebook_token_wrong_app`, `facebook_token_not_user`, `id_token_sent_as_access_token`, `id_token_invalid`, `id_token_unknown_key`, `id_token_wrong_issuer`, `id_token_wrong_audience`, `id_token_expired`, `id_token_iat_invalid`, `nonce_mismatch`, `nonce_invalid`, `id_token_replayed`, `user_disabled`.",
+                    "description": "The Facebook credential was refused: what Facebook said about the access token, or why the id token or its nonce failed.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_token_invalid",
+                                    "facebook_token_expired",
+                                    "facebook_password_changed",
+                                    "facebook_app_removed",
+                                    "facebook_logged_out",
+                                    "facebook_token_wrong_app",
+                                    "facebook_token_not_user",
+                                    "id_token_invalid",
+                                    "id_token_unknown_key",
+                                    "id_token_wrong_issuer",
+                                    "id_token_wrong_audience",
+                                    "id_token_expired",
+                                    "id_token_iat_invalid",
+                                    "nonce_mismatch",
+                                    "nonce_invalid",
+                                    "id_token_replayed"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
+                      }
+                    },
+                    "headers": {
+                      "WWW-Authenticate": {
+                        "$ref": "#/components/headers/WWWAuthenticate"
                       }
                     }
                   },
                   "403": {
-                    "description": "Facebook asks the person to act, or a permission is missing; or the account is disabled. Codes: `facebook_checkpoint`, `facebook_permission_denied`, `user_disabled`, `property_not_writable`.",
+                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_checkpoint",
+                                    "facebook_permission_denied",
+                                    "user_disabled",
+                                    "property_not_writable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
                       }
                     }
@@ -415,17 +485,33 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `facebook_unavailable`, `facebook_rate_limited`, `unavailable`.",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
+                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_unavailable",
+                                    "facebook_rate_limited"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
+                      }
+                    },
+                    "headers": {
+                      "Retry-After": {
+                        "$ref": "#/components/headers/RetryAfter"
                       }
                     }
                   }
@@ -462,11 +548,27 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "A body other than nothing or `{}`. Codes: `malformed_request`, `invalid_request`.",
+                    "description": "A body other than nothing or `{}`.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
                       }
                     }
@@ -482,9 +584,6 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
-                  },
-                  "503": {
-                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -542,71 +641,145 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "RFC 6749 §5.2 error. Codes: `invalid_request`, `malformed_request`, `refresh_token_invalid`, `refresh_token_reused`, `authorization_code_invalid`, `authorization_code_reused`, `login_request_expired`, `user_disabled`, `unsupported_grant_type`.",
+                    "description": "RFC 6749 §5.2: a missing, ill-typed or too long parameter or an unreadable body (`invalid_request`), a refused grant (`invalid_grant`), or another grant type.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "invalid_request",
+                                "invalid_grant",
+                                "unsupported_grant_type"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "invalid_request",
+                                "malformed_request",
+                                "unsupported_grant_type",
+                                "refresh_token_invalid",
+                                "refresh_token_reused",
+                                "authorization_code_invalid",
+                                "authorization_code_reused",
+                                "user_disabled"
+                              ]
+                            }
+                          }
                         }
                       }
                     }
                   },
                   "401": {
-                    "description": "An unknown client, or a client secret (clients are public). Code: `client_unknown`.",
+                    "description": "An unknown `client_id`, or a client secret (clients are public).",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "invalid_client"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "client_unknown"
+                              ]
+                            }
+                          }
                         }
                       }
                     }
                   },
                   "413": {
-                    "description": "Too large. Code: `request_too_large`.",
+                    "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "invalid_request"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "request_too_large"
+                              ]
+                            }
+                          }
                         }
                       }
                     }
                   },
                   "429": {
-                    "description": "Rate limited (`rate_limited`, OAuth `temporarily_unavailable`).",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
+                    "description": "An abuse limit was reached (failed grants per address, refreshes per session); retry after `Retry-After`.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "temporarily_unavailable"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "rate_limited"
+                              ]
+                            }
+                          }
                         }
+                      }
+                    },
+                    "headers": {
+                      "Retry-After": {
+                        "$ref": "#/components/headers/RetryAfter"
                       }
                     }
                   },
                   "500": {
-                    "description": "Our fault (`internal_error`).",
+                    "description": "A fault of the server, never of the request; details only in the server log.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
-                        }
-                      }
-                    }
-                  },
-                  "503": {
-                    "description": "Unavailable (`unavailable`, `facebook_unavailable`).",
-                    "headers": {
-                      "Retry-After": {
-                        "$ref": "#/components/headers/RetryAfter"
-                      }
-                    },
-                    "content": {
-                      "application/json": {
-                        "schema": {
-                          "$ref": "#/components/schemas/OAuthError"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "server_error"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "internal_error"
+                              ]
+                            }
+                          }
                         }
                       }
                     }
@@ -642,9 +815,6 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
-                  },
-                  "503": {
-                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               },
@@ -690,11 +860,27 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "Malformed body. Codes: `malformed_request`, `invalid_request`.",
+                    "description": "The body is malformed, is not `{\"properties\": {…}}`, or a value is larger than 4 KiB.",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
                       }
                     }
@@ -703,11 +889,26 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "A property is not writable by users. Codes: `property_not_writable`.",
+                    "description": "A property users may not write (`LATCHKEY_USER_WRITABLE_PROPERTIES`).",
                     "content": {
                       "application/json": {
                         "schema": {
-                          "$ref": "#/components/schemas/Error"
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "property_not_writable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
                         }
                       }
                     }
@@ -720,9 +921,6 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
-                  },
-                  "503": {
-                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -748,9 +946,6 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
-                  },
-                  "503": {
-                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -793,9 +988,6 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
-                  },
-                  "503": {
-                    "$ref": "#/components/responses/Unavailable"
                   }
                 }
               }
@@ -1096,7 +1288,7 @@ enum OpenAPIDocument {
                   "unavailable",
                   "internal_error"
                 ],
-                "description": "Stable snake_case codes; new ones may be added, none changes meaning."
+                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
               },
               "Error": {
                 "type": "object",
@@ -1354,72 +1546,138 @@ enum OpenAPIDocument {
             },
             "responses": {
               "TooLarge": {
-                "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`. Codes: `request_too_large`.",
+                "description": "The body is larger than `LATCHKEY_MAX_BODY_BYTES`.",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Error"
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "request_too_large"
+                              ]
+                            }
+                          }
+                        }
+                      }
                     }
                   }
                 }
               },
               "UnsupportedMediaType": {
-                "description": "The body is not JSON or a form. Codes: `malformed_request`.",
+                "description": "The body is JSON but labelled `application/x-www-form-urlencoded`.",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Error"
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "malformed_request"
+                              ]
+                            }
+                          }
+                        }
+                      }
                     }
                   }
                 }
               },
               "Internal": {
-                "description": "A fault of the server or its configuration, never of the request; details only in the server log. Codes: `internal_error`.",
+                "description": "A fault of the server or its configuration (Facebook refusing the server's own app credentials, the database failing), never of the request; details only in the server log.",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  }
-                }
-              },
-              "Unavailable": {
-                "description": "The server or Facebook is unavailable; retry after `Retry-After`. Codes: `unavailable`.",
-                "headers": {
-                  "Retry-After": {
-                    "$ref": "#/components/headers/RetryAfter"
-                  }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/Error"
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "internal_error"
+                              ]
+                            }
+                          }
+                        }
+                      }
                     }
                   }
                 }
               },
               "RateLimited": {
-                "description": "An abuse limit was reached (`rate_limited`).",
+                "description": "An abuse limit was reached; retry after `Retry-After` seconds.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "rate_limited"
+                              ]
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
                 "headers": {
                   "Retry-After": {
                     "$ref": "#/components/headers/RetryAfter"
                   }
-                },
-                "content": {
-                  "application/json": {
-                    "schema": {
-                      "$ref": "#/components/schemas/Error"
-                    }
-                  }
                 }
               },
               "Unauthorized": {
-                "description": "The access token is missing, invalid or expired, or its session has ended. Codes: `unauthorized`, `session_revoked`.",
+                "description": "The access token is missing, malformed, badly signed or expired (`unauthorized`), or its session has ended (`session_revoked`: logout, refresh-token reuse, a disabled user).",
                 "content": {
                   "application/json": {
                     "schema": {
-                      "$ref": "#/components/schemas/Error"
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "unauthorized",
+                                "session_revoked"
+                              ]
+                            }
+                          }
+                        }
+                      }
                     }
+                  }
+                },
+                "headers": {
+                  "WWW-Authenticate": {
+                    "$ref": "#/components/headers/WWWAuthenticate"
                   }
                 }
               }
@@ -1427,9 +1685,17 @@ enum OpenAPIDocument {
             "headers": {
               "RetryAfter": {
                 "description": "Seconds to wait before retrying.",
+                "required": true,
                 "schema": {
                   "type": "string",
                   "pattern": "^[0-9]+$"
+                }
+              },
+              "WWWAuthenticate": {
+                "description": "`Bearer` (RFC 6750 §3).",
+                "required": true,
+                "schema": {
+                  "const": "Bearer"
                 }
               }
             },
@@ -1443,5 +1709,6 @@ enum OpenAPIDocument {
             }
           }
         }
+
         """##
 }

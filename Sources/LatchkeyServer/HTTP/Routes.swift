@@ -19,13 +19,12 @@ struct Routes: Sendable {
     let limits: AbuseLimits
     let reading: RequestReading
 
-    func register(on router: Router<LatchkeyRequestContext>, table: RouteTable) {
-        /// Registers a handler and records its method and path in `table`.
+    func register(on router: Router<LatchkeyRequestContext>) {
+        /// Registers a handler for `method` and `path`.
         func route<Output: ResponseGenerator>(
             _ method: HTTPRequest.Method, _ path: String,
             _ handler: @escaping @Sendable (Request, LatchkeyRequestContext) async throws -> Output
         ) {
-            table.record(method, path)
             router.on(RouterPath(path), method: method, use: handler)
         }
         route(.get, "/health") { _, _ in try Response.json(["status": "ok"]) }

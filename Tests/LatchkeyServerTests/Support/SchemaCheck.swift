@@ -2,9 +2,9 @@ import LatchkeyAPI
 
 /// Checks a JSON value against the subset of JSON Schema that docs/openapi.json uses (`type`,
 /// `enum`, `const`, `required`, `properties`, `additionalProperties`, `items`, `minItems`,
-/// `minimum`, `maxProperties`, `oneOf`, `not`, `$ref` into `components/schemas`), so the Swift suite can hold real
-/// answers to the document without a Python validator. Unknown keywords fail loudly rather than
-/// pass silently.
+/// `minimum`, `maxProperties`, `allOf`, `oneOf`, `not`, `$ref` into `components/schemas`), so the
+/// Swift suite can hold real answers to the document without a Python validator. Unknown keywords
+/// fail loudly rather than pass silently.
 struct SchemaCheck {
     let document: JSONValue
 
@@ -54,6 +54,8 @@ struct SchemaCheck {
                 if let number = value.intValue, number < (rule.intValue ?? 0) { found.append("\(path): below minimum") }
             case "maxProperties":
                 if (value.objectValue?.count ?? 0) > (rule.intValue ?? 0) { found.append("\(path): too many members") }
+            case "allOf":
+                for part in rule.arrayValue ?? [] { found += violations(value, part, at: path) }
             case "oneOf":
                 let passing = (rule.arrayValue ?? []).filter { violations(value, $0, at: path).isEmpty }.count
                 if passing != 1 { found.append("\(path): matches \(passing) of oneOf") }

@@ -1,0 +1,228 @@
+"""The real flows, successes first, each answer validated against docs/openapi.json by openapi-core.
+
+Run by scripts/fuzz against `latchkey serve --dev` (server + emulator) started with the default
+abuse limits, LATCHKEY_USER_WRITABLE_PROPERTIES=nickname and LATCHKEY_REQUIRE_SERVER_NONCE=true.
+schemathesis generates requests from the document, so it mostly reaches error answers; this drives what a real app does (classic and
+Limited Login sign-in, a server nonce, refresh and its reuse, the user read and written, Easy Login
+through the emulator's dialog to a redeemed code, logout) and a few refusals of each kind,
+including a limit reached (429 with Retry-After).
+
+openapi-core is a second, independent reading of the document: every answer must be a documented
+status with the documented content type, required headers and a body its schema accepts, and
+every request sent to succeed must itself be valid by the document. Prints one line per call and
+exits non-zero on the first disagreement.
+
+Usage: contract_flows.py SERVER_URL EMULATOR_URL FACEBOOK_APP_ID DOCUMENT
+"""
+import base64
+import hashlib
+import json
+import secrets
+import sys
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import requests
+from openapi_core import OpenAPI
+from openapi_core.contrib.requests import RequestsOpenAPIRequest, RequestsOpenAPIResponse
+
+server, emulator, app_id, document_path = sys.argv[1:5]
+with open(document_path, encoding="utf-8") as file:
+    document_text = file.read()
+document = json.loads(document_text)
+# The document names no host (`servers: [{"url": "/"}]`), so this run's base URL is its server.
+document["servers"] = [{"url": server}]
+api = OpenAPI.from_dict(document)
+http = requests.Session()
+calls = 0
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+def call(method, path, *, status, code=None, json_body=None, form=None, data=None, headers=None,
+         bearer=None, url=None, valid_request=None):
+    """One request; its answer must be `status` (and carry Latchkey `code`) and match the document."""
+    global calls
+    calls += 1
+    headers = dict(headers or {})
+    if bearer:
+        headers["Authorization"] = f"Bearer {bearer}"
+    if json_body is not None:
+        data = json.dumps(json_body)
+        headers.setdefault("Content-Type", "application/json")
+    elif form is not None:
+        data = urlencode(form)
+        headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+    response = http.request(method, url or server + path, data=data, headers=headers, allow_redirects=False,
+                            timeout=10)
+    label = f"{method} {urlparse(response.url).path} -> {response.status_code}"
+    if response.status_code != status:
+        fail(f"{label}, expected {status}: {response.text[:300]}")
+    openapi_request = RequestsOpenAPIRequest(response.request)
+    # Requests that should succeed must be ones the document allows; refusals are sent on purpose.
+    if valid_request if valid_request is not None else status < 400:
+        try:
+            api.validate_request(openapi_request)
+        except Exception as error:  # openapi-core raises a tree of validation errors
+            fail(f"{label}: the request is not valid by the document: {describe(error)}")
+    try:
+        api.validate_response(openapi_request, RequestsOpenAPIResponse(response))
+    except Exception as error:
+        fail(f"{label}: the answer is not the document's: {describe(error)}\n{response.headers}\n{response.text[:500]}")
+    body = None
+    if response.headers.get("Content-Type", "").startswith("application/json"):
+        body = response.json()
+    if code is not None:
+        found = (body or {}).get("error_code") or ((body or {}).get("error") or {}).get("code")
+        if found != code:
+            fail(f"{label}: code {found!r}, expected {code!r}")
+    print(f"   ok {label}" + (f" {code}" if code else ""))
+    return response, body
+
+
+def describe(error):
+    causes = [str(error)]
+    for cause in getattr(error, "schema_errors", None) or getattr(error, "errors", None) or []:
+        causes.append(str(cause)[:300])
+    if error.__cause__ is not None:
+        causes.append(describe(error.__cause__))
+    return " / ".join(causes)
+
+
+def emulator_post(path, body):
+    response = requests.post(emulator + path, json=body, timeout=10)
+    response.raise_for_status()
+    return response.json()
+
+
+def facebook_token(user):
+    return emulator_post("/_emulator/tokens", {"app_id": app_id, "user": user, "scopes": ["email"]})["access_token"]
+
+
+def query(location):
+    return {key: values[0] for key, values in parse_qs(urlparse(location).query).items()}
+
+
+# --- Operations and discovery
+_, _ = call("GET", "/health", status=200)
+_, ready = call("GET", "/ready", status=200)
+served, _ = call("GET", "/openapi.json", status=200)
+if served.content != document_text.encode("utf-8"):
+    fail("GET /openapi.json is not docs/openapi.json byte for byte")
+_, keys = call("GET", "/.well-known/jwks.json", status=200)
+_, metadata = call("GET", "/.well-known/oauth-authorization-server", status=200)
+call("GET", "/.well-known/openid-configuration", status=200)
+
+# --- Classic login, then the session: read, write, refresh, reuse
+_, first = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("alice")})
+_, again = call("POST", "/v1/auth/facebook", status=200,
+                json_body={"accessToken": facebook_token("alice"), "fieldsMapping": {"first_name": "firstName"}})
+if not first["isNewUser"] or again["isNewUser"] or first["user"]["id"] != again["user"]["id"]:
+    fail("the second sign-in of alice did not find the user the first created")
+access, refresh = first["session"]["access_token"], first["session"]["refresh_token"]
+call("GET", "/v1/users/me", status=200, bearer=access)
+_, patched = call("PATCH", "/v1/users/me", status=200, bearer=access, json_body={"properties": {"nickname": "Al"}})
+if patched["properties"].get("nickname") != "Al":
+    fail("PATCH /v1/users/me did not keep the nickname")
+call("PATCH", "/v1/users/me", status=200, bearer=access, json_body={"properties": {"nickname": None}})
+call("PATCH", "/v1/users/me", status=403, code="property_not_writable", bearer=access,
+     json_body={"properties": {"email": "x@example.com"}})
+call("PATCH", "/v1/users/me", status=400, code="invalid_request", bearer=access, json_body={"nickname": "Al"})
+_, rotated = call("POST", "/v1/oauth/token", status=200, form={"grant_type": "refresh_token", "refresh_token": refresh})
+call("POST", "/v1/oauth/token", status=200,
+     json_body={"grant_type": "refresh_token", "refresh_token": rotated["refresh_token"]})
+call("POST", "/v1/oauth/token", status=400, code="refresh_token_reused",
+     form={"grant_type": "refresh_token", "refresh_token": refresh})
+call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=access)
+
+# --- Limited Login with a server nonce
+_, nonce = call("POST", "/v1/auth/nonce", status=200)
+call("POST", "/v1/auth/nonce", status=200, json_body={})
+id_token = emulator_post("/_emulator/id-tokens",
+                         {"app_id": app_id, "user": "bob", "scopes": ["email"], "nonce": nonce["nonce"]})["id_token"]
+_, limited = call("POST", "/v1/auth/facebook", status=200, json_body={"idToken": id_token, "nonce": nonce["nonce"]})
+call("POST", "/v1/auth/facebook", status=401, code="id_token_replayed",
+     json_body={"idToken": id_token, "nonce": nonce["nonce"]})
+# A fresh token carrying the spent server nonce.
+id_token_again = emulator_post("/_emulator/id-tokens",
+                               {"app_id": app_id, "user": "bob", "nonce": nonce["nonce"]})["id_token"]
+call("POST", "/v1/auth/facebook", status=401, code="nonce_invalid",
+     json_body={"idToken": id_token_again, "nonce": nonce["nonce"]})
+call("POST", "/v1/auth/facebook", status=400, code="id_token_sent_as_access_token", json_body={"accessToken": id_token})
+
+# --- Easy Login: authorize -> the emulator's dialog -> callback -> the app -> the token endpoint
+verifier = secrets.token_urlsafe(48)
+challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+authorize = {"response_type": "code", "client_id": "latchkey-cli", "redirect_uri": "http://127.0.0.1/callback",
+             "state": "app-state", "code_challenge": challenge, "code_challenge_method": "S256", "scope": "email"}
+to_dialog, _ = call("GET", "/v1/oauth/authorize?" + urlencode(authorize), status=302)
+dialog = requests.get(to_dialog.headers["Location"] + "&emulator_user=carol", allow_redirects=False, timeout=10)
+callback = dialog.headers.get("Location", "")
+if "/v1/oauth/facebook/callback" not in callback:
+    fail(f"the emulator's dialog did not send the browser back to the server: {dialog.status_code} {callback}")
+to_app, _ = call("GET", "", url=callback, status=302)
+answer = query(to_app.headers["Location"])
+if answer.get("state") != "app-state" or answer.get("iss") != server or "code" not in answer:
+    fail(f"Easy Login's answer to the app lacks code, state or iss: {answer}")
+redeem = {"grant_type": "authorization_code", "code": answer["code"], "client_id": "latchkey-cli",
+          "redirect_uri": "http://127.0.0.1/callback", "code_verifier": verifier}
+_, easy = call("POST", "/v1/oauth/token", status=200, form=redeem)
+if "scope" not in easy:
+    fail("the redeemed code's session names no scope")
+call("POST", "/v1/oauth/token", status=400, code="authorization_code_reused", form=redeem)
+# Refusals the browser sees: an unknown app is a page, a bad request a redirect with an error.
+call("GET", "/v1/oauth/authorize?" + urlencode({**authorize, "client_id": "nobody"}), status=400, valid_request=True)
+refused, _ = call("GET", "/v1/oauth/authorize?" + urlencode({**authorize, "code_challenge": "short"}), status=302,
+                  valid_request=False)
+if query(refused.headers["Location"]).get("error") != "invalid_request":
+    fail("a malformed code_challenge did not come back to the app as invalid_request")
+call("GET", "/v1/oauth/facebook/callback?" + urlencode({"state": "never-issued", "code": "x"}), status=400)
+
+# --- The token endpoint's refusals, in RFC 6749's shape
+call("POST", "/v1/oauth/token", status=400, code="invalid_request", form={"refresh_token": "x"})
+call("POST", "/v1/oauth/token", status=400, code="unsupported_grant_type", form={"grant_type": "password"})
+call("POST", "/v1/oauth/token", status=400, code="refresh_token_invalid",
+     form={"grant_type": "refresh_token", "refresh_token": "guess"})
+call("POST", "/v1/oauth/token", status=401, code="client_unknown", form={**redeem, "client_id": "nobody"})
+call("POST", "/v1/oauth/token", status=401, code="client_unknown", form={"grant_type": "refresh_token"},
+     headers={"Authorization": "Basic " + base64.b64encode(b"latchkey-cli:secret").decode()})
+call("POST", "/v1/oauth/token", status=413, code="request_too_large",
+     form={"grant_type": "refresh_token", "refresh_token": "x" * 70_000})
+
+# --- Sign-in refusals
+call("POST", "/v1/auth/facebook", status=401, code="facebook_token_invalid", json_body={"accessToken": "EAAmadeup"})
+call("POST", "/v1/auth/facebook", status=401, code="id_token_invalid", json_body={"idToken": "a.b.c"})
+call("POST", "/v1/auth/facebook", status=400, code="invalid_request", json_body={"accessToken": 5})
+call("POST", "/v1/auth/facebook", status=400, code="malformed_request", data="{", headers={
+    "Content-Type": "application/json"})
+call("POST", "/v1/auth/facebook", status=415, code="malformed_request", data='{"accessToken": "x"}', headers={
+    "Content-Type": "application/x-www-form-urlencoded"})
+call("POST", "/v1/auth/facebook", status=403, code="property_not_writable",
+     json_body={"accessToken": facebook_token("dave"), "fieldsMapping": {"first_name": "role"}})
+call("POST", "/v1/auth/facebook", status=413, code="request_too_large", json_body={"accessToken": "x" * 70_000})
+call("POST", "/v1/auth/nonce", status=400, code="invalid_request", json_body={"x": 1})
+
+# --- Logout, then every session
+limited_access = limited["session"]["access_token"]
+call("POST", "/v1/auth/logout", status=204, bearer=limited_access)
+call("POST", "/v1/auth/logout", status=401, code="session_revoked", bearer=limited_access)
+call("GET", "/v1/users/me", status=401, code="unauthorized", bearer="not-a-token")
+call("GET", "/v1/users/me", status=401, code="unauthorized")
+_, ended = call("POST", "/v1/auth/logout-all", status=200, bearer=again["session"]["access_token"])
+if ended["revokedSessions"] < 1:
+    fail("logout-all ended no session")
+
+# --- An abuse limit reached: 429 with Retry-After (LATCHKEY_LIMIT_NONCE_PER_ADDRESS, 60 a minute)
+for attempt in range(200):
+    response = http.post(server + "/v1/auth/nonce", timeout=10)
+    if response.status_code == 429:
+        break
+    if response.status_code != 200:
+        fail(f"POST /v1/auth/nonce answered {response.status_code} before its limit")
+else:
+    fail("200 nonces in a row: the default limit never answered 429 (was it raised?)")
+call("POST", "/v1/auth/nonce", status=429, code="rate_limited")
+
+print(f"   {calls} calls, every answer as the document says")
