@@ -51,13 +51,15 @@ struct Stack: Sendable {
     /// - Parameter browsable: leave the public URL to the bound address (`http://127.0.0.1:PORT`)
     ///   instead of `http://latchkey.test`, and register its Facebook callback with the emulator, for
     ///   flows where a browser or another program follows the server's redirects.
+    /// - Parameter clock: the emulator's and the server's clock; a test whose tokens a server on the
+    ///   real clock checks (a child process) starts it at the real time.
     static func run(
+        clock: TestClock = TestClock(),
         browsable: Bool = false,
         emulatorSeed: @Sendable (inout EmulatorSeed) -> Void = { _ in },
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Stack) async throws -> Void
     ) async throws {
-        let clock = TestClock()
         let quiet: Logger = {
             var logger = Logger(label: "test")
             logger.logLevel = .critical
