@@ -536,17 +536,6 @@ final class People: Sendable {
     }
 }
 
-/// The `latchkey` executable `swift test` built next to the test bundle.
-enum LatchkeyBinary {
-    static let url: URL? = {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-            Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
-        ].map { $0.appendingPathComponent("latchkey") }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }()
-}
-
 /// Starts `latchkey serve` processes on one database, and kills whichever still run.
 final class ChildServers: Sendable {
     let binary: URL

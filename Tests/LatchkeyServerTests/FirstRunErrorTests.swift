@@ -55,29 +55,9 @@ struct PortInUseTests {
         ).output
     }
 
-    /// A TCP port held by a listening socket for the test's duration.
-    static func holdPort() throws -> (descriptor: Int32, port: Int) {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        try #require(bound == 0 && listen(descriptor, 1) == 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
-    }
-
     @Test("the server's or the emulator's port in use is named, with the flag to change, and no banner")
     func named() async throws {
-        let held = try Self.holdPort()
+        let held = try HeldPort.hold()
         defer { close(held.descriptor) }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-port-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -71,7 +71,7 @@ struct LoginCommandTests {
             try await LoginPreflight.check(server: stack.serverURL, clientID: Demo.clientID)
         }
         // Nothing listens on a port just released.
-        let closed = try PortInUseTests.holdPort()
+        let closed = try HeldPort.hold()
         close(closed.descriptor)
         await #expect {
             try await LoginPreflight.check(

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 
 extension EmulatorEndpoints {
     /// `POST /{app-id}/accounts/test-users` (§10): `installed`, `permissions`, `name`.
@@ -13,7 +14,7 @@ extension EmulatorEndpoints {
         }
         let name = request["name"] ?? "Open Graph Test User"
         let parts = name.split(separator: " ").map(String.init)
-        let suffix = RandomString.alphanumeric(8).lowercased()
+        let suffix = RandomToken.alphanumeric(8).lowercased()
         let emailLocal = parts.map { $0.lowercased().filter(\.isLetter) }.filter { !$0.isEmpty }.joined(separator: "_")
         let person = Person(
             key: "test-\(suffix)", name: name, firstName: parts.first, lastName: parts.count > 1 ? parts.last : nil,

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 extension EmulatorState {
     /// A renderer for `personKey` as seen by `appID`; `nil` without a grant (the app is not installed).
@@ -46,7 +47,7 @@ extension EmulatorState {
         claims["sub"] = .string(renderer.scopedID)
         claims["iat"] = .int(issuedAt)
         claims["exp"] = .int(issuedAt + 3600)
-        claims["jti"] = .string(RandomString.alphanumeric(4) + "." + RandomString.hex(64))
+        claims["jti"] = .string(RandomToken.alphanumeric(4) + "." + RandomToken.hex(64))
         claims["nonce"] = .string(nonce ?? "")
         if let accessToken {
             let digest = SHA256.hash(data: Data(accessToken.utf8))
@@ -58,7 +59,7 @@ extension EmulatorState {
         case .wrongAudience: claims["aud"] = .string(appID == "1" ? "2" : "1" + appID)
         case .legacyIssuer: claims["iss"] = "https://facebook.com"
         case .wrongIssuer: claims["iss"] = "https://accounts.example.com"
-        case .unknownKid: header["kid"] = .string(RandomString.hex(40))
+        case .unknownKid: header["kid"] = .string(RandomToken.hex(40))
         case .missingKid: header["kid"] = nil
         case .algorithmNone:
             header["alg"] = "none"

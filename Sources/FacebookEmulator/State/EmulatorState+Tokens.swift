@@ -39,7 +39,7 @@ extension EmulatorState {
     /// Issues an app token `APPID|random` (`client_credentials`).
     func issueAppToken(appID: String) -> String {
         let record = AccessTokenRecord(
-            token: "\(appID)|\(RandomString.alphanumeric(27))", kind: .app, appID: appID, personKey: nil,
+            token: "\(appID)|\(RandomToken.alphanumeric(27))", kind: .app, appID: appID, personKey: nil,
             issuedAt: now(), expiresAt: nil, dataAccessExpiresAt: nil, invalidation: nil, authType: nil)
         tokens[record.token] = record
         return record.token

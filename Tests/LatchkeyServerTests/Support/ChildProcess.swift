@@ -23,3 +23,14 @@ enum ChildProcess {
         }
     }
 }
+
+/// The `latchkey` executable `swift test` built next to the test bundle.
+enum LatchkeyBinary {
+    static let url: URL? = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL.deletingLastPathComponent(), Bundle.main.bundleURL,
+        ].map { $0.appendingPathComponent("latchkey") }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }()
+}
