@@ -1,12 +1,16 @@
 /// Every error code the Latchkey server answers with: stable snake_case strings that clients
 /// switch on. New codes may be added; existing ones never change meaning. The README lists them.
-public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
     /// The wire value.
     public let rawValue: String
     /// Wraps a wire value (unknown values are kept, so old clients survive new codes).
     public init(rawValue: String) { self.rawValue = rawValue }
     /// The wire value.
     public var description: String { rawValue }
+    /// A code written as its wire value, e.g. `error.code == "user_cancelled"`.
+    public init(stringLiteral value: String) { self.rawValue = value }
 
     // MARK: Requests
 

@@ -29,7 +29,13 @@ public struct StoredCredentials: Sendable, Equatable, Codable {
     }
 }
 
-/// Where credentials persist: a file on Linux, the Keychain on Apple platforms, memory in tests.
+/// Where credentials persist: the Keychain on Apple platforms, a file on Linux, memory in tests.
+///
+/// One `LatchkeyClient` per process and store is the rule. Where two clients share a store anyway
+/// (an app and its extension, or a client created twice), each re-reads the store before
+/// refreshing, inside ``withExclusiveAccess(_:)``, so the second one adopts the tokens the first
+/// one just got instead of spending the same single-use refresh token again (which the server
+/// treats as theft, revoking the session).
 public protocol CredentialStore: Sendable {
     /// The stored credentials, if any.
     func load() async throws -> StoredCredentials?
@@ -37,11 +43,23 @@ public protocol CredentialStore: Sendable {
     func save(_ credentials: StoredCredentials) async throws
     /// Removes them (sign-out).
     func clear() async throws
+    /// Runs `body` (load, refresh over the network, save) while no other client refreshing through
+    /// this store does. The default covers nothing; the SDK's stores cover every client in the
+    /// process, and `FileCredentialStore` every process too.
+    func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T
+}
+
+extension CredentialStore {
+    /// No coordination: runs `body`.
+    public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await body()
+    }
 }
 
 /// Keeps credentials in memory only (tests, or apps that want no persistence).
 public actor InMemoryCredentialStore: CredentialStore {
     private var credentials: StoredCredentials?
+    private let lock = AsyncLock()
     /// Creates an empty store.
     public init() {}
     /// The stored credentials.
@@ -50,14 +68,27 @@ public actor InMemoryCredentialStore: CredentialStore {
     public func save(_ credentials: StoredCredentials) { self.credentials = credentials }
     /// Removes them.
     public func clear() { credentials = nil }
+    /// Runs `body` alone among the clients sharing this store.
+    public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await lock.run(body)
+    }
 }
 
 /// Keeps credentials in a JSON file readable by the owner only, written atomically.
+///
+/// Refreshes are coordinated across processes through a lock file beside it (`NAME.lock`, `flock`):
+/// an app and its extension may share one file in an app-group container.
 public actor FileCredentialStore: CredentialStore {
     private let url: URL
 
     /// A store at `url`; its directory is created on first save.
     public init(url: URL) { self.url = url }
+
+    /// Runs `body` while holding `NAME.lock`, excluding every other store over this file, in this
+    /// process or another.
+    public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        try await FileLock.run(at: url.appendingPathExtension("lock"), body)
+    }
 
     /// The stored credentials; a missing file is `nil`, a corrupt one is removed and `nil`.
     public func load() throws -> StoredCredentials? {

@@ -59,27 +59,27 @@ public struct EasyLoginRequest: Sendable, Equatable {
     ///   `state_mismatch`, `issuer_mismatch` or `invalid_response` otherwise.
     public func code(from redirect: URL, issuer: URL) throws(LatchkeyError) -> String {
         guard isRedirect(redirect) else {
-            throw LatchkeyError.sdk("invalid_response", "This URL is not the Easy Login redirect.")
+            throw LatchkeyError.sdk(.invalidResponse, "This URL is not the Easy Login redirect.")
         }
         let query = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         let parameters = FormEncoding.decode(query)
         guard let returned = parameters["state"], ConstantTime.equals(returned, state) else {
-            throw LatchkeyError.sdk("state_mismatch", "The login answer does not belong to this request.")
+            throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         }
         // RFC 9207 §2.4: Latchkey always sends `iss`, so an answer without one is refused too.
         guard let iss = parameters["iss"], Self.trimmed(iss) == Self.trimmed(issuer.absoluteString) else {
-            throw LatchkeyError.sdk("issuer_mismatch", "The login answer came from another server.")
+            throw LatchkeyError.sdk(.issuerMismatch, "The login answer came from another server.")
         }
         if let error = parameters["error"] {
             let message = parameters["error_description"] ?? error
             if let code = parameters["error_code"], !code.isEmpty {
-                throw LatchkeyError(code: code, message: message)
+                throw LatchkeyError(code: ErrorCode(rawValue: code), message: message)
             }
-            if error == "access_denied" { throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.") }
-            throw LatchkeyError.sdk(error, message)
+            if error == "access_denied" { throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.") }
+            throw LatchkeyError.sdk(ErrorCode(rawValue: error), message)
         }
         guard let code = parameters["code"], !code.isEmpty else {
-            throw LatchkeyError.sdk("invalid_response", "The login answer carries no code.")
+            throw LatchkeyError.sdk(.invalidResponse, "The login answer carries no code.")
         }
         return code
     }

@@ -64,7 +64,7 @@ public struct FacebookLoginRequest: Sendable, Equatable {
     ///   `state_mismatch` when the state is not ours, `invalid_response` when nothing usable came back.
     public func parse(_ redirect: URL) throws(LatchkeyError) -> Redirect {
         guard redirect.absoluteString.hasPrefix(redirectURI) else {
-            throw LatchkeyError.sdk("invalid_response", "This URL is not the login redirect.")
+            throw LatchkeyError.sdk(.invalidResponse, "This URL is not the login redirect.")
         }
         var parameters: [String: String] = [:]
         if let query = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.percentEncodedQuery {
@@ -72,16 +72,16 @@ public struct FacebookLoginRequest: Sendable, Equatable {
         }
         if let fragment = redirect.fragment { parameters.merge(FormEncoding.decode(fragment)) { _, new in new } }
         guard let returned = parameters["state"], ConstantTime.equals(returned, state) else {
-            throw LatchkeyError.sdk("state_mismatch", "The login answer does not belong to this request.")
+            throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         }
         if let error = parameters["error"] {
             if error == "access_denied" || parameters["error_code"] == "4201"
                 || parameters["error_reason"] == "user_denied"
             {
-                throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.")
+                throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.")
             }
             throw LatchkeyError.sdk(
-                "facebook_login_failed", parameters["error_description"] ?? parameters["error_message"] ?? error)
+                .facebookLoginFailed, parameters["error_description"] ?? parameters["error_message"] ?? error)
         }
         let result = Redirect(
             code: parameters["code"], idToken: parameters["id_token"], accessToken: parameters["access_token"],
@@ -89,7 +89,7 @@ public struct FacebookLoginRequest: Sendable, Equatable {
             declinedPermissions: Self.list(parameters["denied_scopes"]))
         guard result.code != nil || result.idToken != nil || result.accessToken != nil else {
             // Facebook's SDK treats an answer with nothing in it as a cancel.
-            throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.")
+            throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.")
         }
         return result
     }

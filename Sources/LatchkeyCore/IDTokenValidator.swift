@@ -19,11 +19,11 @@ public struct IDTokenValidator: Sendable {
     /// A validator for `appID` with keys from a JWKS document (`{"keys":[{kid,n,e}]}`).
     public init(appID: String, jwks: Data, maximumAge: TimeInterval = 600) throws(LatchkeyError) {
         guard let document = try? JSONValue.decode(jwks), document["keys"]?.arrayValue != nil else {
-            throw LatchkeyError.sdk("invalid_configuration", "The JWKS document is not valid JSON with keys.")
+            throw LatchkeyError.sdk(.invalidConfiguration, "The JWKS document is not valid JSON with keys.")
         }
         let keys = RSAJWK.signingKeys(in: document)
         guard !keys.isEmpty else {
-            throw LatchkeyError.sdk("invalid_configuration", "The JWKS document has no RSA keys.")
+            throw LatchkeyError.sdk(.invalidConfiguration, "The JWKS document has no RSA keys.")
         }
         self.keys = keys
         self.policy = .device(appID: appID, maximumAge: maximumAge)
@@ -39,11 +39,11 @@ public struct IDTokenValidator: Sendable {
         do {
             response = try await transport.send(LatchkeyHTTPRequest(method: "GET", url: jwksURL))
         } catch {
-            throw LatchkeyError.sdk("network_unavailable", "Facebook's keys could not be fetched.")
+            throw LatchkeyError.sdk(.networkUnavailable, "Facebook's keys could not be fetched.")
         }
         guard response.status == 200 else {
             throw LatchkeyError.sdk(
-                "network_unavailable", "Facebook's keys could not be fetched (HTTP \(response.status)).")
+                .networkUnavailable, "Facebook's keys could not be fetched (HTTP \(response.status)).")
         }
         return try IDTokenValidator(appID: appID, jwks: response.body)
     }
@@ -61,7 +61,7 @@ public struct IDTokenValidator: Sendable {
             try parsed.verifySignature(with: keys[parsed.kid])
             return Profile(claims: try parsed.claims(policy: policy, nonce: nonce, now: now).all)
         } catch {
-            throw LatchkeyError(code: error.code.rawValue, message: error.message)
+            throw LatchkeyError(code: error.code, message: error.message)
         }
     }
 }

@@ -14,7 +14,7 @@ struct JSONTransport: Sendable {
         do {
             return try JSONDecoder().decode(Response.self, from: data)
         } catch {
-            throw LatchkeyError.sdk("invalid_response", "The server's answer could not be read.")
+            throw LatchkeyError.sdk(.invalidResponse, "The server's answer could not be read.", underlying: error)
         }
     }
 
@@ -36,22 +36,25 @@ struct JSONTransport: Sendable {
         do {
             http = try await transport.send(request)
         } catch {
+            // A cancelled task is not a network failure to show the person.
+            if Task.isCancelled || error is CancellationError { throw LatchkeyError.cancelled(error) }
             throw LatchkeyError.sdk(
-                "network_unavailable", "The server could not be reached: \(error.localizedDescription)")
+                .networkUnavailable, "The server could not be reached: \(error.localizedDescription)",
+                underlying: error)
         }
         let data = http.body
         guard (200..<300).contains(http.status) else {
             if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
                 throw LatchkeyError(
-                    code: body.error.code.rawValue, message: body.error.message, httpStatus: http.status)
+                    code: body.error.code, message: body.error.message, httpStatus: http.status)
             }
             // The token endpoint answers in RFC 6749's shape, with Latchkey's code alongside.
             if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data) {
                 throw LatchkeyError(
-                    code: body.errorCode.rawValue, message: body.errorDescription, httpStatus: http.status)
+                    code: body.errorCode, message: body.errorDescription, httpStatus: http.status)
             }
             throw LatchkeyError(
-                code: http.status >= 500 ? "internal_error" : "invalid_response",
+                code: http.status >= 500 ? .internalError : .invalidResponse,
                 message: "The server answered HTTP \(http.status).", httpStatus: http.status)
         }
         return data

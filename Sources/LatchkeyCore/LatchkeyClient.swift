@@ -1,44 +1,6 @@
 import Foundation
 import LatchkeyAPI
 
-/// How a `LatchkeyClient` reaches its server and keeps its tokens.
-public struct LatchkeyConfiguration: Sendable {
-    /// The Latchkey server, e.g. `https://auth.example.com`.
-    public var serverURL: URL
-    /// The Facebook app id (for building Facebook login configurations and dialog URLs).
-    public var facebookAppID: String
-    /// Where tokens persist across launches.
-    public var credentialStore: any CredentialStore
-    /// Refresh this long before the access token expires.
-    public var refreshLeeway: TimeInterval
-    /// How requests reach the server (`URLSessionTransport` with `import Latchkey`).
-    public var transport: any LatchkeyTransport
-    /// The clock; tests inject one.
-    public var clock: @Sendable () -> Date
-    /// Easy Login: the app's OAuth client id on the server (`LATCHKEY_OAUTH_CLIENTS`).
-    public var oauthClientID: String?
-    /// Easy Login: where the server sends the person back, e.g. `myapp://auth` (a URL scheme the
-    /// app declares) or a loopback URL on a desktop.
-    public var redirectURI: String?
-
-    /// Creates a configuration over any transport; `import Latchkey` adds one that takes a
-    /// `URLSession` (by default `.shared`).
-    public init(
-        serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = InMemoryCredentialStore(),
-        refreshLeeway: TimeInterval = 60, transport: any LatchkeyTransport,
-        clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil
-    ) {
-        self.oauthClientID = oauthClientID
-        self.redirectURI = redirectURI
-        self.serverURL = serverURL
-        self.facebookAppID = facebookAppID
-        self.credentialStore = credentialStore
-        self.refreshLeeway = refreshLeeway
-        self.transport = transport
-        self.clock = clock
-    }
-}
-
 /// The app's entry point: exchanges Facebook credentials for a Latchkey session, keeps it fresh and
 /// persisted, and reports its state.
 ///
@@ -46,43 +8,75 @@ public struct LatchkeyConfiguration: Sendable {
 /// let client = LatchkeyClient(configuration: .init(serverURL: url, facebookAppID: "123"))
 /// let result = try await client.signIn(with: .accessToken(AccessToken.current!.tokenString))
 /// ```
+///
+/// Every result belongs to the session it was started for. A sign-out, or a new sign-in, ends the
+/// session at once: in-flight refreshes are cancelled, and whatever they bring back later is
+/// dropped (the caller gets `not_signed_in`) instead of bringing the old person back.
+/// `currentUser` is non-nil exactly in the states `createdTokenLoaded`, `open` and `openTokenExtended`.
+///
+/// Create one client per process and credential store (see ``CredentialStore``).
 public actor LatchkeyClient {
-    private let configuration: LatchkeyConfiguration
-    private let transport: JSONTransport
-    private var credentials: StoredCredentials?
-    private var state: AuthState = .created
-    private var refreshTask: Task<StoredCredentials, any Error>?
-    private var pendingEasyLogin: EasyLoginRequest?
-    private let stateStream: AsyncStream<AuthState>
-    private let stateContinuation: AsyncStream<AuthState>.Continuation
+    let configuration: LatchkeyConfiguration
+    let transport: JSONTransport
+    /// The session's tokens.
+    var credentials: StoredCredentials?
+    var state: AuthState = .created
+    /// Counts sessions: bumped whenever one ends or a sign-in starts. Work remembers the epoch it
+    /// started in and applies its result only if it is still current, so a late answer for Alice's
+    /// session can never land in Bob's.
+    var epoch: UInt64 = 0
+    var refreshTask: Task<StoredCredentials, any Error>?
+    var pendingEasyLogin: EasyLoginRequest?
+    private var observers: [UInt64: AsyncStream<AuthState>.Continuation] = [:]
+    private var nextObserver: UInt64 = 0
+    /// The last credential-store write; each write waits for the one before, so the store ends up
+    /// as the calls were made (a sign-out's clear after the refresh's save, never before).
+    private var lastWrite: Task<Void, Never>?
 
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
         self.configuration = configuration
         self.transport = JSONTransport(baseURL: configuration.serverURL, transport: configuration.transport)
-        (stateStream, stateContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(16))
-        stateContinuation.yield(.created)
     }
 
-    /// Every state change, starting with the current state.
-    public nonisolated var authStates: AsyncStream<AuthState> { stateStream }
+    deinit {
+        for observer in observers.values { observer.finish() }
+    }
+
+    /// A new stream of states for one observer: it starts with the current state and then gets
+    /// every change. Each call makes an independent stream; ending one (a SwiftUI `.task` that
+    /// goes away) leaves the others running. A slow observer misses intermediate states, never
+    /// the latest.
+    public var authStates: AsyncStream<AuthState> {
+        let (stream, continuation) = AsyncStream.makeStream(of: AuthState.self, bufferingPolicy: .bufferingNewest(16))
+        let id = nextObserver
+        nextObserver += 1
+        continuation.yield(state)
+        observers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
 
     /// The current state.
     public var authState: AuthState { state }
 
-    /// The signed-in user, if any.
+    /// The signed-in user, if any (also while a stored session waits to be refreshed: `createdTokenLoaded`).
     public var currentUser: LatchkeyUser? { credentials?.user }
 
     // MARK: Sign-in
 
-    /// Exchanges a Facebook credential for a session (Firebase's `signIn(with:)`).
+    /// Exchanges a Facebook credential for a session (Firebase's `signIn(with:)`). A session
+    /// already open ends first (revoked on the server in the background).
     /// - Parameter fieldsMapping: Facebook field → user property; the server's default when `nil`.
+    /// - Throws: the server's codes; `cancelled` when a sign-out or another sign-in came first.
     public func signIn(
         with credential: FacebookCredential, fieldsMapping: [String: String]? = nil
     )
         async throws(LatchkeyError) -> SignInResult
     {
-        startOver(to: .opening)
+        let epoch = beginSignIn()
         var body: [String: JSONValue] = [:]
         switch credential.kind {
         case .accessToken(let token): body["accessToken"] = .string(token)
@@ -94,14 +88,13 @@ public actor LatchkeyClient {
         do {
             let answer = try await transport.send("POST", "v1/auth/facebook", json: .object(body), as: SignInBody.self)
             let user = LatchkeyUser(answer.user)
-            try await adopt(answer.session, user: user)
-            move(to: .open)
+            try await adopt(answer.session, user: user, epoch: epoch, moving: .open)
+            log(.info, "Signed in.")
             return SignInResult(
                 user: user, isNewUser: answer.isNewUser, grantedPermissions: answer.grantedPermissions,
                 declinedPermissions: answer.declinedPermissions)
         } catch {
-            move(to: .closedLoginFailed)
-            throw error
+            throw failSignIn(epoch: epoch, error)
         }
     }
 
@@ -114,227 +107,168 @@ public actor LatchkeyClient {
         try await signIn(with: .accessToken(accessToken), fieldsMapping: fieldsMapping).user
     }
 
-    // MARK: Easy Login
-
-    /// Backendless's `easyLoginWithFacebookFieldsMapping:permissions:`: the URL to open in a browser
-    /// (or `ASWebAuthenticationSession`, see `EasyLoginPresenter`); no Facebook SDK needed. The
-    /// person comes back through the redirect URI: pass that URL to `handleOpenURL(_:)`.
-    /// - Parameters:
-    ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
-    ///   - permissions: Facebook permissions beyond `public_profile`.
-    ///   - redirectURI: overrides the configuration's (a desktop app's loopback port is only known now).
-    public func easyLoginWithFacebook(
-        fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
-    ) throws(LatchkeyError) -> URL {
-        guard let clientID = configuration.oauthClientID, let redirect = redirectURI ?? configuration.redirectURI
-        else {
-            throw LatchkeyError.sdk(
-                "easy_login_not_configured", "Set oauthClientID and redirectURI in LatchkeyConfiguration.")
-        }
-        let request = EasyLoginRequest(
-            serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
-            fieldsMapping: fieldsMapping)
-        pendingEasyLogin = request
-        startOver(to: .opening)
-        return request.url
+    /// A single-use nonce from the server (`POST /v1/auth/nonce`), for servers that require their
+    /// own nonces (`LATCHKEY_REQUIRE_SERVER_NONCE`): pass `nonce.sha256` to Facebook's
+    /// `LoginConfiguration` and `nonce.raw` to ``FacebookCredential/limitedLogin(idToken:rawNonce:)``
+    /// before `expiresAt`.
+    public func serverNonce() async throws(LatchkeyError) -> ServerNonce {
+        let body = try await transport.send("POST", "v1/auth/nonce", json: [:], as: NonceBody.self)
+        return ServerNonce(
+            nonce: Nonce(raw: body.nonce),
+            expiresAt: configuration.clock().addingTimeInterval(TimeInterval(body.expiresIn)))
     }
 
-    /// Abandons the Easy Login in progress (the browser was closed, or failed): the state becomes
-    /// `closedLoginFailed` and a late redirect is no longer accepted.
-    public func cancelEasyLogin() {
-        guard pendingEasyLogin != nil else { return }
-        pendingEasyLogin = nil
-        move(to: .closedLoginFailed)
-    }
+    // MARK: Sign-out
 
-    /// Whether `url` is the redirect of the Easy Login in progress (for routing in `onOpenURL`).
-    public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.isRedirect(url) ?? false }
-
-    /// Finishes Easy Login with the redirect URL: checks state and issuer, redeems the code with the
-    /// PKCE verifier, stores the session and returns the user.
-    /// - Throws: `user_cancelled` when the person cancelled on Facebook; `state_mismatch` for a URL
-    ///   that does not belong to the attempt in progress; the server's codes otherwise.
-    @discardableResult
-    public func handleOpenURL(_ url: URL) async throws(LatchkeyError) -> LatchkeyUser {
-        guard let request = pendingEasyLogin, request.isRedirect(url) else {
-            throw LatchkeyError.sdk("invalid_response", "No Easy Login is waiting for this URL.")
-        }
-        let code: String
-        do {
-            code = try request.code(from: url, issuer: configuration.serverURL)
-        } catch  where error.code == "state_mismatch" {
-            // A URL forged by someone else must not end the person's real attempt.
-            throw error
-        } catch {
-            pendingEasyLogin = nil
-            move(to: .closedLoginFailed)
-            throw error
-        }
-        // The attempt is over whatever happens next: a code is redeemable once.
-        pendingEasyLogin = nil
-        do {
-            let session = try await transport.send(
-                "POST", "v1/oauth/token",
-                form: [
-                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
-                    ("code_verifier", request.codeVerifier), ("client_id", request.clientID),
-                ], as: SessionBody.self)
-            let body = try await transport.send(
-                "GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
-            let user = LatchkeyUser(body)
-            try await adopt(session, user: user)
-            move(to: .open)
-            return user
-        } catch {
-            move(to: .closedLoginFailed)
-            throw error
-        }
-    }
-
-    /// Loads a stored session at launch (`createdTokenLoaded`), refreshing it if it is stale.
-    /// - Returns: whether a user is signed in afterwards.
-    @discardableResult
-    public func restoreSession() async -> Bool {
-        guard state == .created else { return state.isOpen }
-        guard let stored = try? await configuration.credentialStore.load(), stored.serverURL == configuration.serverURL
-        else { return false }
-        credentials = stored
-        move(to: .createdTokenLoaded)
-        do {
-            _ = try await validAccessToken()
-            move(to: .open)
-            return true
-        } catch {
-            if error.category == .reopenSession { await endSession(revoke: false) }
-            // A transient failure keeps the stored session for the next attempt.
-            return false
-        }
-    }
-
-    // MARK: Tokens
-
-    /// An access token valid for at least `refreshLeeway`, refreshing if needed; concurrent callers
-    /// share one refresh (a refresh token is single use, so two refreshes would end the session).
-    public func validAccessToken() async throws(LatchkeyError) -> String {
-        guard let current = credentials else { throw LatchkeyError.notSignedIn }
-        if current.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
-            return current.accessToken
-        }
-        return try await refresh().accessToken
-    }
-
-    /// Forces a refresh now.
-    @discardableResult
-    public func refresh() async throws(LatchkeyError) -> StoredCredentials {
-        if let refreshTask { return try await Self.value(of: refreshTask) }
-        guard let current = credentials else { throw LatchkeyError.notSignedIn }
-        let task = Task { () throws -> StoredCredentials in
-            let session = try await self.transport.send(
-                "POST", "v1/oauth/token",
-                form: [("grant_type", "refresh_token"), ("refresh_token", current.refreshToken)],
-                as: SessionBody.self)
-            return try await self.adopt(session, user: current.user)
-        }
-        refreshTask = task
-        defer { refreshTask = nil }
-        do {
-            let refreshed = try await Self.value(of: task)
-            move(to: .openTokenExtended)
-            return refreshed
-        } catch {
-            if error.category == .reopenSession { await endSession(revoke: false) }
-            throw error
-        }
-    }
-
-    // MARK: User
-
-    /// Reloads the user from the server.
-    public func reloadUser() async throws(LatchkeyError) -> LatchkeyUser {
-        let body = try await authorized("GET", "v1/users/me", json: nil)
-        let user = LatchkeyUser(body)
-        credentials?.user = user
-        if let credentials { try? await configuration.credentialStore.save(credentials) }
-        return user
-    }
-
-    /// Changes properties the server lets users write (`null` removes).
-    public func updateUser(properties: [String: JSONValue]) async throws(LatchkeyError) -> LatchkeyUser {
-        let body = try await authorized("PATCH", "v1/users/me", json: ["properties": .object(properties)])
-        let user = LatchkeyUser(body)
-        credentials?.user = user
-        if let credentials { try? await configuration.credentialStore.save(credentials) }
-        return user
-    }
-
-    /// Signs out: revokes the session on the server (best effort) and clears the stored tokens.
+    /// Signs out on this device: the session ends here at once (store cleared, in-flight work
+    /// dropped), then the server is asked to revoke it, best effort.
     public func signOut() async {
-        await endSession(revoke: true)
+        try? await signOut(scope: .thisDevice)
     }
 
-    // MARK: Internals
+    /// Signs out this device, or every device of the user. The session always ends here first.
+    /// - Throws: when the server could not be told (offline, or it failed): the person is signed
+    ///   out on this device regardless, but for `.everywhere` other devices may still be signed in.
+    public func signOut(scope: SignOutScope) async throws(LatchkeyError) {
+        let ended = endLocally(clearingStore: true, reason: "Signed out.")
+        await lastWrite?.value
+        guard let ended else { return }
+        try await revoke(ended, scope: scope)
+    }
 
-    /// Calls an authenticated endpoint, refreshing once on a 401 (the token may have expired in flight).
-    private func authorized(_ method: String, _ path: String, json: JSONValue?) async throws(LatchkeyError) -> UserBody
-    {
-        let token = try await validAccessToken()
-        do {
-            return try await transport.send(method, path, json: json, bearer: token, as: UserBody.self)
-        } catch  where error.httpStatus == 401 && error.code == ErrorCode.unauthorized.rawValue {
-            let fresh = try await refresh().accessToken
-            return try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self)
-        } catch {
-            if error.category == .reopenSession { await endSession(revoke: false) }
-            throw error
+    // MARK: Internals shared by the extensions
+
+    /// Starts a sign-in: ends the current session (revoking it in the background) and enters `opening`.
+    func beginSignIn() -> UInt64 {
+        if let ended = endLocally(clearingStore: true, reason: "A new sign-in replaces the session.") {
+            Task { try? await self.revoke(ended, scope: .thisDevice) }
         }
+        startOver(to: .opening)
+        return epoch
     }
 
+    /// What a failed sign-in throws, after moving to `closedLoginFailed` if it is still the current attempt.
+    func failSignIn(epoch: UInt64, _ error: LatchkeyError) -> LatchkeyError {
+        guard epoch == self.epoch else {
+            return error.code == .cancelled ? error : .sdk(.cancelled, "A sign-out or another sign-in came first.")
+        }
+        log(.warning, "The sign-in failed.", code: error.code)
+        move(to: .closedLoginFailed)
+        return error
+    }
+
+    /// Makes `session` the current one if `epoch` is still current, moves to `next`, and persists it.
     @discardableResult
-    private func adopt(_ session: SessionBody, user: LatchkeyUser) async throws(LatchkeyError) -> StoredCredentials {
+    func adopt(
+        _ session: SessionBody, user: LatchkeyUser, epoch: UInt64, moving next: AuthState
+    ) async throws(LatchkeyError) -> StoredCredentials {
+        guard epoch == self.epoch else { throw .sdk(.cancelled, "A sign-out or another sign-in came first.") }
         let now = configuration.clock()
         let stored = StoredCredentials(
             accessToken: session.accessToken,
             accessTokenExpiresAt: now.addingTimeInterval(TimeInterval(session.expiresIn)),
             refreshToken: session.refreshToken, user: user, serverURL: configuration.serverURL, refreshedAt: now)
         credentials = stored
-        do {
-            try await configuration.credentialStore.save(stored)
-        } catch {
-            throw LatchkeyError.sdk("credential_store_failed", "The session could not be saved: \(error)")
-        }
+        move(to: next)
+        await persist(stored).value
         return stored
     }
 
-    private func endSession(revoke: Bool) async {
-        if revoke, let token = credentials?.accessToken {
-            _ = try? await transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: token)
-        }
+    /// Ends the session here: a new epoch, in-flight refreshes cancelled, the Easy Login attempt
+    /// dropped, the store cleared (when this client had a session). Returns the ended credentials.
+    @discardableResult
+    func endLocally(clearingStore: Bool, reason: String) -> StoredCredentials? {
+        let ended = credentials
+        epoch &+= 1
+        refreshTask?.cancel()
+        refreshTask = nil
+        pendingEasyLogin = nil
         credentials = nil
-        try? await configuration.credentialStore.clear()
-        move(to: .closed)
+        if ended != nil && clearingStore { persist(nil) }
+        switch state {
+        case .opening: move(to: .closedLoginFailed)
+        case .open, .openTokenExtended, .createdTokenLoaded: move(to: .closed)
+        case .created, .closed, .closedLoginFailed: break
+        }
+        if ended != nil { log(.info, reason) }
+        return ended
     }
 
-    /// A new sign-in starts a new session lifecycle, as a new FBSession would.
-    private func startOver(to next: AuthState) {
+    /// A new session lifecycle, as a new FBSession would start.
+    func startOver(to next: AuthState) {
         state = .created
         move(to: next)
     }
 
-    private func move(to next: AuthState) {
+    func move(to next: AuthState) {
         guard state.canMove(to: next) else { return }
         state = next
-        stateContinuation.yield(next)
+        for observer in observers.values { observer.yield(next) }
     }
 
-    private static func value(
-        of task: Task<StoredCredentials, any Error>
-    ) async throws(LatchkeyError) -> StoredCredentials {
-        do {
-            return try await task.value
-        } catch let error as LatchkeyError {
-            throw error
-        } catch {
-            throw LatchkeyError.sdk("invalid_response", "\(error)")
+    func log(_ level: LatchkeyLogEvent.Level, _ message: String, code: LatchkeyError.Code? = nil) {
+        configuration.log?(LatchkeyLogEvent(level: level, message: message, code: code))
+    }
+
+    /// Queues a write (`nil` clears) behind the previous one. A failed write is logged, not thrown:
+    /// the server has answered and the person is signed in (or out) either way.
+    @discardableResult
+    func persist(_ credentials: StoredCredentials?) -> Task<Void, Never> {
+        let previous = lastWrite
+        let store = configuration.credentialStore
+        let log = configuration.log
+        let write = Task {
+            await previous?.value
+            do {
+                if let credentials { try await store.save(credentials) } else { try await store.clear() }
+            } catch {
+                log?(
+                    LatchkeyLogEvent(
+                        level: .warning, message: "The credential store failed: \(error)", code: .credentialStoreFailed)
+                )
+            }
         }
+        lastWrite = write
+        return write
+    }
+
+    private func removeObserver(_ id: UInt64) {
+        observers[id] = nil
+    }
+
+    /// Tells the server the session ended (`/v1/auth/logout` or `/logout-all`), refreshing first
+    /// when the access token has expired, since logout needs a valid one.
+    private func revoke(_ ended: StoredCredentials, scope: SignOutScope) async throws(LatchkeyError) {
+        var accessToken = ended.accessToken
+        if ended.accessTokenExpiresAt <= configuration.clock() {
+            let session = try await transport.send(
+                "POST", "v1/oauth/token",
+                form: [("grant_type", "refresh_token"), ("refresh_token", ended.refreshToken)], as: SessionBody.self)
+            accessToken = session.accessToken
+        }
+        let path = scope == .everywhere ? "v1/auth/logout-all" : "v1/auth/logout"
+        try await transport.sendRaw("POST", path, json: [:], bearer: accessToken)
+    }
+}
+
+/// Which sessions ``LatchkeyClient/signOut(scope:)`` ends.
+public enum SignOutScope: Sendable, Equatable {
+    /// This device's session (`POST /v1/auth/logout`).
+    case thisDevice
+    /// Every session of the user, on every device (`POST /v1/auth/logout-all`).
+    case everywhere
+}
+
+/// A nonce issued by the server (``LatchkeyClient/serverNonce()``).
+public struct ServerNonce: Sendable, Equatable {
+    /// The nonce: `sha256` for Facebook, `raw` for the sign-in.
+    public let nonce: Nonce
+    /// When the server stops accepting it.
+    public let expiresAt: Date
+
+    /// Creates a server nonce (the client makes these; public for tests).
+    public init(nonce: Nonce, expiresAt: Date) {
+        self.nonce = nonce
+        self.expiresAt = expiresAt
     }
 }

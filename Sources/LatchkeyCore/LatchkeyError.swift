@@ -1,13 +1,33 @@
-import LatchkeyAPI
+import Foundation
+@_exported import LatchkeyAPI
 
 /// The one error the SDK throws: a stable `code`, a category that says what to do, and whether to
 /// tell the user. A struct rather than an enum, so new codes never break an app's `switch`.
+///
+/// Switch on codes with the named constants, in `catch` patterns too:
+///
+/// ```swift
+/// do {
+///     try await client.signIn(with: credential)
+/// } catch LatchkeyError.Code.userCancelled {
+///     // nothing to show
+/// } catch where error.category == .reopenSession {
+///     showSignIn()
+/// }
+/// ```
 public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stable snake_case error code: the server's (``ErrorCode``) or one of the SDK's own, all
+    /// named on this type (`LatchkeyError.Code.userCancelled`, `.stateMismatch`, …).
+    public typealias Code = ErrorCode
+
     /// What an app should do about an error, in the spirit of Facebook's `FBErrorUtility`.
     public struct Category: Hashable, Sendable, CustomStringConvertible {
         private let name: String
         /// The person cancelled the login.
         public static let userCancelled = Category(name: "userCancelled")
+        /// The app cancelled the work (its task was cancelled, or the session it belonged to ended):
+        /// nothing to show the person, and nothing to retry.
+        public static let cancelled = Category(name: "cancelled")
         /// The session is gone: sign in again.
         public static let reopenSession = Category(name: "reopenSession")
         /// A permission is missing or a property may not be written.
@@ -18,60 +38,66 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         public static let throttling = Category(name: "throttling")
         /// The server failed.
         public static let server = Category(name: "server")
-        /// Anything else (usually a bug in the request).
+        /// Anything else (usually a bug in the request or the app's configuration).
         public static let other = Category(name: "other")
         /// The category's name.
         public var description: String { name }
     }
 
     /// The server's stable code (`facebook_token_expired`, …) or one of the SDK's own
-    /// (`network_unavailable`, `invalid_response`, `not_signed_in`, `invalid_configuration`, `user_cancelled`).
-    public let code: String
-    /// A message for developers.
+    /// (``Code/userCancelled``, ``Code/networkUnavailable``, …).
+    public let code: Code
+    /// A message for developers (English, may name the request); ``userMessage`` is the person's.
     public let message: String
     /// The HTTP status, when the error came from the server.
     public let httpStatus: Int?
+    /// What went wrong underneath (the transport's error, the credential store's, a decoding
+    /// error), for logs; never part of equality.
+    public let underlying: (any Error)?
 
-    /// Creates an error.
-    public init(code: String, message: String, httpStatus: Int? = nil) {
+    /// Creates an error (also for tests of code that handles the SDK's errors).
+    public init(code: Code, message: String, httpStatus: Int? = nil, underlying: (any Error)? = nil) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
+        self.underlying = underlying
     }
 
     /// `code: message`.
     public var description: String { "\(code): \(message)" }
 
+    /// Code, message and status; the underlying error is left out (errors are rarely equatable).
+    public static func == (lhs: LatchkeyError, rhs: LatchkeyError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.httpStatus == rhs.httpStatus
+    }
+
     /// What to do about it.
     public var category: Category {
         switch code {
-        case "user_cancelled": return .userCancelled
-        case ErrorCode.facebookUnavailable.rawValue, ErrorCode.unavailable.rawValue, "network_unavailable":
-            return .transient
-        case ErrorCode.facebookRateLimited.rawValue: return .throttling
+        case .userCancelled: return .userCancelled
+        case .cancelled: return .cancelled
+        case .facebookUnavailable, .unavailable, .networkUnavailable: return .transient
+        case .facebookRateLimited, .rateLimited: return .throttling
         // The person must first log in at facebook.com; then the same sign-in works (FBErrorUtility
-        // files subcode 459 under "retry", facebook-protocol.md §6.4).
-        case ErrorCode.facebookCheckpoint.rawValue: return .transient
-        case ErrorCode.propertyNotWritable.rawValue, ErrorCode.facebookPermissionDenied.rawValue: return .permissions
-        case ErrorCode.internalError.rawValue, "invalid_response": return .server
+        // files subcode 459 under "retry").
+        case .facebookCheckpoint: return .transient
+        case .propertyNotWritable, .facebookPermissionDenied: return .permissions
+        case .internalError, .invalidResponse: return .server
         case _ where Self.reopenCodes.contains(code): return .reopenSession
         default: return (httpStatus ?? 0) >= 500 ? .server : .other
         }
     }
 
-    private static let reopenCodes: Set<String> = [
-        ErrorCode.unauthorized.rawValue, ErrorCode.sessionRevoked.rawValue, ErrorCode.refreshTokenInvalid.rawValue,
-        ErrorCode.refreshTokenReused.rawValue, ErrorCode.userDisabled.rawValue, "not_signed_in",
-        ErrorCode.facebookTokenInvalid.rawValue, ErrorCode.facebookTokenExpired.rawValue,
-        ErrorCode.facebookPasswordChanged.rawValue, ErrorCode.facebookAppRemoved.rawValue,
-        ErrorCode.facebookLoggedOut.rawValue, ErrorCode.idTokenExpired.rawValue,
-        ErrorCode.idTokenIssuedAtInvalid.rawValue, ErrorCode.facebookCodeInvalid.rawValue,
-        ErrorCode.nonceMismatch.rawValue, ErrorCode.nonceInvalid.rawValue, ErrorCode.idTokenReplayed.rawValue,
+    private static let reopenCodes: Set<Code> = [
+        .unauthorized, .sessionRevoked, .refreshTokenInvalid, .refreshTokenReused, .userDisabled, .notSignedIn,
+        .facebookTokenInvalid, .facebookTokenExpired, .facebookPasswordChanged, .facebookAppRemoved,
+        .facebookLoggedOut, .idTokenExpired, .idTokenIssuedAtInvalid, .facebookCodeInvalid, .nonceMismatch,
+        .nonceInvalid, .idTokenReplayed,
     ]
 
     /// Whether to show the person a message (as FBErrorUtility's `shouldNotifyUser`).
     public var shouldNotifyUser: Bool {
-        [.reopenSession, .transient, .throttling, .permissions].contains(category) && code != "not_signed_in"
+        [.reopenSession, .transient, .throttling, .permissions].contains(category) && code != .notSignedIn
     }
 
     /// A message suitable for the person, when `shouldNotifyUser`.
@@ -80,20 +106,72 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         switch category {
         case .reopenSession:
             switch code {
-            case ErrorCode.facebookPasswordChanged.rawValue:
-                return "Your Facebook password changed. Please log in again."
-            case ErrorCode.facebookAppRemoved.rawValue:
-                return "This app was removed from your Facebook account. Please log in again."
+            case .facebookPasswordChanged: return "Your Facebook password changed. Please log in again."
+            case .facebookAppRemoved: return "This app was removed from your Facebook account. Please log in again."
             default: return "Your session has ended. Please log in again."
             }
-        case .transient where code == ErrorCode.facebookCheckpoint.rawValue:
+        case .transient where code == .facebookCheckpoint:
             return "Facebook needs you to log in at facebook.com first. Then please try again."
+        case .transient where code == .networkUnavailable:
+            return "The server could not be reached. Check your connection and try again."
         case .transient, .throttling: return "Something went wrong. Please try again in a moment."
         case .permissions: return "You are not allowed to do that."
         default: return nil
         }
     }
 
-    static func sdk(_ code: String, _ message: String) -> LatchkeyError { LatchkeyError(code: code, message: message) }
-    static let notSignedIn = sdk("not_signed_in", "No user is signed in.")
+    static func sdk(_ code: Code, _ message: String, underlying: (any Error)? = nil) -> LatchkeyError {
+        LatchkeyError(code: code, message: message, underlying: underlying)
+    }
+    static let notSignedIn = sdk(.notSignedIn, "No user is signed in.")
+    /// A result that belongs to a session which has since ended (signed out, or another person signed in).
+    static let sessionEnded = sdk(.notSignedIn, "The session ended while this request was in flight.")
+    /// The app cancelled the task.
+    static func cancelled(_ underlying: (any Error)? = nil) -> LatchkeyError {
+        sdk(.cancelled, "The task was cancelled.", underlying: underlying)
+    }
+}
+
+/// `localizedDescription` says what happened: the person's message when there is one, otherwise the
+/// developer's (Foundation's default would be "The operation could not be completed").
+extension LatchkeyError: LocalizedError {
+    /// ``userMessage``, or ``message`` when the person needs no message.
+    public var errorDescription: String? { userMessage ?? message }
+    /// The developer's message.
+    public var failureReason: String? { message }
+}
+
+// MARK: - The SDK's own codes
+
+extension ErrorCode {
+    /// The person closed the login sheet or cancelled on Facebook.
+    public static let userCancelled = ErrorCode(rawValue: "user_cancelled")
+    /// The app cancelled the task, or the session the work belonged to ended first.
+    public static let cancelled = ErrorCode(rawValue: "cancelled")
+    /// An Easy Login redirect that does not carry this attempt's `state`: ignored, the attempt goes on.
+    public static let stateMismatch = ErrorCode(rawValue: "state_mismatch")
+    /// An Easy Login redirect from another server (RFC 9207 `iss`).
+    public static let issuerMismatch = ErrorCode(rawValue: "issuer_mismatch")
+    /// The server (or Facebook's key endpoint) could not be reached.
+    public static let networkUnavailable = ErrorCode(rawValue: "network_unavailable")
+    /// An answer the SDK could not read.
+    public static let invalidResponse = ErrorCode(rawValue: "invalid_response")
+    /// Nobody is signed in (or the session ended while the request was in flight).
+    public static let notSignedIn = ErrorCode(rawValue: "not_signed_in")
+    /// The SDK was given something unusable (a JWKS without keys, a redirect URI that is not a URL).
+    public static let invalidConfiguration = ErrorCode(rawValue: "invalid_configuration")
+    /// Easy Login needs `oauthClientID` and `redirectURI` in the configuration.
+    public static let easyLoginNotConfigured = ErrorCode(rawValue: "easy_login_not_configured")
+    /// Facebook's own login dialog answered with an error (`FacebookLoginRequest`).
+    public static let facebookLoginFailed = ErrorCode(rawValue: "facebook_login_failed")
+    /// The credential store (file, Keychain) failed to save or clear the session.
+    public static let credentialStoreFailed = ErrorCode(rawValue: "credential_store_failed")
+
+    /// Lets a code stand as a `catch` pattern: `catch LatchkeyError.Code.userCancelled { … }`.
+    public static func ~= (pattern: ErrorCode, error: LatchkeyError) -> Bool { error.code == pattern }
+
+    /// The same for untyped `catch` clauses: matches a ``LatchkeyError`` with this code.
+    public static func ~= (pattern: ErrorCode, error: any Error) -> Bool {
+        (error as? LatchkeyError)?.code == pattern
+    }
 }

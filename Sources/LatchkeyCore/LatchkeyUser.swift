@@ -12,6 +12,17 @@ public struct LatchkeyUser: Sendable, Equatable, Codable {
     /// Creation time.
     public let createdAt: Date
 
+    /// Creates a user (the client makes these from the server's answers; public so apps can test
+    /// code that receives one).
+    public init(
+        id: String, properties: [String: JSONValue] = [:], identities: [IdentityBody] = [], createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.properties = properties
+        self.identities = identities
+        self.createdAt = createdAt
+    }
+
     init(_ body: UserBody) {
         id = body.id
         properties = body.properties
@@ -33,4 +44,14 @@ public struct SignInResult: Sendable, Equatable {
     public let grantedPermissions: [String]
     /// Permissions declined on Facebook.
     public let declinedPermissions: [String]
+
+    /// Creates a result (the client makes these; public so apps can test code that receives one).
+    public init(
+        user: LatchkeyUser, isNewUser: Bool, grantedPermissions: [String] = [], declinedPermissions: [String] = []
+    ) {
+        self.user = user
+        self.isNewUser = isNewUser
+        self.grantedPermissions = grantedPermissions
+        self.declinedPermissions = declinedPermissions
+    }
 }

@@ -79,14 +79,14 @@ enum PrivateFile {
 
     /// Creates `directory` with mode 0700 when missing (its parents with the defaults); an
     /// existing directory is left as it is.
-    private static func createPrivateDirectory(_ directory: URL) throws {
+    static func createPrivateDirectory(_ directory: URL) throws {
         try FileManager.default.createDirectory(
             at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
         guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else { throw Self.lastError() }
     }
 
     /// `errno` as a throwable error.
-    private static func lastError() -> POSIXError {
+    static func lastError() -> POSIXError {
         POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
     }
 }

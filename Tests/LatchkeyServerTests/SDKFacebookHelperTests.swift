@@ -108,7 +108,7 @@ func errorCode(_ work: () throws -> Void) -> String? {
         try work()
         return nil
     } catch let error as LatchkeyError {
-        return error.code
+        return error.code.rawValue
     } catch {
         return "unexpected: \(error)"
     }

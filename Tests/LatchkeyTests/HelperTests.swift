@@ -55,7 +55,7 @@ struct HelperTests {
             ("facebook_permission_denied", 403, "permissions"), ("facebook_code_invalid", 0, "reopenSession"),
         ])
     func categories(code: String, status: Int, category: String) {
-        let error = LatchkeyError(code: code, message: "m", httpStatus: status == 0 ? nil : status)
+        let error = LatchkeyError(code: .init(rawValue: code), message: "m", httpStatus: status == 0 ? nil : status)
         #expect(error.category.description == category)
         #expect((error.userMessage != nil) == error.shouldNotifyUser)
     }
@@ -95,7 +95,7 @@ struct EasyLoginRequestTests {
         do throws(LatchkeyError) {
             return "code:" + (try request.code(from: answer(request, pairs, base: base), issuer: Self.server))
         } catch {
-            return error.code
+            return error.code.rawValue
         }
     }
 

@@ -23,7 +23,7 @@ struct SDKVectorTests {
             #expect(profile.name == "Vector Person")
             outcome = "ok"
         } catch {
-            outcome = error.code
+            outcome = error.code.rawValue
         }
         #expect(outcome == vector["device"]?.stringValue, "\(vector["name"] ?? "")")
     }

@@ -35,7 +35,7 @@ public final class EasyLoginPresenter: NSObject, ASWebAuthenticationPresentation
                         continuation.resume(returning: url)
                     } else {
                         continuation.resume(
-                            throwing: error ?? LatchkeyError.sdk("user_cancelled", "The login was cancelled."))
+                            throwing: error ?? LatchkeyError.sdk(.userCancelled, "The login was cancelled."))
                     }
                 }
                 session.presentationContextProvider = self
@@ -43,17 +43,17 @@ public final class EasyLoginPresenter: NSObject, ASWebAuthenticationPresentation
                 self.session = session
                 if !session.start() {
                     continuation.resume(
-                        throwing: LatchkeyError.sdk("invalid_response", "The login sheet could not start."))
+                        throwing: LatchkeyError.sdk(.invalidResponse, "The login sheet could not start."))
                 }
             }
         } catch {
             session = nil
             await client.cancelEasyLogin()
             if let error = error as? ASWebAuthenticationSessionError, error.code == .canceledLogin {
-                throw LatchkeyError.sdk("user_cancelled", "The login was cancelled.")
+                throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.")
             }
             if let error = error as? LatchkeyError { throw error }
-            throw LatchkeyError.sdk("invalid_response", "The login sheet failed: \(error.localizedDescription)")
+            throw LatchkeyError.sdk(.invalidResponse, "The login sheet failed: \(error.localizedDescription)")
         }
         session = nil
         return try await client.handleOpenURL(callback)

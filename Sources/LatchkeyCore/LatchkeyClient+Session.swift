@@ -1,0 +1,192 @@
+import Foundation
+import LatchkeyAPI
+
+/// Restoring, refreshing and using the session.
+extension LatchkeyClient {
+    /// Loads the stored session (`createdTokenLoaded`) and makes sure it is usable (`open`),
+    /// refreshing it if it is stale. Call it at launch, and again when the network comes back:
+    /// offline, the state stays `createdTokenLoaded` with `currentUser` set, and the next call
+    /// (or any successful refresh) opens the session.
+    /// - Returns: whether the session is open afterwards.
+    @discardableResult
+    public func restoreSession() async -> Bool {
+        switch state {
+        case .open, .openTokenExtended: return true
+        case .opening: return false  // a sign-in is under way; it decides
+        case .created, .createdTokenLoaded, .closed, .closedLoginFailed: break
+        }
+        if credentials == nil {
+            let loaded: StoredCredentials?
+            do {
+                loaded = try await configuration.credentialStore.load()
+            } catch {
+                log(.warning, "The credential store could not be read: \(error)", code: .credentialStoreFailed)
+                return false
+            }
+            // The actor ran other calls during the load: only a client still without a session adopts it.
+            guard credentials == nil, state != .opening, !state.isOpen else { return state.isOpen }
+            guard let loaded, loaded.serverURL == configuration.serverURL else { return false }
+            startOver(to: .createdTokenLoaded)
+            epoch &+= 1
+            credentials = loaded
+            log(.debug, "A stored session was loaded.")
+        }
+        do {
+            _ = try await validAccessToken()
+        } catch {
+            // A session that ended was closed by `refresh()`; a transient failure keeps it loaded.
+            return false
+        }
+        if state == .createdTokenLoaded { move(to: .open) }
+        return state.isOpen
+    }
+
+    /// An access token valid for at least `refreshLeeway`, refreshing if needed; concurrent callers
+    /// share one refresh (a refresh token is single use, so two refreshes would end the session).
+    public func validAccessToken() async throws(LatchkeyError) -> String {
+        guard let current = credentials else { throw LatchkeyError.notSignedIn }
+        if current.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
+            return current.accessToken
+        }
+        return try await refresh().accessToken
+    }
+
+    /// Forces a refresh now (one at a time; concurrent callers share it).
+    /// - Throws: `not_signed_in` when there is no session or it ended while the refresh was in
+    ///   flight; the server's codes (a `reopenSession` one ends the session); `network_unavailable`.
+    @discardableResult
+    public func refresh() async throws(LatchkeyError) -> StoredCredentials {
+        if let refreshTask { return try await Self.value(of: refreshTask) }
+        guard let current = credentials else { throw LatchkeyError.notSignedIn }
+        let epoch = self.epoch
+        let task = Task { () throws -> StoredCredentials in
+            try await self.refreshCoordinated(from: current, epoch: epoch)
+        }
+        refreshTask = task
+        defer { if refreshTask == task { refreshTask = nil } }
+        do {
+            return try await Self.value(of: task)
+        } catch {
+            if error.category == .reopenSession && epoch == self.epoch {
+                endLocally(clearingStore: true, reason: "The server ended the session.")
+            }
+            throw error
+        }
+    }
+
+    // MARK: User
+
+    /// Reloads the user from the server.
+    public func reloadUser() async throws(LatchkeyError) -> LatchkeyUser {
+        try await adoptUser(authorized("GET", "v1/users/me", json: nil))
+    }
+
+    /// Changes properties the server lets users write (`null` removes).
+    public func updateUser(properties: [String: JSONValue]) async throws(LatchkeyError) -> LatchkeyUser {
+        try await adoptUser(authorized("PATCH", "v1/users/me", json: ["properties": .object(properties)]))
+    }
+
+    // MARK: Internals
+
+    /// The refresh proper, holding the store's exclusive access so that two clients over one store
+    /// never spend the same refresh token.
+    private func refreshCoordinated(from current: StoredCredentials, epoch: UInt64) async throws -> StoredCredentials {
+        do {
+            return try await configuration.credentialStore.withExclusiveAccess {
+                try await self.refreshExclusively(from: current, epoch: epoch)
+            }
+        } catch let error as LatchkeyError {
+            throw error
+        } catch {
+            throw LatchkeyError.sdk(
+                .credentialStoreFailed, "The credential store could not be locked for a refresh.", underlying: error)
+        }
+    }
+
+    private func refreshExclusively(
+        from current: StoredCredentials, epoch: UInt64
+    ) async throws(LatchkeyError) -> StoredCredentials {
+        var base = current
+        // Another client over this store may have refreshed since this one loaded, spending the
+        // token in hand: the newer stored tokens are used instead.
+        if let stored = try? await configuration.credentialStore.load(), stored.serverURL == configuration.serverURL,
+            stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt
+        {
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            guard stored.user.id == current.user.id else {
+                // Someone else signed in through another client: this session is over here, and
+                // the store (now theirs) stays as it is.
+                endLocally(clearingStore: false, reason: "Another client signed in a different user.")
+                throw LatchkeyError.sessionEnded
+            }
+            base = stored
+            if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
+                credentials = stored
+                move(to: refreshedState)
+                log(.debug, "Adopted the session another client refreshed.")
+                return stored
+            }
+        }
+        guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+        log(.debug, "Refreshing the session.")
+        let session: SessionBody
+        do {
+            session = try await transport.send(
+                "POST", "v1/oauth/token",
+                form: [("grant_type", "refresh_token"), ("refresh_token", base.refreshToken)], as: SessionBody.self)
+        } catch {
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            log(.warning, "The refresh failed.", code: error.code)
+            throw error
+        }
+        do {
+            return try await adopt(session, user: base.user, epoch: epoch, moving: refreshedState)
+        } catch {
+            throw LatchkeyError.sessionEnded
+        }
+    }
+
+    /// A refresh opens a session loaded at launch, and extends an open one.
+    private var refreshedState: AuthState { state == .createdTokenLoaded ? .open : .openTokenExtended }
+
+    /// Calls an authenticated endpoint, refreshing once on a 401 (the token may have expired in flight).
+    private func authorized(
+        _ method: String, _ path: String, json: JSONValue?
+    ) async throws(LatchkeyError) -> (UserBody, UInt64) {
+        let epoch = self.epoch
+        let token = try await validAccessToken()
+        do {
+            return (try await transport.send(method, path, json: json, bearer: token, as: UserBody.self), epoch)
+        } catch  where error.httpStatus == 401 && error.code == .unauthorized {
+            let fresh = try await refresh().accessToken
+            return (try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self), epoch)
+        } catch {
+            if error.category == .reopenSession && epoch == self.epoch {
+                endLocally(clearingStore: true, reason: "The server ended the session.")
+            }
+            throw error
+        }
+    }
+
+    /// Keeps a user the server returned, if it still belongs to the current session.
+    private func adoptUser(_ answer: (UserBody, UInt64)) async throws(LatchkeyError) -> LatchkeyUser {
+        let user = LatchkeyUser(answer.0)
+        guard answer.1 == epoch, var current = credentials, current.user.id == user.id else {
+            throw LatchkeyError.sessionEnded
+        }
+        current.user = user
+        credentials = current
+        await persist(current).value
+        return user
+    }
+
+    static func value(of task: Task<StoredCredentials, any Error>) async throws(LatchkeyError) -> StoredCredentials {
+        do {
+            return try await task.value
+        } catch let error as LatchkeyError {
+            throw error
+        } catch {
+            throw LatchkeyError.sdk(.invalidResponse, "The refresh failed.", underlying: error)
+        }
+    }
+}
