@@ -194,6 +194,12 @@ let package = Package(
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The SDK exactly as an app imports it: `import Latchkey` alone, member-import checks on.
+        .testTarget(
+            name: "LatchkeySurfaceTests",
+            dependencies: ["Latchkey"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [

@@ -2,7 +2,9 @@
 public enum AuthState: String, Sendable, Equatable, CaseIterable {
     /// No session yet.
     case created
-    /// Tokens were found in the credential store at launch.
+    /// Tokens were found in the credential store at launch and are not confirmed yet (a refresh is
+    /// due, or failed offline); `currentUser` is the stored user. `restoreSession()` again, or any
+    /// successful refresh, opens the session.
     case createdTokenLoaded
     /// A sign-in is in progress.
     case opening
@@ -23,7 +25,8 @@ public enum AuthState: String, Sendable, Equatable, CaseIterable {
         case .open: return self == .createdTokenLoaded || self == .opening
         case .openTokenExtended: return self == .open || self == .openTokenExtended
         case .closedLoginFailed: return [.created, .createdTokenLoaded, .opening].contains(self)
-        case .closed: return self == .open || self == .openTokenExtended
+        // A session loaded at launch can end before it opens: signed out, or refused by the server.
+        case .closed: return self == .open || self == .openTokenExtended || self == .createdTokenLoaded
         }
     }
 

@@ -48,6 +48,27 @@ struct SDKEasyLoginTests {
         }
     }
 
+    /// A web authentication sheet played by the test browser, as `ASWebAuthenticationSession` would
+    /// play it: open the URL, follow the dialog, hand back the redirect.
+    struct BrowserSheet: WebAuthenticationSession {
+        let stack: Stack
+        func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
+            #expect(callback == .customScheme("testapp"))
+            return try await SDKEasyLoginTests.browse(url, stack)
+        }
+    }
+
+    @Test("signInWithEasyLogin drives a web authentication session from the URL to the signed-in user")
+    func webAuthenticationSession() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let client = Self.client(stack)
+            let user = try await client.signInWithEasyLogin(using: BrowserSheet(stack: stack), permissions: ["email"])
+            #expect(user.string("email") == "bob@example.com")
+            #expect(await client.authState == .open)
+            #expect(try await client.reloadUser().id == user.id)
+        }
+    }
+
     @Test("a cancel on Facebook is userCancelled; a forged URL does not end the real attempt")
     func cancelAndForgery() async throws {
         try await Stack.run(browsable: true) { stack in

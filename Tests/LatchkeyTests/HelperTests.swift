@@ -38,6 +38,7 @@ struct HelperTests {
         #expect(AuthState.open.canMove(to: .openTokenExtended))
         #expect(AuthState.openTokenExtended.canMove(to: .openTokenExtended))
         #expect(AuthState.open.canMove(to: .closed))
+        #expect(AuthState.createdTokenLoaded.canMove(to: .closed))
         #expect(!AuthState.closed.canMove(to: .open))
         #expect(!AuthState.open.canMove(to: .opening))
         #expect(!AuthState.opening.canMove(to: .closed))

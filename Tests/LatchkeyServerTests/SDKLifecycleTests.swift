@@ -1,0 +1,271 @@
+import Foundation
+import Latchkey
+import LatchkeyAPI
+import Testing
+
+/// The SDK's session lifecycle under the races an app meets, against the live server and emulator.
+/// Each race is told step by step through `GateTransport` (an answer held until the test lets it
+/// land), never by timing.
+@Suite("SDK session lifecycle")
+struct SDKLifecycleTests {
+    static let token = "/v1/oauth/token"
+
+    static func client(
+        _ stack: Stack, _ transport: GateTransport, store: any CredentialStore = InMemoryCredentialStore()
+    ) -> LatchkeyClient {
+        LatchkeyClient(
+            configuration: LatchkeyConfiguration(
+                serverURL: stack.serverURL, facebookAppID: Demo.appID, credentialStore: store, transport: transport,
+                clock: { stack.clock.now }))
+    }
+
+    /// The code `work` fails with, `nil` when it succeeds.
+    static func failure<T>(_ work: @escaping @Sendable () async throws -> T) async -> LatchkeyError.Code? {
+        do {
+            _ = try await work()
+            return nil
+        } catch let error as LatchkeyError {
+            return error.code
+        } catch {
+            return LatchkeyError.Code(rawValue: "unexpected: \(error)")
+        }
+    }
+
+    static func temporaryFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("lk-lifecycle-\(UUID().uuidString).json")
+    }
+
+    @Test("a refresh that lands after sign-out is dropped: the user, the store and the state stay signed out")
+    func refreshAfterSignOut() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let store = InMemoryCredentialStore()
+            let client = Self.client(stack, gate, store: store)
+            _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
+            await gate.hold(Self.token)
+            let refreshing = Task { try await client.refresh() }
+            await gate.waitUntilHeld(Self.token)  // the server has rotated; the app has not heard
+            await client.signOut()
+            await gate.release(Self.token)
+            #expect(await Self.failure { try await refreshing.value } == .notSignedIn)
+            #expect(await client.authState == .closed)
+            #expect(await client.currentUser == nil)
+            #expect(try await store.load() == nil)
+            #expect(await Self.failure { try await client.validAccessToken() } == .notSignedIn)
+        }
+    }
+
+    @Test("Alice's refresh landing after Bob signed in never makes Alice the current user")
+    func noAccountMixUp() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let store = InMemoryCredentialStore()
+            let client = Self.client(stack, gate, store: store)
+            let alice = try await client.signIn(with: .accessToken(try await stack.facebookToken("alice"))).user
+            await gate.hold(Self.token)
+            let refreshing = Task { try await client.refresh() }
+            await gate.waitUntilHeld(Self.token)
+            await client.signOut()
+            let bob = try await client.signIn(with: .accessToken(try await stack.facebookToken("bob"))).user
+            await gate.release(Self.token)
+            #expect(await Self.failure { try await refreshing.value } == .notSignedIn)
+            #expect(alice.id != bob.id)
+            #expect(await client.currentUser?.id == bob.id)
+            #expect(try await store.load()?.user.id == bob.id)
+            #expect(await client.authState == .open)
+            #expect(try await client.reloadUser().id == bob.id)
+        }
+    }
+
+    @Test("a new sign-in while another is in flight: the first one's answer is dropped, with `cancelled`")
+    func signInSuperseded() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let client = Self.client(stack, gate)
+            let aliceToken = try await stack.facebookToken("alice")
+            await gate.hold("/v1/auth/facebook")
+            let first = Task { try await client.signIn(with: .accessToken(aliceToken)) }
+            await gate.waitUntilHeld("/v1/auth/facebook")
+            let bob = try await client.signIn(with: .accessToken(try await stack.facebookToken("bob"))).user
+            await gate.release("/v1/auth/facebook")
+            let code = await Self.failure { try await first.value }
+            #expect(code == .cancelled)
+            #expect(await client.currentUser?.id == bob.id)
+            #expect(await client.authState == .open)
+        }
+    }
+
+    @Test(
+        "an offline launch keeps the stored user and recovers: by restoring again, by any refresh, or signs out",
+        arguments: ["restore again", "refresh", "sign out"])
+    func offlineLaunch(recovery: String) async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let first = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            let alice = try await first.signIn(with: .accessToken(try await stack.facebookToken())).user
+            stack.clock.advance(901)  // the stored access token has expired
+
+            let relaunched = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            await gate.failNext(Self.token)
+            #expect(await !relaunched.restoreSession())
+            #expect(await relaunched.authState == .createdTokenLoaded)
+            #expect(await relaunched.currentUser?.id == alice.id)
+            switch recovery {
+            case "restore again":
+                #expect(await relaunched.restoreSession())
+                #expect(await relaunched.authState == .open)
+            case "refresh":
+                _ = try await relaunched.validAccessToken()
+                #expect(await relaunched.authState == .open)
+                #expect(try await relaunched.reloadUser().id == alice.id)
+            default:
+                await relaunched.signOut()
+                #expect(await relaunched.authState == .closed)
+                #expect(await relaunched.currentUser == nil)
+                #expect(try await FileCredentialStore(url: file).load() == nil)
+            }
+        }
+    }
+
+    @Test("each observer gets its own state stream, starting with the current state; ending one ends no other")
+    func stateStreams() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let client = Self.client(stack, GateTransport())
+            var first = await client.authStates.makeAsyncIterator()
+            var second = await client.authStates.makeAsyncIterator()
+            #expect(await first.next() == .created)
+            #expect(await second.next() == .created)
+            // A SwiftUI `.task` whose view went away.
+            let gone = Task { for await _ in await client.authStates {} }
+            gone.cancel()
+            await gone.value
+
+            _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
+            #expect(await first.next() == .opening)
+            #expect(await first.next() == .open)
+            #expect(await second.next() == .opening)  // the two do not split the events
+            #expect(await second.next() == .open)
+
+            var late = await client.authStates.makeAsyncIterator()
+            #expect(await late.next() == .open)  // the current state, not a backlog
+
+            await client.signOut()
+            #expect(await first.next() == .closed)
+            #expect(await late.next() == .closed)
+        }
+    }
+
+    @Test("two clients over one credential file refresh once between them, and neither is revoked")
+    func twoClientsOneStore() async throws {
+        let file = Self.temporaryFile()
+        defer {
+            try? FileManager.default.removeItem(at: file)
+            try? FileManager.default.removeItem(at: file.appendingPathExtension("lock"))
+        }
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            // Two store instances over one file, as an app and its extension would have.
+            let app = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            let user = try await app.signIn(with: .accessToken(try await stack.facebookToken())).user
+            let widget = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+
+            stack.clock.advance(901)
+            async let fromApp = app.validAccessToken()
+            async let fromWidget = widget.validAccessToken()
+            let tokens = try await [fromApp, fromWidget]
+            #expect(await gate.count(Self.token) == 1)
+            #expect(Set(tokens).count == 1)
+            #expect(try await app.reloadUser().id == user.id)
+            #expect(try await widget.reloadUser().id == user.id)
+
+            // Later, one refreshes alone; the other adopts what it stored, without a request.
+            stack.clock.advance(901)
+            _ = try await app.refresh()
+            _ = try await widget.validAccessToken()
+            #expect(await gate.count(Self.token) == 2)
+            #expect(try await widget.reloadUser().id == user.id)
+        }
+    }
+
+    @Test("another person signing in through the other client ends this client's session, not theirs")
+    func otherClientSignsInSomeoneElse() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let app = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken("alice")))
+            let widget = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            stack.clock.advance(1)
+            let bob = try await app.signIn(with: .accessToken(try await stack.facebookToken("bob"))).user
+            stack.clock.advance(901)
+            #expect(await Self.failure { try await widget.validAccessToken() } == .notSignedIn)
+            #expect(await widget.authState == .closed)
+            #expect(try await FileCredentialStore(url: file).load()?.user.id == bob.id)
+            // Restoring picks up the person now stored.
+            #expect(await widget.restoreSession())
+            #expect(await widget.currentUser?.id == bob.id)
+        }
+    }
+
+    @Test("signOut(scope: .everywhere) ends the user's sessions on every device; offline it still signs out here")
+    func signOutEverywhere() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let phone = Self.client(stack, gate)
+            let tablet = Self.client(stack, gate)
+            _ = try await phone.signIn(with: .accessToken(try await stack.facebookToken()))
+            _ = try await tablet.signIn(with: .accessToken(try await stack.facebookToken()))
+            try await phone.signOut(scope: .everywhere)
+            #expect(await phone.authState == .closed)
+            #expect(await Self.failure { try await tablet.reloadUser() } == .sessionRevoked)
+            #expect(await tablet.authState == .closed)
+
+            // Offline: the server cannot be told, the caller hears so, and the device is signed out anyway.
+            _ = try await phone.signIn(with: .accessToken(try await stack.facebookToken()))
+            await gate.failNext("/v1/auth/logout")
+            #expect(await Self.failure { try await phone.signOut(scope: .thisDevice) } == .networkUnavailable)
+            #expect(await phone.authState == .closed)
+            #expect(await phone.currentUser == nil)
+        }
+    }
+
+    @Test("sign-out with an expired access token still revokes the session on the server")
+    func signOutAfterExpiry() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let store = InMemoryCredentialStore()
+            let client = Self.client(stack, gate, store: store)
+            _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
+            let refreshToken = try #require(try await store.load()?.refreshToken)
+            stack.clock.advance(901)
+            try await client.signOut(scope: .thisDevice)
+            let reuse = try await stack.postForm(
+                "/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
+            #expect(reuse.status != .ok)
+            #expect(await gate.count("/v1/auth/logout") == 1)
+        }
+    }
+
+    @Test("server nonces: the SDK asks for one, Facebook gets its hash, the sign-in its raw value")
+    func serverNonce() async throws {
+        try await Stack.run({ $0.requireServerNonce = true }) { (stack: Stack) async throws in
+            let client = Self.client(stack, GateTransport())
+            let issued = try await client.serverNonce()
+            #expect(issued.expiresAt > stack.clock.now)
+            let idToken = try await stack.idToken("carol", nonce: issued.nonce.sha256)
+            let result = try await client.signIn(with: .limitedLogin(idToken: idToken, rawNonce: issued.nonce.raw))
+            #expect(result.isNewUser)
+            // Single use.
+            let again = try await stack.idToken("carol", nonce: issued.nonce.sha256)
+            let code = await Self.failure {
+                try await client.signIn(with: .limitedLogin(idToken: again, rawNonce: issued.nonce.raw))
+            }
+            #expect(code == .nonceInvalid)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+// Only `import Latchkey`, with MemberImportVisibility on for this target: everything an app
+// needs (JSONValue, the error codes, the answer types) must come with the SDK's one module.
+import Foundation
+import Latchkey
+import Synchronization
+import Testing
+
+/// A transport an app's own tests can write in a few lines: every request is answered by a closure.
+struct ScriptedTransport: LatchkeyTransport {
+    let answer: @Sendable (LatchkeyHTTPRequest) async throws -> LatchkeyHTTPResponse
+
+    func send(_ request: LatchkeyHTTPRequest) async throws -> LatchkeyHTTPResponse { try await answer(request) }
+
+    /// Answers every sign-in with a fresh session for `userID`.
+    static func signingIn(_ userID: String) -> ScriptedTransport {
+        ScriptedTransport { request in
+            let session = SessionBody(
+                accessToken: "access-secret-\(userID)", expiresIn: 900, refreshToken: "refresh-secret-\(userID)",
+                refreshTokenExpiresIn: 86400)
+            let user = UserBody(id: userID, properties: ["name": "Test Person"], identities: [], createdAt: 0)
+            switch request.url.path {
+            case "/v1/oauth/token": return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(session))
+            case "/v1/users/me": return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(user))
+            default: break
+            }
+            let body = SignInBody(
+                user: user,
+                isNewUser: true, grantedPermissions: ["public_profile"], declinedPermissions: [], session: session)
+            return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(body))
+        }
+    }
+}
+
+/// Collects log events as the hook delivers them (synchronously, from the client's actor).
+final class LogBook: Sendable {
+    private let recorded = Mutex<[LatchkeyLogEvent]>([])
+    var events: [LatchkeyLogEvent] { recorded.withLock { $0 } }
+    func add(_ event: LatchkeyLogEvent) { recorded.withLock { $0.append(event) } }
+}
+
+/// A keychain stand-in that counts how items are written.
+actor MemoryItems: SecureItemStore {
+    private(set) var items: [String: Data] = [:]
+    private(set) var deletes = 0
+    func read(account: String) -> Data? { items[account] }
+    func write(_ data: Data, account: String) { items[account] = data }
+    func delete(account: String) {
+        deletes += 1
+        items[account] = nil
+    }
+    func corrupt(account: String) { items[account] = Data("not json".utf8) }
+}
+
+@Suite("The SDK as an app sees it")
+struct AppFacingAPITests {
+    static let server = URL(string: "https://auth.example.com")!
+
+    static func client(
+        _ transport: some LatchkeyTransport, store: any CredentialStore = InMemoryCredentialStore(),
+        log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
+    ) -> LatchkeyClient {
+        LatchkeyClient(
+            configuration: LatchkeyConfiguration(
+                serverURL: server, facebookAppID: "1", credentialStore: store, transport: transport,
+                oauthClientID: "ios", redirectURI: "myapp://auth", log: log))
+    }
+
+    @Test("error codes are named constants that work as catch patterns, typed and untyped")
+    func catchPatterns() async {
+        func typed() throws(LatchkeyError) { throw LatchkeyError(code: .userCancelled, message: "closed") }
+        func untyped() throws { throw LatchkeyError(code: .sessionRevoked, message: "revoked", httpStatus: 401) }
+        var matched: [String] = []
+        do throws(LatchkeyError) {
+            try typed()
+        } catch LatchkeyError.Code.stateMismatch {
+            matched.append("wrong")
+        } catch LatchkeyError.Code.userCancelled {
+            matched.append("typed")
+        } catch {
+            matched.append("fallthrough")
+        }
+        do {
+            try untyped()
+        } catch LatchkeyError.Code.sessionRevoked {
+            matched.append("untyped")
+        } catch {
+            matched.append("fallthrough")
+        }
+        #expect(matched == ["typed", "untyped"])
+        #expect(LatchkeyError(code: "user_cancelled", message: "").code == .userCancelled)
+    }
+
+    @Test("localizedDescription says what happened, for the person when they need to know")
+    func localizedDescriptions() {
+        let revoked: any Error = LatchkeyError(code: .sessionRevoked, message: "The session was revoked.")
+        #expect(revoked.localizedDescription == "Your session has ended. Please log in again.")
+        let bug: any Error = LatchkeyError(code: .invalidRequest, message: "fieldsMapping is malformed.")
+        #expect(bug.localizedDescription == "fieldsMapping is malformed.")
+        #expect(!bug.localizedDescription.contains("could not be completed"))
+    }
+
+    @Test("a cancelled task is `cancelled`, not a network failure to show; the underlying error is kept")
+    func cancellation() async {
+        let client = Self.client(ScriptedTransport { _ in throw CancellationError() })
+        do {
+            _ = try await client.signIn(with: .accessToken("EAA"))
+            Issue.record("the sign-in must fail")
+        } catch {
+            #expect(error.code == .cancelled && error.category == .cancelled && !error.shouldNotifyUser)
+            #expect(error.underlying is CancellationError)
+        }
+        let offline = Self.client(ScriptedTransport { _ in throw POSIXError(.ENETUNREACH) })
+        do {
+            _ = try await offline.signIn(with: .accessToken("EAA"))
+        } catch {
+            #expect(error.code == .networkUnavailable && error.category == .transient && error.shouldNotifyUser)
+            #expect((error.underlying as? POSIXError)?.code == .ENETUNREACH)
+        }
+    }
+
+    @Test("app code that uses the SDK is testable with public initializers and a scripted transport")
+    func testableFromAnApp() async throws {
+        let book = LogBook()
+        let client = Self.client(ScriptedTransport.signingIn("u-1"), log: { book.add($0) })
+        let result = try await client.signIn(with: .accessToken("EAA"))
+        #expect(result == SignInResult(user: result.user, isNewUser: true, grantedPermissions: ["public_profile"]))
+        #expect(result.user.properties["name"] == JSONValue.string("Test Person"))
+        #expect(await client.currentUser?.id == "u-1")
+        let madeByHand = LatchkeyUser(id: "u-2", properties: ["name": "Someone"])
+        #expect(madeByHand.string("name") == "Someone")
+        await client.signOut()
+        let events = book.events
+        #expect(events.map(\.message).contains("Signed in."))
+        #expect(events.allSatisfy { !$0.description.contains("secret") })
+    }
+
+    @Test("the Keychain-style store updates its one item in place and drops an unreadable one")
+    func secureItemStore() async throws {
+        let items = MemoryItems()
+        let store = SecureItemCredentialStore(items: items, account: "session")
+        let client = Self.client(ScriptedTransport.signingIn("u-1"), store: store)
+        _ = try await client.signIn(with: .accessToken("EAA"))
+        _ = try await client.refresh()
+        _ = try await client.reloadUser()
+        #expect(await items.deletes == 0)  // saves write over the item, never delete and re-add it
+        #expect(try await store.load()?.user.id == "u-1")
+        await items.corrupt(account: "session")
+        #expect(try await store.load() == nil)
+        #expect(await items.items.isEmpty)
+    }
+
+    @Test(
+        "the web authentication callback comes from the redirect URI",
+        arguments: [
+            ("myapp://auth", WebAuthenticationCallback.customScheme("myapp")),
+            ("MyApp://auth", .customScheme("myapp")),
+            ("https://app.example.com/auth/done", .https(host: "app.example.com", path: "/auth/done")),
+            ("https://app.example.com", .https(host: "app.example.com", path: "/")),
+        ])
+    func callbacks(redirect: String, expected: WebAuthenticationCallback) {
+        #expect(WebAuthenticationCallback(redirectURI: redirect) == expected)
+    }
+
+    @Test("loopback and malformed redirect URIs have no web authentication callback")
+    func noCallback() {
+        #expect(WebAuthenticationCallback(redirectURI: "http://127.0.0.1:8123/callback") == nil)
+        #expect(WebAuthenticationCallback(redirectURI: "not a url") == nil)
+    }
+
+    /// A sheet that fails as told.
+    struct FailingSheet: WebAuthenticationSession {
+        let error: any Error
+        func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
+            throw error
+        }
+    }
+
+    @Test("closing the sheet is userCancelled, cancelling the task is cancelled; both end the attempt")
+    func sheetFailures() async {
+        for (error, code) in [
+            (LatchkeyError(code: .userCancelled, message: "closed") as any Error, LatchkeyError.Code.userCancelled),
+            (CancellationError(), .cancelled),
+        ] {
+            let client = Self.client(ScriptedTransport.signingIn("u-1"))
+            do {
+                _ = try await client.signInWithEasyLogin(using: FailingSheet(error: error))
+                Issue.record("the sign-in must fail")
+            } catch {
+                #expect(error.code == code)
+            }
+            #expect(await client.authState == .closedLoginFailed)
+            #expect(await !client.canHandleOpenURL(URL(string: "myapp://auth?code=x&state=y")!))
+        }
+    }
+}
