@@ -211,6 +211,29 @@ let package = Package(
     ]
 )
 
+// The Apple adapter (Sources/Latchkey/Apple) compiled on every Linux build, against compile-only
+// stand-ins of the Apple API it calls (Tests/AppleStandIns, modules named Security and
+// AuthenticationServices). The manifest is compiled for the host, so on a Mac none of this exists and
+// `import Security` is Apple's. Only LatchkeyAppleAdapterCheck depends on the stand-ins; its sources
+// are the adapter files themselves (Tests/LatchkeyAppleAdapterCheck/Apple links to
+// Sources/Latchkey/Apple), compiled with LATCHKEY_APPLE_STAND_INS, without which the adapter's `#if`
+// keeps them out on Linux: SwiftPM puts every module in one search path, so the Latchkey target could
+// otherwise `canImport` a stand-in, and a Linux program must never get a fake Keychain.
+#if os(Linux)
+package.targets.append(contentsOf: [
+    .target(name: "Security", path: "Tests/AppleStandIns/Security", swiftSettings: swiftSettings),
+    .target(
+        name: "AuthenticationServices", path: "Tests/AppleStandIns/AuthenticationServices",
+        swiftSettings: swiftSettings),
+    .testTarget(
+        name: "LatchkeyAppleAdapterCheck",
+        dependencies: ["LatchkeyCore", "Security", "AuthenticationServices"],
+        path: "Tests/LatchkeyAppleAdapterCheck",
+        swiftSettings: swiftSettings + [.define("LATCHKEY_APPLE_STAND_INS")]
+    ),
+])
+#endif
+
 // Micro benchmarks (ordo-one/benchmark) build only when asked for, so `swift test` never resolves
 // or compiles them: `LATCHKEY_BENCHMARKS=1 swift package benchmark` (see docs/performance.md).
 if ProcessInfo.processInfo.environment["LATCHKEY_BENCHMARKS"] == "1" {

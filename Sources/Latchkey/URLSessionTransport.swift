@@ -31,8 +31,12 @@ public struct URLSessionTransport: LatchkeyTransport {
 
 extension LatchkeyConfiguration {
     /// Creates a configuration whose requests go through `urlSession` (by default `.shared`).
+    /// - Parameter credentialStore: where the session is kept between launches. By default the
+    ///   Keychain on Apple platforms (`.keychain(service: "<bundle identifier>.latchkey")`), so a
+    ///   signed-in person stays signed in; elsewhere memory only (`InMemoryCredentialStore`), since
+    ///   there is no system secret store to default to: pass a `FileCredentialStore` to persist.
     public init(
-        serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = InMemoryCredentialStore(),
+        serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = defaultCredentialStore(),
         refreshLeeway: TimeInterval = 60, urlSession: URLSession = .shared,
         clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil
     ) {
@@ -41,6 +45,19 @@ extension LatchkeyConfiguration {
             refreshLeeway: refreshLeeway, transport: URLSessionTransport(session: urlSession), clock: clock,
             oauthClientID: oauthClientID, redirectURI: redirectURI)
     }
+}
+
+/// The credential store a URLSession configuration uses when given none: the Keychain where there is
+/// one (Apple platforms), memory elsewhere. `@usableFromInline` because a default argument calls it.
+/// (Not `canImport(Security)` alone: on Linux SwiftPM may let this target see the Security stand-in
+/// that only LatchkeyAppleAdapterCheck may use; a Linux program must never get a fake Keychain.)
+@usableFromInline
+func defaultCredentialStore() -> any CredentialStore {
+    #if canImport(Security) && canImport(Darwin)
+    .keychain(service: (Bundle.main.bundleIdentifier ?? "latchkey") + ".latchkey")
+    #else
+    InMemoryCredentialStore()
+    #endif
 }
 
 extension IDTokenValidator {

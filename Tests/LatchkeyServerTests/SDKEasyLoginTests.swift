@@ -116,7 +116,9 @@ struct SDKEasyLoginTests {
     @Test("without a client id the SDK says what to configure")
     func notConfigured() async throws {
         let client = LatchkeyClient(
-            configuration: LatchkeyConfiguration(serverURL: URL(string: "http://127.0.0.1:1")!, facebookAppID: "1"))
+            configuration: LatchkeyConfiguration(
+                serverURL: URL(string: "http://127.0.0.1:1")!, facebookAppID: "1",
+                credentialStore: InMemoryCredentialStore()))
         do throws(LatchkeyError) {
             _ = try await client.easyLoginWithFacebook()
             Issue.record("must throw")

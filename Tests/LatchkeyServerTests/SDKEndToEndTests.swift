@@ -129,7 +129,8 @@ struct SDKEndToEndTests {
             #expect(await category { _ = try await client.signIn(with: .accessToken("")) } == "other")
             let offline = LatchkeyClient(
                 configuration: LatchkeyConfiguration(
-                    serverURL: URL(string: "http://127.0.0.1:1")!, facebookAppID: Demo.appID))
+                    serverURL: URL(string: "http://127.0.0.1:1")!, facebookAppID: Demo.appID,
+                    credentialStore: InMemoryCredentialStore()))
             #expect(await category { _ = try await offline.signIn(with: .accessToken(token)) } == "transient")
             let bad = try await stack.signIn(["accessToken": "x", "idToken": "y"])
             #expect(bad.errorCode == "invalid_request")
@@ -160,7 +161,8 @@ struct SDKEndToEndTests {
             let frozen = stack.clock.now
             let client = LatchkeyClient(
                 configuration: LatchkeyConfiguration(
-                    serverURL: stack.serverURL, facebookAppID: Demo.appID, clock: { frozen }))
+                    serverURL: stack.serverURL, facebookAppID: Demo.appID, credentialStore: InMemoryCredentialStore(),
+                    clock: { frozen }))
             _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
             stack.clock.advance(901)
             #expect(try await client.reloadUser().string("name") == "Alice Liddell")

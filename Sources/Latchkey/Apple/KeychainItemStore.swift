@@ -1,0 +1,136 @@
+// The Keychain as a SecureItemStore: a few lines of glue, since what to store, when to write and what
+// to do with a damaged item are decided in LatchkeyCore (SecureItemCredentialStore), where they are
+// tested on every platform. Compiled on Apple platforms, and on Linux only by the test target
+// LatchkeyAppleAdapterCheck, against compile-only stand-ins of Security (Tests/AppleStandIns) that
+// define LATCHKEY_APPLE_STAND_INS; the Latchkey target on Linux never compiles it, even where SwiftPM
+// would let it see a stand-in module.
+#if canImport(Security) && (canImport(Darwin) || LATCHKEY_APPLE_STAND_INS)
+import Foundation
+import LatchkeyCore
+import Security
+
+/// The Keychain as a ``SecureItemStore``: one generic-password item per account, under `service`.
+///
+/// Apps rarely build one themselves: `credentialStore: .keychain(service: "com.example.app")` keeps
+/// the session in it. A write updates the item in place, so another process (an extension sharing
+/// `accessGroup`) never sees a moment without one, and the item keeps its access settings.
+public struct KeychainItemStore: SecureItemStore {
+    /// The items' `kSecAttrService`: keeps this app's items apart from other code's in the same
+    /// Keychain (e.g. `com.example.app.latchkey`).
+    public let service: String
+    /// The items' `kSecAttrAccessGroup`, to share them with an app extension or another app of the
+    /// team; `nil` is the app's default group.
+    public let accessGroup: String?
+    /// When the items can be read (`kSecAttrAccessible`); applied on every write.
+    public let accessibility: KeychainAccessibility
+
+    /// A store of items under `service`.
+    /// - Parameters:
+    ///   - accessGroup: a Keychain access group the app is entitled to, to share the session.
+    ///   - accessibility: by default after the first unlock, this device only, so a background
+    ///     refresh works while the device is locked and the tokens never leave the device.
+    public init(
+        service: String, accessGroup: String? = nil,
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+    ) {
+        self.service = service
+        self.accessGroup = accessGroup
+        self.accessibility = accessibility
+    }
+
+    /// The item's data (`SecItemCopyMatching`), or `nil` when there is no item.
+    public func read(account: String) throws -> Data? {
+        var query = itemQuery(account: account)
+        query[kSecReturnData as String] = true
+        query[kSecMatchLimit as String] = kSecMatchLimitOne
+        var result: CFTypeRef?
+        let status = SecItemCopyMatching(query as CFDictionary, &result)
+        if status == errSecItemNotFound { return nil }
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
+        guard let data = result as? Data else { throw KeychainError(status: errSecDecode) }
+        return data
+    }
+
+    /// Updates the item in place (`SecItemUpdate`), or adds it when there is none; if another process
+    /// added it in between (`errSecDuplicateItem`), updates that one.
+    public func write(_ data: Data, account: String) throws {
+        let query = itemQuery(account: account)
+        let changes: [String: Any] = [
+            kSecValueData as String: data, kSecAttrAccessible as String: accessibility.attributeValue,
+        ]
+        var status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+        if status == errSecItemNotFound {
+            let item = query.merging(changes) { _, change in change }
+            status = SecItemAdd(item as CFDictionary, nil)
+            if status == errSecDuplicateItem {
+                status = SecItemUpdate(query as CFDictionary, changes as CFDictionary)
+            }
+        }
+        guard status == errSecSuccess else { throw KeychainError(status: status) }
+    }
+
+    /// Removes the item (`SecItemDelete`); a missing item is not an error.
+    public func delete(account: String) throws {
+        let status = SecItemDelete(itemQuery(account: account) as CFDictionary)
+        guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
+    }
+
+    /// The attributes that name the item: class, service, account, and the access group when given.
+    private func itemQuery(account: String) -> [String: Any] {
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service,
+            kSecAttrAccount as String: account,
+        ]
+        if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+        return query
+    }
+}
+
+/// A Keychain call failed. The `OSStatus` is kept so an app, and the SDK's log, can tell the cases
+/// apart (e.g. `errSecInteractionNotAllowed` while the device is locked, `errSecMissingEntitlement`
+/// for an access group the app may not use).
+public struct KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The result code the Security framework returned.
+    public let status: OSStatus
+
+    /// An error for `status` (also for tests of code that handles Keychain failures).
+    public init(status: OSStatus) { self.status = status }
+
+    /// `Keychain error <status>`; look the code up in Apple's Security result codes.
+    public var description: String { "Keychain error \(status)" }
+}
+
+extension KeychainAccessibility {
+    /// The `kSecAttrAccessible…` constant this case names.
+    fileprivate var attributeValue: CFString {
+        switch self {
+        case .afterFirstUnlockThisDeviceOnly: kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
+        case .afterFirstUnlock: kSecAttrAccessibleAfterFirstUnlock
+        case .whenUnlockedThisDeviceOnly: kSecAttrAccessibleWhenUnlockedThisDeviceOnly
+        case .whenUnlocked: kSecAttrAccessibleWhenUnlocked
+        case .whenPasscodeSetThisDeviceOnly: kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly
+        }
+    }
+}
+
+extension CredentialStore where Self == SecureItemCredentialStore {
+    /// Credentials in the Keychain, so apps write `credentialStore: .keychain(service: "com.example.app")`.
+    /// - Parameters:
+    ///   - service: names this app's item apart from other code's in the Keychain.
+    ///   - accessGroup: a Keychain access group, to share the session with an app extension.
+    ///   - accessibility: when the item can be read; the default lets background refreshes run while
+    ///     the device is locked and keeps the tokens on this device.
+    ///   - account: the item's account name, for apps that keep several sessions.
+    ///   - lockFileURL: a file in a shared container (app group), to coordinate refreshes with an
+    ///     extension; the Keychain has no lock of its own. `nil` coordinates within this process.
+    public static func keychain(
+        service: String, accessGroup: String? = nil,
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, account: String = "session",
+        lockFileURL: URL? = nil
+    ) -> SecureItemCredentialStore {
+        SecureItemCredentialStore(
+            items: KeychainItemStore(service: service, accessGroup: accessGroup, accessibility: accessibility),
+            account: account, lockFileURL: lockFileURL)
+    }
+}
+#endif
