@@ -12,7 +12,11 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "latchkey",
-    platforms: [.macOS(.v15), .iOS(.v17)],
+    // iOS 15: what the SDK's own code needs (URLSession.data(for:)); the server is never built for
+    // iOS. macOS 15: the server, which developers run on their Macs, uses Synchronization.Mutex.
+    // Platforms are package-wide in SwiftPM, so a macOS app using the SDK needs macOS 15 too
+    // (README, "Packaging").
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
         // The target is LatchkeyCLI, not latchkey: on case-insensitive file systems (macOS) a module
         // named latchkey would collide with the SDK's Latchkey.

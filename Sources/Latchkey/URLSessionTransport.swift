@@ -38,12 +38,13 @@ extension LatchkeyConfiguration {
     public init(
         serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = defaultCredentialStore(),
         refreshLeeway: TimeInterval = 60, urlSession: URLSession = .shared,
-        clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil
+        clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil,
+        log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
     ) {
         self.init(
             serverURL: serverURL, facebookAppID: facebookAppID, credentialStore: credentialStore,
             refreshLeeway: refreshLeeway, transport: URLSessionTransport(session: urlSession), clock: clock,
-            oauthClientID: oauthClientID, redirectURI: redirectURI)
+            oauthClientID: oauthClientID, redirectURI: redirectURI, log: log)
     }
 }
 

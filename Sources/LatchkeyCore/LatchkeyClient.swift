@@ -71,6 +71,7 @@ public actor LatchkeyClient {
     /// already open ends first (revoked on the server in the background).
     /// - Parameter fieldsMapping: Facebook field → user property; the server's default when `nil`.
     /// - Throws: the server's codes; `cancelled` when a sign-out or another sign-in came first.
+    @discardableResult
     public func signIn(
         with credential: FacebookCredential, fieldsMapping: [String: String]? = nil
     )

@@ -90,6 +90,22 @@ struct AppFacingAPITests {
         #expect(LatchkeyError(code: "user_cancelled", message: "").code == .userCancelled)
     }
 
+    @Test("the Getting Started snippet compiles as written: the do block's error type is inferred")
+    func gettingStartedSnippet() async {
+        let client = Self.client(ScriptedTransport { _ in throw POSIXError(.ENETUNREACH) })
+        var shown: [String] = []
+        do {
+            try await client.signIn(with: .accessToken("EAA"))
+        } catch LatchkeyError.Code.userCancelled {
+            shown.append("nothing")
+        } catch  where error.shouldNotifyUser {
+            shown.append(error.localizedDescription)
+        } catch {
+            shown.append("other")
+        }
+        #expect(shown == ["The server could not be reached. Check your connection and try again."])
+    }
+
     @Test("localizedDescription says what happened, for the person when they need to know")
     func localizedDescriptions() {
         let revoked: any Error = LatchkeyError(code: .sessionRevoked, message: "The session was revoked.")
