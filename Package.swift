@@ -224,16 +224,28 @@ let package = Package(
 // keeps them out on Linux: SwiftPM puts every module in one search path, so the Latchkey target could
 // otherwise `canImport` a stand-in, and a Linux program must never get a fake Keychain.
 #if os(Linux)
+// Compile-only stand-ins of the Apple frameworks the SDK's Apple adapter calls, and the test target
+// that compiles the adapter's own files (a link to Sources/Latchkey/Apple) against them. Their modules
+// are named *StandIn, never Security or AuthenticationServices: SwiftPM puts every module on one
+// search path, so a module named Security would flip `canImport(Security)` in every other package
+// (swift-certificates then compiles its Apple-only code and fails). Only the check target maps the
+// Apple names onto them, with `-module-alias` (a test target; never part of a product).
 package.targets.append(contentsOf: [
-    .target(name: "Security", path: "Tests/AppleStandIns/Security", swiftSettings: swiftSettings),
+    .target(name: "SecurityStandIn", path: "Tests/AppleStandIns/Security", swiftSettings: swiftSettings),
     .target(
-        name: "AuthenticationServices", path: "Tests/AppleStandIns/AuthenticationServices",
+        name: "AuthenticationServicesStandIn", path: "Tests/AppleStandIns/AuthenticationServices",
         swiftSettings: swiftSettings),
     .testTarget(
         name: "LatchkeyAppleAdapterCheck",
-        dependencies: ["LatchkeyCore", "Security", "AuthenticationServices"],
+        dependencies: ["LatchkeyCore", "SecurityStandIn", "AuthenticationServicesStandIn"],
         path: "Tests/LatchkeyAppleAdapterCheck",
-        swiftSettings: swiftSettings + [.define("LATCHKEY_APPLE_STAND_INS")]
+        swiftSettings: swiftSettings + [
+            .define("LATCHKEY_APPLE_STAND_INS"),
+            .unsafeFlags([
+                "-module-alias", "Security=SecurityStandIn",
+                "-module-alias", "AuthenticationServices=AuthenticationServicesStandIn",
+            ]),
+        ]
     ),
 ])
 #endif
