@@ -50,8 +50,7 @@ extension LatchkeyConfiguration {
 
 /// The credential store a URLSession configuration uses when given none: the Keychain where there is
 /// one (Apple platforms), memory elsewhere. `@usableFromInline` because a default argument calls it.
-/// (Not `canImport(Security)` alone: on Linux SwiftPM may let this target see the Security stand-in
-/// that only LatchkeyAppleAdapterCheck may use; a Linux program must never get a fake Keychain.)
+/// (`canImport(Darwin)` as well: a Linux program must never get a Keychain, real or stand-in.)
 @usableFromInline
 func defaultCredentialStore() -> any CredentialStore {
     #if canImport(Security) && canImport(Darwin)

@@ -2,8 +2,8 @@
 // to LatchkeyCore's WebAuthenticationSession, whose caller (LatchkeyClient.signInWithEasyLogin) does
 // the rest where it is tested on every platform. Compiled on the platforms with the sheet, and on Linux
 // only by the test target LatchkeyAppleAdapterCheck, against compile-only stand-ins of
-// AuthenticationServices (Tests/AppleStandIns) that define LATCHKEY_APPLE_STAND_INS; the Latchkey
-// target on Linux never compiles it, even where SwiftPM would let it see a stand-in module.
+// AuthenticationServices (Tests/AppleStandIns, mapped onto the Apple name there alone); the platform
+// test is a second guard that a Linux build of Latchkey never contains it.
 #if canImport(AuthenticationServices) && (os(iOS) || os(macOS) || os(visionOS) || LATCHKEY_APPLE_STAND_INS)
 import AuthenticationServices
 import Foundation

@@ -1,9 +1,9 @@
 // The Keychain as a SecureItemStore: a few lines of glue, since what to store, when to write and what
 // to do with a damaged item are decided in LatchkeyCore (SecureItemCredentialStore), where they are
 // tested on every platform. Compiled on Apple platforms, and on Linux only by the test target
-// LatchkeyAppleAdapterCheck, against compile-only stand-ins of Security (Tests/AppleStandIns) that
-// define LATCHKEY_APPLE_STAND_INS; the Latchkey target on Linux never compiles it, even where SwiftPM
-// would let it see a stand-in module.
+// LatchkeyAppleAdapterCheck, against compile-only stand-ins of Security (Tests/AppleStandIns, mapped onto
+// the name Security there alone); the platform test is a second guard that a Linux build of Latchkey
+// never gets a fake Keychain.
 #if canImport(Security) && (canImport(Darwin) || LATCHKEY_APPLE_STAND_INS)
 import Foundation
 import LatchkeyCore
