@@ -29,6 +29,42 @@ public struct StoredCredentials: Sendable, Equatable, Codable {
     }
 }
 
+extension StoredCredentials: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The session id (`sid`) the access token names, read without checking its signature: only to
+    /// tell whether two stored values are the same session. `nil` for a token that is not a JWT.
+    public var sessionID: String? {
+        let parts = accessToken.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
+            let claims = try? JSONValue.decode(payload)
+        else { return nil }
+        return claims["sid"]?.stringValue
+    }
+
+    /// Whether `other` is the same session (possibly refreshed since): the same `sid`, or, for
+    /// tokens without one, the same user on the same server.
+    func isSameSession(as other: StoredCredentials) -> Bool {
+        guard serverURL == other.serverURL else { return false }
+        if let sessionID, let otherID = other.sessionID { return sessionID == otherID }
+        return user.id == other.user.id
+    }
+
+    /// The user and expiry, never the tokens (they end up in logs otherwise).
+    public var description: String {
+        "StoredCredentials(user: \(user.id), accessTokenExpiresAt: \(accessTokenExpiresAt), tokens: <redacted>)"
+    }
+    /// Same as `description`.
+    public var debugDescription: String { description }
+    /// What `dump` and debuggers show: the tokens left out.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "user": user, "accessTokenExpiresAt": accessTokenExpiresAt, "serverURL": serverURL,
+                "refreshedAt": refreshedAt,
+            ])
+    }
+}
+
 /// Where credentials persist: the Keychain on Apple platforms, a file on Linux, memory in tests.
 ///
 /// One `LatchkeyClient` per process and store is the rule. Where two clients share a store anyway

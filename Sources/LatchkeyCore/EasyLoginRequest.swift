@@ -86,3 +86,14 @@ public struct EasyLoginRequest: Sendable, Equatable {
 
     private static func trimmed(_ url: String) -> String { url.hasSuffix("/") ? String(url.dropLast()) : url }
 }
+
+extension EasyLoginRequest: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The client and redirect; never the state or the PKCE verifier (they would end up in logs).
+    public var description: String {
+        "EasyLoginRequest(clientID: \(clientID), redirectURI: \(redirectURI), state and verifier: <redacted>)"
+    }
+    /// Same as `description`.
+    public var debugDescription: String { description }
+    /// What `dump` and debuggers show: the secrets left out.
+    public var customMirror: Mirror { Mirror(self, children: ["clientID": clientID, "redirectURI": redirectURI]) }
+}

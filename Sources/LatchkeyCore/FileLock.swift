@@ -16,6 +16,10 @@ import Musl
 /// too (unlike `fcntl` locks): two clients created over one file in the same app are covered.
 /// Waiting blocks a thread, so it happens on a Dispatch queue, never on Swift's cooperative pool;
 /// the holder keeps it only for one refresh (bounded by the transport's timeout).
+///
+/// On iOS, a process suspended while holding a file lock in an app-group container is terminated
+/// (0xdead10cc): an app sharing a file store with an extension should keep a refresh from being
+/// suspended mid-way (a background task assertion around calls that may refresh).
 enum FileLock {
     /// Runs `body` while holding the lock on `url` (created 0600, directory 0700, if missing).
     static func run<T: Sendable>(at url: URL, _ body: @Sendable () async throws -> T) async throws -> T {
@@ -26,7 +30,7 @@ enum FileLock {
 
     private static func acquire(_ url: URL) async throws -> Int32 {
         try PrivateFile.createPrivateDirectory(url.deletingLastPathComponent())
-        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw PrivateFile.lastError() }
         return try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {

@@ -21,8 +21,7 @@ extension LatchkeyClient {
         let request = EasyLoginRequest(
             serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
             fieldsMapping: fieldsMapping)
-        _ = beginSignIn()
-        pendingEasyLogin = request
+        pendingEasyLogin = (request, beginSignIn())
         return request.url
     }
 
@@ -43,28 +42,36 @@ extension LatchkeyClient {
                 "Easy Login through a web authentication session needs a redirectURI with a custom scheme or https.")
         }
         let url = try easyLoginWithFacebook(fieldsMapping: fieldsMapping, permissions: permissions)
-        let epoch = self.epoch
+        let attempt = self.attempt
         let returned: URL
         do {
             returned = try await session.authenticate(url: url, callback: callback, prefersEphemeral: prefersEphemeral)
         } catch {
             let failure = Self.webAuthenticationFailure(error)
-            if epoch == self.epoch { cancelEasyLogin() }
+            if attempt == self.attempt { cancelEasyLogin() }
             throw failure
         }
-        return try await handleOpenURL(returned)
+        do {
+            return try await handleOpenURL(returned)
+        } catch LatchkeyError.Code.stateMismatch {
+            // The sheet is closed: no other redirect will come for this attempt.
+            if attempt == self.attempt { cancelEasyLogin() }
+            throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
+        }
     }
 
-    /// Abandons the Easy Login in progress (the browser was closed, or failed): the state becomes
-    /// `closedLoginFailed` and a late redirect is no longer accepted.
+    /// Abandons the Easy Login in progress (the browser was closed, or failed): a late redirect is no
+    /// longer accepted, and without a session the state becomes `closedLoginFailed` (a session kept
+    /// through the attempt stays open).
     public func cancelEasyLogin() {
         guard pendingEasyLogin != nil else { return }
         pendingEasyLogin = nil
-        move(to: .closedLoginFailed)
+        attempt &+= 1
+        if credentials == nil { move(to: .closedLoginFailed) }
     }
 
     /// Whether `url` is the redirect of the Easy Login in progress (for routing in `onOpenURL`).
-    public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.isRedirect(url) ?? false }
+    public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.request.isRedirect(url) ?? false }
 
     /// Finishes Easy Login with the redirect URL: checks state and issuer, redeems the code with the
     /// PKCE verifier, stores the session and returns the user.
@@ -72,10 +79,9 @@ extension LatchkeyClient {
     ///   that does not belong to the attempt in progress; the server's codes otherwise.
     @discardableResult
     public func handleOpenURL(_ url: URL) async throws(LatchkeyError) -> LatchkeyUser {
-        guard let request = pendingEasyLogin, request.isRedirect(url) else {
+        guard let (request, attempt) = pendingEasyLogin, request.isRedirect(url) else {
             throw LatchkeyError.sdk(.invalidResponse, "No Easy Login is waiting for this URL.")
         }
-        let epoch = self.epoch
         let code: String
         do {
             code = try request.code(from: url, issuer: configuration.serverURL)
@@ -84,7 +90,7 @@ extension LatchkeyClient {
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         } catch {
             pendingEasyLogin = nil
-            throw failSignIn(epoch: epoch, error)
+            throw failSignIn(attempt: attempt, error)
         }
         // The attempt is over whatever happens next: a code is redeemable once.
         pendingEasyLogin = nil
@@ -98,11 +104,11 @@ extension LatchkeyClient {
             let body = try await transport.send(
                 "GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
             let user = LatchkeyUser(body)
-            try await adopt(session, user: user, epoch: epoch, moving: .open)
+            try await adoptSignIn(session, user: user, attempt: attempt)
             log(.info, "Signed in with Easy Login.")
             return user
         } catch {
-            throw failSignIn(epoch: epoch, error)
+            throw failSignIn(attempt: attempt, error)
         }
     }
 

@@ -16,13 +16,20 @@ extension LatchkeyClient {
         case .created, .createdTokenLoaded, .closed, .closedLoginFailed: break
         }
         if credentials == nil {
-            let loaded: StoredCredentials?
-            do {
-                loaded = try await configuration.credentialStore.load()
-            } catch {
-                log(.warning, "The credential store could not be read: \(error)", code: .credentialStoreFailed)
-                return false
-            }
+            // Read after this client's own queued writes (a sign-out's clear must not be read around),
+            // and again if another write was queued while reading.
+            var loaded: StoredCredentials?
+            var writesBefore: UInt64
+            repeat {
+                await storeWritesSettled()
+                writesBefore = writesQueued
+                do {
+                    loaded = try await configuration.credentialStore.load()
+                } catch {
+                    log(.warning, "The credential store could not be read: \(error)", code: .credentialStoreFailed)
+                    return false
+                }
+            } while writesQueued != writesBefore
             // The actor ran other calls during the load: only a client still without a session adopts it.
             guard credentials == nil, state != .opening, !state.isOpen else { return state.isOpen }
             guard let loaded, loaded.serverURL == configuration.serverURL else { return false }
@@ -88,9 +95,11 @@ extension LatchkeyClient {
 
     // MARK: Internals
 
-    /// The refresh proper, holding the store's exclusive access so that two clients over one store
-    /// never spend the same refresh token.
+    /// The refresh proper, holding the store's exclusive access from the re-read to the save, so that
+    /// two clients over one store never spend the same refresh token.
     private func refreshCoordinated(from current: StoredCredentials, epoch: UInt64) async throws -> StoredCredentials {
+        // This client's queued writes land first, so the re-read below sees them.
+        await storeWritesSettled()
         do {
             return try await configuration.credentialStore.withExclusiveAccess {
                 try await self.refreshExclusively(from: current, epoch: epoch)
@@ -106,25 +115,35 @@ extension LatchkeyClient {
     private func refreshExclusively(
         from current: StoredCredentials, epoch: UInt64
     ) async throws(LatchkeyError) -> StoredCredentials {
+        let store = configuration.credentialStore
         var base = current
-        // Another client over this store may have refreshed since this one loaded, spending the
-        // token in hand: the newer stored tokens are used instead.
-        if let stored = try? await configuration.credentialStore.load(), stored.serverURL == configuration.serverURL,
-            stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt
-        {
+        // Another client over this store may have refreshed since this one loaded (spending the
+        // token in hand), signed out, or signed in another session. An unreadable store proves
+        // nothing: the token in hand is used, and the server decides.
+        let read: StoredCredentials??
+        do { read = .some(try await store.load()) } catch { read = .none }
+        if case .some(let found) = read {
             guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            guard stored.user.id == current.user.id else {
-                // Someone else signed in through another client: this session is over here, and
-                // the store (now theirs) stays as it is.
-                endLocally(clearingStore: false, reason: "Another client signed in a different user.")
-                throw LatchkeyError.sessionEnded
-            }
-            base = stored
-            if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
-                credentials = stored
-                move(to: refreshedState)
-                log(.debug, "Adopted the session another client refreshed.")
-                return stored
+            if let stored = found {
+                guard stored.isSameSession(as: current) else {
+                    endLocally(clearingStore: false, reason: "Another client signed in another session.")
+                    throw LatchkeyError.endedElsewhere
+                }
+                if stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt {
+                    base = stored
+                    base.user = current.user
+                    if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock())
+                        > configuration.refreshLeeway
+                    {
+                        credentials = base
+                        move(to: refreshedState)
+                        log(.debug, "Adopted the session another client refreshed.")
+                        return base
+                    }
+                }
+            } else {
+                endLocally(clearingStore: false, reason: "Another client signed out.")
+                throw LatchkeyError.endedElsewhere
             }
         }
         guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
@@ -139,36 +158,50 @@ extension LatchkeyClient {
             log(.warning, "The refresh failed.", code: error.code)
             throw error
         }
-        do {
-            return try await adopt(session, user: base.user, epoch: epoch, moving: refreshedState)
-        } catch {
+        // Signed out meanwhile: nothing to keep, but the sign-out may need the token to revoke with.
+        guard epoch == self.epoch else {
+            rotatedAfterEnd = (current.refreshToken, session.accessToken)
             throw LatchkeyError.sessionEnded
         }
+        let refreshed = credentials(from: session, user: base.user)
+        credentials = refreshed
+        move(to: refreshedState)
+        // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for it.
+        do {
+            try await store.save(refreshed)
+        } catch {
+            log(.warning, "The credential store failed: \(error)", code: .credentialStoreFailed)
+        }
+        return refreshed
     }
 
     /// A refresh opens a session loaded at launch, and extends an open one.
     private var refreshedState: AuthState { state == .createdTokenLoaded ? .open : .openTokenExtended }
 
     /// Calls an authenticated endpoint, refreshing once on a 401 (the token may have expired in flight).
+    /// A `reopenSession` answer, first or after the retry, ends the session here.
     private func authorized(
         _ method: String, _ path: String, json: JSONValue?
     ) async throws(LatchkeyError) -> (UserBody, UInt64) {
         let epoch = self.epoch
-        let token = try await validAccessToken()
         do {
-            return (try await transport.send(method, path, json: json, bearer: token, as: UserBody.self), epoch)
-        } catch  where error.httpStatus == 401 && error.code == .unauthorized {
-            let fresh = try await refresh().accessToken
-            return (try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self), epoch)
+            let token = try await validAccessToken()
+            do {
+                return (try await transport.send(method, path, json: json, bearer: token, as: UserBody.self), epoch)
+            } catch  where error.httpStatus == 401 && error.code == .unauthorized {
+                let fresh = try await refresh().accessToken
+                return (try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self), epoch)
+            }
         } catch {
-            if error.category == .reopenSession && epoch == self.epoch {
+            if error.category == .reopenSession && error.code != .notSignedIn && epoch == self.epoch {
                 endLocally(clearingStore: true, reason: "The server ended the session.")
             }
             throw error
         }
     }
 
-    /// Keeps a user the server returned, if it still belongs to the current session.
+    /// Keeps a user the server returned, if it still belongs to the current session; the store gets
+    /// it only while it holds that session (onto its newest tokens).
     private func adoptUser(_ answer: (UserBody, UInt64)) async throws(LatchkeyError) -> LatchkeyUser {
         let user = LatchkeyUser(answer.0)
         guard answer.1 == epoch, var current = credentials, current.user.id == user.id else {
@@ -176,7 +209,7 @@ extension LatchkeyClient {
         }
         current.user = user
         credentials = current
-        await persist(current).value
+        await persist(.update(current)).value
         return user
     }
 

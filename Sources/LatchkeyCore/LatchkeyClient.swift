@@ -9,10 +9,12 @@ import LatchkeyAPI
 /// let result = try await client.signIn(with: .accessToken(AccessToken.current!.tokenString))
 /// ```
 ///
-/// Every result belongs to the session it was started for. A sign-out, or a new sign-in, ends the
-/// session at once: in-flight refreshes are cancelled, and whatever they bring back later is
-/// dropped (the caller gets `not_signed_in`) instead of bringing the old person back.
-/// `currentUser` is non-nil exactly in the states `createdTokenLoaded`, `open` and `openTokenExtended`.
+/// Every result belongs to the session it was started for. A sign-out ends the session at once:
+/// in-flight refreshes are cancelled, and whatever they bring back later is dropped (the caller gets
+/// `cancelled`) instead of bringing the old person back. A sign-in started while someone is signed
+/// in leaves that session alone until it succeeds, then replaces it (revoking the old one on the
+/// server); if it fails, the person is still signed in. `currentUser` is non-nil exactly in the
+/// states `createdTokenLoaded`, `open` and `openTokenExtended`.
 ///
 /// Create one client per process and credential store (see ``CredentialStore``).
 public actor LatchkeyClient {
@@ -21,17 +23,26 @@ public actor LatchkeyClient {
     /// The session's tokens.
     var credentials: StoredCredentials?
     var state: AuthState = .created
-    /// Counts sessions: bumped whenever one ends or a sign-in starts. Work remembers the epoch it
-    /// started in and applies its result only if it is still current, so a late answer for Alice's
-    /// session can never land in Bob's.
+    /// Counts sessions: bumped whenever one ends or another replaces it. Session work (refreshes,
+    /// user calls) remembers the epoch it started in and applies its result only if it is still
+    /// current, so a late answer for Alice's session can never land in Bob's.
     var epoch: UInt64 = 0
+    /// Counts sign-in attempts: bumped when one starts, is cancelled, or a sign-out happens. Only the
+    /// latest attempt may open a session.
+    var attempt: UInt64 = 0
     var refreshTask: Task<StoredCredentials, any Error>?
-    var pendingEasyLogin: EasyLoginRequest?
+    /// The Easy Login attempt waiting for its redirect, and its attempt number.
+    var pendingEasyLogin: (request: EasyLoginRequest, attempt: UInt64)?
     private var observers: [UInt64: AsyncStream<AuthState>.Continuation] = [:]
     private var nextObserver: UInt64 = 0
     /// The last credential-store write; each write waits for the one before, so the store ends up
     /// as the calls were made (a sign-out's clear after the refresh's save, never before).
     private var lastWrite: Task<Void, Never>?
+    /// The access token a refresh brought back after its session had ended here (not applied), and
+    /// the refresh token it spent: sign-out uses it to reach the server.
+    var rotatedAfterEnd: (spent: String, accessToken: String)?
+    /// How many store writes were ever queued (to notice one queued during a read).
+    private(set) var writesQueued: UInt64 = 0
 
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
@@ -77,7 +88,7 @@ public actor LatchkeyClient {
     )
         async throws(LatchkeyError) -> SignInResult
     {
-        let epoch = beginSignIn()
+        let attempt = beginSignIn()
         var body: [String: JSONValue] = [:]
         switch credential.kind {
         case .accessToken(let token): body["accessToken"] = .string(token)
@@ -89,13 +100,13 @@ public actor LatchkeyClient {
         do {
             let answer = try await transport.send("POST", "v1/auth/facebook", json: .object(body), as: SignInBody.self)
             let user = LatchkeyUser(answer.user)
-            try await adopt(answer.session, user: user, epoch: epoch, moving: .open)
+            try await adoptSignIn(answer.session, user: user, attempt: attempt)
             log(.info, "Signed in.")
             return SignInResult(
                 user: user, isNewUser: answer.isNewUser, grantedPermissions: answer.grantedPermissions,
                 declinedPermissions: answer.declinedPermissions)
         } catch {
-            throw failSignIn(epoch: epoch, error)
+            throw failSignIn(attempt: attempt, error)
         }
     }
 
@@ -131,61 +142,85 @@ public actor LatchkeyClient {
     /// - Throws: when the server could not be told (offline, or it failed): the person is signed
     ///   out on this device regardless, but for `.everywhere` other devices may still be signed in.
     public func signOut(scope: SignOutScope) async throws(LatchkeyError) {
-        let ended = endLocally(clearingStore: true, reason: "Signed out.")
-        await lastWrite?.value
+        // Signing out everywhere needs a valid access token. A refresh in flight may already have
+        // spent the refresh token, so it is left to land (its result is not applied) and lends the
+        // token it got; cancelling it could leave nothing to authenticate `logout-all` with.
+        let inFlight = scope == .everywhere ? refreshTask : nil
+        let ended = endLocally(clearingStore: true, reason: "Signed out.", cancellingRefresh: inFlight == nil)
+        await storeWritesSettled()
         guard let ended else { return }
+        if let inFlight { _ = try? await inFlight.value }
         try await revoke(ended, scope: scope)
     }
 
     // MARK: Internals shared by the extensions
 
-    /// Starts a sign-in: ends the current session (revoking it in the background) and enters `opening`.
+    /// Starts a sign-in attempt, superseding any other. Without a session the state becomes
+    /// `opening`; a session already open stays open (and usable) until the attempt succeeds.
     func beginSignIn() -> UInt64 {
-        if let ended = endLocally(clearingStore: true, reason: "A new sign-in replaces the session.") {
-            Task { try? await self.revoke(ended, scope: .thisDevice) }
-        }
-        startOver(to: .opening)
-        return epoch
+        attempt &+= 1
+        pendingEasyLogin = nil
+        if credentials == nil { startOver(to: .opening) }
+        return attempt
     }
 
-    /// What a failed sign-in throws, after moving to `closedLoginFailed` if it is still the current attempt.
-    func failSignIn(epoch: UInt64, _ error: LatchkeyError) -> LatchkeyError {
-        guard epoch == self.epoch else {
-            return error.code == .cancelled ? error : .sdk(.cancelled, "A sign-out or another sign-in came first.")
+    /// What a failed sign-in throws. The latest attempt without a session moves to
+    /// `closedLoginFailed`; a session kept through the attempt stays as it was.
+    func failSignIn(attempt: UInt64, _ error: LatchkeyError) -> LatchkeyError {
+        guard attempt == self.attempt else {
+            return error.code == .cancelled ? error : .superseded
         }
         log(.warning, "The sign-in failed.", code: error.code)
-        move(to: .closedLoginFailed)
+        if credentials == nil { move(to: .closedLoginFailed) }
         return error
     }
 
-    /// Makes `session` the current one if `epoch` is still current, moves to `next`, and persists it.
-    @discardableResult
-    func adopt(
-        _ session: SessionBody, user: LatchkeyUser, epoch: UInt64, moving next: AuthState
-    ) async throws(LatchkeyError) -> StoredCredentials {
-        guard epoch == self.epoch else { throw .sdk(.cancelled, "A sign-out or another sign-in came first.") }
-        let now = configuration.clock()
-        let stored = StoredCredentials(
-            accessToken: session.accessToken,
-            accessTokenExpiresAt: now.addingTimeInterval(TimeInterval(session.expiresIn)),
-            refreshToken: session.refreshToken, user: user, serverURL: configuration.serverURL, refreshedAt: now)
-        credentials = stored
-        move(to: next)
-        await persist(stored).value
-        return stored
-    }
-
-    /// Ends the session here: a new epoch, in-flight refreshes cancelled, the Easy Login attempt
-    /// dropped, the store cleared (when this client had a session). Returns the ended credentials.
-    @discardableResult
-    func endLocally(clearingStore: Bool, reason: String) -> StoredCredentials? {
-        let ended = credentials
+    /// Opens the session a sign-in brought back, if its attempt is still the latest; the session it
+    /// replaces (if any) is revoked on the server in the background. A dropped session is revoked too,
+    /// so no sign-in leaves a live session nobody holds.
+    func adoptSignIn(_ session: SessionBody, user: LatchkeyUser, attempt: UInt64) async throws(LatchkeyError) {
+        guard attempt == self.attempt else {
+            let dropped = session.accessToken
+            Task { try? await self.transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: dropped) }
+            throw .superseded
+        }
+        let replaced = credentials
+        let opened = credentials(from: session, user: user)
         epoch &+= 1
         refreshTask?.cancel()
         refreshTask = nil
+        credentials = opened
+        if replaced != nil { startOver(to: .opening) }
+        move(to: .open)
+        if let replaced {
+            log(.info, "A new sign-in replaced the session.")
+            Task { try? await self.revoke(replaced, scope: .thisDevice) }
+        }
+        await persist(.save(opened)).value
+    }
+
+    /// The stored form of a session the server just issued.
+    func credentials(from session: SessionBody, user: LatchkeyUser) -> StoredCredentials {
+        let now = configuration.clock()
+        return StoredCredentials(
+            accessToken: session.accessToken,
+            accessTokenExpiresAt: now.addingTimeInterval(TimeInterval(session.expiresIn)),
+            refreshToken: session.refreshToken, user: user, serverURL: configuration.serverURL, refreshedAt: now)
+    }
+
+    /// Ends the session here: a new epoch and attempt (in-flight work is dropped), the refresh
+    /// cancelled, the Easy Login attempt dropped, and, with `clearingStore`, the store cleared if it
+    /// still holds this session (another client may have stored a newer one). Returns the ended credentials.
+    @discardableResult
+    func endLocally(clearingStore: Bool, reason: String, cancellingRefresh: Bool = true) -> StoredCredentials? {
+        let ended = credentials
+        epoch &+= 1
+        attempt &+= 1
+        if cancellingRefresh { refreshTask?.cancel() }
+        refreshTask = nil
         pendingEasyLogin = nil
         credentials = nil
-        if ended != nil && clearingStore { persist(nil) }
+        if let ended, clearingStore { persist(.clear(ended)) }
         switch state {
         case .opening: move(to: .closedLoginFailed)
         case .open, .openTokenExtended, .createdTokenLoaded: move(to: .closed)
@@ -211,17 +246,18 @@ public actor LatchkeyClient {
         configuration.log?(LatchkeyLogEvent(level: level, message: message, code: code))
     }
 
-    /// Queues a write (`nil` clears) behind the previous one. A failed write is logged, not thrown:
+    /// Queues a store write behind the previous one; each runs under the store's exclusive access,
+    /// so it never interleaves with another client's refresh. A failed write is logged, not thrown:
     /// the server has answered and the person is signed in (or out) either way.
     @discardableResult
-    func persist(_ credentials: StoredCredentials?) -> Task<Void, Never> {
+    func persist(_ write: StoreWrite) -> Task<Void, Never> {
         let previous = lastWrite
         let store = configuration.credentialStore
         let log = configuration.log
-        let write = Task {
+        let task = Task {
             await previous?.value
             do {
-                if let credentials { try await store.save(credentials) } else { try await store.clear() }
+                try await store.withExclusiveAccess { try await write.apply(to: store) }
             } catch {
                 log?(
                     LatchkeyLogEvent(
@@ -229,9 +265,13 @@ public actor LatchkeyClient {
                 )
             }
         }
-        lastWrite = write
-        return write
+        lastWrite = task
+        writesQueued &+= 1
+        return task
     }
+
+    /// Waits for the store writes queued so far.
+    func storeWritesSettled() async { await lastWrite?.value }
 
     private func removeObserver(_ id: UInt64) {
         observers[id] = nil
@@ -241,14 +281,48 @@ public actor LatchkeyClient {
     /// when the access token has expired, since logout needs a valid one.
     private func revoke(_ ended: StoredCredentials, scope: SignOutScope) async throws(LatchkeyError) {
         var accessToken = ended.accessToken
-        if ended.accessTokenExpiresAt <= configuration.clock() {
-            let session = try await transport.send(
-                "POST", "v1/oauth/token",
-                form: [("grant_type", "refresh_token"), ("refresh_token", ended.refreshToken)], as: SessionBody.self)
-            accessToken = session.accessToken
+        do {
+            if let rotated = rotatedAfterEnd, rotated.spent == ended.refreshToken {
+                accessToken = rotated.accessToken
+            } else if ended.accessTokenExpiresAt <= configuration.clock() {
+                let session = try await transport.send(
+                    "POST", "v1/oauth/token",
+                    form: [("grant_type", "refresh_token"), ("refresh_token", ended.refreshToken)],
+                    as: SessionBody.self)
+                accessToken = session.accessToken
+            }
+            let path = scope == .everywhere ? "v1/auth/logout-all" : "v1/auth/logout"
+            try await transport.sendRaw("POST", path, json: [:], bearer: accessToken)
+        } catch  where scope == .thisDevice && error.category == .reopenSession {
+            // The server already considers this session over (revoked, or its refresh token spent
+            // by a refresh the sign-out cancelled, which revokes it): that is what was asked.
         }
-        let path = scope == .everywhere ? "v1/auth/logout-all" : "v1/auth/logout"
-        try await transport.sendRaw("POST", path, json: [:], bearer: accessToken)
+    }
+}
+
+/// A write to the credential store, applied under its exclusive access after re-reading it, so a
+/// client never overwrites or clears what another client over the same store saved since.
+enum StoreWrite: Sendable {
+    /// A session this client just opened: replaces whatever is stored.
+    case save(StoredCredentials)
+    /// The same session with a reloaded user: written only while the store holds that session, and
+    /// onto its newest tokens (another client may have refreshed them).
+    case update(StoredCredentials)
+    /// This session ended: cleared only while the store holds it.
+    case clear(StoredCredentials)
+
+    func apply(to store: any CredentialStore) async throws {
+        switch self {
+        case .save(let credentials): try await store.save(credentials)
+        case .update(let credentials):
+            guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return }
+            var newest = stored.refreshedAt > credentials.refreshedAt ? stored : credentials
+            newest.user = credentials.user
+            try await store.save(newest)
+        case .clear(let credentials):
+            guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return }
+            try await store.clear()
+        }
     }
 }
 

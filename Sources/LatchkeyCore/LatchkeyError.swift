@@ -124,8 +124,13 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         LatchkeyError(code: code, message: message, underlying: underlying)
     }
     static let notSignedIn = sdk(.notSignedIn, "No user is signed in.")
-    /// A result that belongs to a session which has since ended (signed out, or another person signed in).
-    static let sessionEnded = sdk(.notSignedIn, "The session ended while this request was in flight.")
+    /// A sign-in whose answer arrived after a sign-out or a newer sign-in: dropped.
+    static let superseded = sdk(.cancelled, "A sign-out or a newer sign-in came first.")
+    /// A result for a session this client has since ended (signed out, or replaced): dropped.
+    static let sessionEnded = sdk(.cancelled, "The session ended while this request was in flight.")
+    /// Another client over the same credential store signed out, or signed in another session.
+    static let endedElsewhere = sdk(
+        .notSignedIn, "Another client sharing the credential store signed out or signed in another session.")
     /// The app cancelled the task.
     static func cancelled(_ underlying: (any Error)? = nil) -> LatchkeyError {
         sdk(.cancelled, "The task was cancelled.", underlying: underlying)
@@ -156,7 +161,7 @@ extension ErrorCode {
     public static let networkUnavailable = ErrorCode(rawValue: "network_unavailable")
     /// An answer the SDK could not read.
     public static let invalidResponse = ErrorCode(rawValue: "invalid_response")
-    /// Nobody is signed in (or the session ended while the request was in flight).
+    /// Nobody is signed in (or another client sharing the store signed out or in).
     public static let notSignedIn = ErrorCode(rawValue: "not_signed_in")
     /// The SDK was given something unusable (a JWKS without keys, a redirect URI that is not a URL).
     public static let invalidConfiguration = ErrorCode(rawValue: "invalid_configuration")

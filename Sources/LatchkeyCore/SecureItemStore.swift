@@ -14,6 +14,29 @@ public protocol SecureItemStore: Sendable {
     func write(_ data: Data, account: String) async throws
     /// Removes the item; removing a missing item is not an error.
     func delete(account: String) async throws
+    /// Names the place the items live (e.g. the Keychain service and access group), so that every
+    /// store over the same items in this process shares one lock, however many instances the app
+    /// creates.
+    var lockName: String { get }
+}
+
+extension SecureItemStore {
+    /// The type's name: instances of a type without a better name share one lock.
+    public var lockName: String { String(reflecting: Self.self) }
+}
+
+/// One lock per name for the whole process (``SecureItemCredentialStore`` instances over the same
+/// items find the same lock here).
+actor NamedLocks {
+    static let shared = NamedLocks()
+    private var locks: [String: AsyncLock] = [:]
+
+    func lock(named name: String) -> AsyncLock {
+        if let lock = locks[name] { return lock }
+        let lock = AsyncLock()
+        locks[name] = lock
+        return lock
+    }
 }
 
 /// Who may read a Keychain item and when: `kSecAttrAccessible…` under names that say it.
@@ -41,7 +64,6 @@ public actor SecureItemCredentialStore: CredentialStore {
     private let items: any SecureItemStore
     private let account: String
     private let lockFileURL: URL?
-    private let lock = AsyncLock()
 
     /// A store of one item named `account` in `items`.
     /// - Parameter lockFileURL: a file every process sharing the item can open, to coordinate
@@ -73,9 +95,11 @@ public actor SecureItemCredentialStore: CredentialStore {
         try await items.delete(account: account)
     }
 
-    /// Runs `body` alone among the clients of this store, and among processes when a lock file was given.
+    /// Runs `body` alone among the clients of every store over these items in this process, and
+    /// among processes when a lock file was given.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
-        try await lock.run {
+        let lock = await NamedLocks.shared.lock(named: items.lockName + "\u{0}" + account)
+        return try await lock.run {
             guard let lockFileURL = self.lockFileURL else { return try await body() }
             return try await FileLock.run(at: lockFileURL, body)
         }

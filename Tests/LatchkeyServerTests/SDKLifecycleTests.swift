@@ -6,7 +6,7 @@ import Testing
 /// The SDK's session lifecycle under the races an app meets, against the live server and emulator.
 /// Each race is told step by step through `GateTransport` (an answer held until the test lets it
 /// land), never by timing.
-@Suite("SDK session lifecycle")
+@Suite("SDK session lifecycle", .timeLimit(.minutes(2)))
 struct SDKLifecycleTests {
     static let token = "/v1/oauth/token"
 
@@ -31,6 +31,11 @@ struct SDKLifecycleTests {
         }
     }
 
+    /// Returns once `client` reaches `state` (read from its state stream, not by polling).
+    static func waitFor(_ state: AuthState, _ client: LatchkeyClient) async {
+        for await seen in await client.authStates where seen == state { return }
+    }
+
     static func temporaryFile() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("lk-lifecycle-\(UUID().uuidString).json")
     }
@@ -45,9 +50,13 @@ struct SDKLifecycleTests {
             await gate.hold(Self.token)
             let refreshing = Task { try await client.refresh() }
             await gate.waitUntilHeld(Self.token)  // the server has rotated; the app has not heard
-            await client.signOut()
+            // The sign-out ends the session at once; it returns once the store is cleared, which
+            // waits for the refresh holding the store (URLSession would cancel it; this answer lands).
+            let signingOut = Task { await client.signOut() }
+            await Self.waitFor(.closed, client)
             await gate.release(Self.token)
-            #expect(await Self.failure { try await refreshing.value } == .notSignedIn)
+            await signingOut.value
+            #expect(await Self.failure { try await refreshing.value } == .cancelled)
             #expect(await client.authState == .closed)
             #expect(await client.currentUser == nil)
             #expect(try await store.load() == nil)
@@ -65,10 +74,15 @@ struct SDKLifecycleTests {
             await gate.hold(Self.token)
             let refreshing = Task { try await client.refresh() }
             await gate.waitUntilHeld(Self.token)
-            await client.signOut()
-            let bob = try await client.signIn(with: .accessToken(try await stack.facebookToken("bob"))).user
-            await gate.release(Self.token)
-            #expect(await Self.failure { try await refreshing.value } == .notSignedIn)
+            let signingOut = Task { await client.signOut() }
+            await Self.waitFor(.closed, client)
+            let bobToken = try await stack.facebookToken("bob")
+            let signingIn = Task { try await client.signIn(with: .accessToken(bobToken)) }
+            await Self.waitFor(.opening, client)
+            await gate.release(Self.token)  // Alice's answer lands while Bob's sign-in is under way
+            await signingOut.value
+            let bob = try await signingIn.value.user
+            #expect(await Self.failure { try await refreshing.value } == .cancelled)
             #expect(alice.id != bob.id)
             #expect(await client.currentUser?.id == bob.id)
             #expect(try await store.load()?.user.id == bob.id)
@@ -244,10 +258,12 @@ struct SDKLifecycleTests {
             let refreshToken = try #require(try await store.load()?.refreshToken)
             stack.clock.advance(901)
             try await client.signOut(scope: .thisDevice)
+            // The expired access token was refreshed first, and logout accepted the new one.
+            let answers = await gate.answered.map { "\($0.path) \($0.status)" }
+            #expect(answers.suffix(2) == ["/v1/oauth/token 200", "/v1/auth/logout 204"])
             let reuse = try await stack.postForm(
                 "/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", refreshToken)])
             #expect(reuse.status != .ok)
-            #expect(await gate.count("/v1/auth/logout") == 1)
         }
     }
 
@@ -268,4 +284,154 @@ struct SDKLifecycleTests {
             #expect(code == .nonceInvalid)
         }
     }
+
+    // MARK: Two clients over one store, one of them signing in or out while the other works
+
+    @Test("the other client's refresh landing after a new sign-in does not overwrite it")
+    func refreshAfterOtherClientSignsIn() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let widgetGate = GateTransport()
+            let app = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken("alice")))
+            let widget = Self.client(stack, widgetGate, store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            await widgetGate.hold(Self.token)
+            let refreshing = Task { try await widget.refresh() }
+            await widgetGate.waitUntilHeld(Self.token)
+            stack.clock.advance(1)
+            // The app's save waits for the widget's refresh (it holds the store), then wins.
+            let signingIn = Task { try await app.signIn(with: .accessToken(try await stack.facebookToken("bob"))) }
+            await widgetGate.release(Self.token)
+            _ = try await refreshing.value
+            let bob = try await signingIn.value.user
+            #expect(try await FileCredentialStore(url: file).load()?.user.id == bob.id)
+            _ = try await app.refresh()
+            #expect(await app.currentUser?.id == bob.id)
+            #expect(await Self.failure { try await widget.refresh() } == .notSignedIn)
+        }
+    }
+
+    @Test("a session ended by the server clears the store only if it still holds that session")
+    func endedSessionKeepsOthersStore() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let app = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken("alice")))
+            let widget = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            await app.signOut()
+            stack.clock.advance(1)
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken("alice")))
+            #expect(await Self.failure { try await widget.reloadUser() } == .sessionRevoked)
+            #expect(await widget.authState == .closed)
+            await widget.signOut()  // nothing to end; waits for the widget's queued store write
+            #expect(try await FileCredentialStore(url: file).load() != nil)
+            #expect(try await app.reloadUser().string("name") == "Alice Liddell")
+        }
+    }
+
+    @Test("a sign-out in one client, even offline, is not undone by the other client's refresh")
+    func offlineSignOutStays() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let appGate = GateTransport()
+            let app = Self.client(stack, appGate, store: FileCredentialStore(url: file))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken()))
+            let widget = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            await appGate.failNext("/v1/auth/logout")
+            #expect(await Self.failure { try await app.signOut(scope: .thisDevice) } == .networkUnavailable)
+            #expect(await Self.failure { try await widget.refresh() } == .notSignedIn)
+            #expect(await widget.authState == .closed)
+            let relaunched = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            #expect(await !relaunched.restoreSession())
+        }
+    }
+
+    @Test("reloading the user in one client never stores a refresh token the other one spent")
+    func reloadUserKeepsNewestTokens() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let app = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken()))
+            let widget = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            stack.clock.advance(1)
+            _ = try await app.refresh()
+            _ = try await widget.reloadUser()
+            stack.clock.advance(1)
+            #expect(await Self.failure { try await widget.refresh() } == nil)
+            #expect(await Self.failure { try await app.reloadUser() } == nil)
+        }
+    }
+
+    @Test("two Keychain-style stores over the same items share one lock")
+    func secureItemStoresShareALock() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let items = SharedItems()
+            let appGate = GateTransport()
+            let app = Self.client(stack, appGate, store: SecureItemCredentialStore(items: items))
+            _ = try await app.signIn(with: .accessToken(try await stack.facebookToken()))
+            let other = Self.client(stack, GateTransport(), store: SecureItemCredentialStore(items: items))
+            #expect(await other.restoreSession())
+            stack.clock.advance(1)
+            await appGate.hold(Self.token)
+            let refreshing = Task { try await app.refresh() }
+            await appGate.waitUntilHeld(Self.token)
+            let waiting = Task { try await other.refresh() }
+            await appGate.release(Self.token)
+            _ = try await refreshing.value
+            _ = try await waiting.value  // adopted the app's tokens instead of spending the same one
+            #expect(try await other.reloadUser().id == (await app.currentUser?.id))
+            #expect(try await app.reloadUser().id == (await other.currentUser?.id))
+        }
+    }
+
+    @Test("signing out everywhere while a refresh is in flight still reaches every device")
+    func signOutEverywhereDuringRefresh() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let phone = Self.client(stack, gate)
+            let tablet = Self.client(stack, GateTransport())
+            _ = try await phone.signIn(with: .accessToken(try await stack.facebookToken()))
+            _ = try await tablet.signIn(with: .accessToken(try await stack.facebookToken()))
+            stack.clock.advance(901)
+            await gate.hold(Self.token)
+            let refreshing = Task { try await phone.validAccessToken() }
+            await gate.waitUntilHeld(Self.token)
+            let signingOut = Task { try await phone.signOut(scope: .everywhere) }
+            await gate.release(Self.token)
+            try await signingOut.value
+            #expect(await Self.failure { try await refreshing.value } == .cancelled)
+            #expect(await phone.authState == .closed)
+            #expect(await Self.failure { try await tablet.refresh() } != nil)
+            #expect(await tablet.authState == .closed)
+        }
+    }
+
+    @Test("a sign-in that fails or is cancelled leaves the signed-in person signed in")
+    func failedSignInKeepsSession() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let client = Self.client(stack, GateTransport())
+            let alice = try await client.signIn(with: .accessToken(try await stack.facebookToken())).user
+            #expect(
+                await Self.failure { try await client.signIn(with: .accessToken("EAAjunk")) } == .facebookTokenInvalid)
+            #expect(await client.currentUser?.id == alice.id)
+            #expect(await client.authState.isOpen)
+            #expect(try await client.reloadUser().id == alice.id)
+        }
+    }
+}
+
+/// Items in memory, shared by two stores as one Keychain item is shared by two store instances.
+actor SharedItems: SecureItemStore {
+    private var items: [String: Data] = [:]
+    func read(account: String) -> Data? { items[account] }
+    func write(_ data: Data, account: String) { items[account] = data }
+    func delete(account: String) { items[account] = nil }
 }

@@ -51,6 +51,35 @@ actor MemoryItems: SecureItemStore {
     func corrupt(account: String) { items[account] = Data("not json".utf8) }
 }
 
+/// A store whose clear waits until the test lets it finish (a slow Keychain write).
+actor SlowClearStore: CredentialStore {
+    private var credentials: StoredCredentials?
+    private var clearing: CheckedContinuation<Void, Never>?
+    private var clearStartedWatchers: [CheckedContinuation<Void, Never>] = []
+    func load() -> StoredCredentials? { credentials }
+    func save(_ credentials: StoredCredentials) { self.credentials = credentials }
+    func clear() async {
+        for watcher in clearStartedWatchers { watcher.resume() }
+        clearStartedWatchers = []
+        await withCheckedContinuation { clearing = $0 }
+        credentials = nil
+    }
+    /// Returns once a clear has started.
+    func waitUntilClearing() async {
+        if clearing != nil { return }
+        await withCheckedContinuation { clearStartedWatchers.append($0) }
+    }
+    func finishClear() { clearing?.resume() }
+}
+
+/// A sheet that hands back a fixed URL.
+struct ReturningSheet: WebAuthenticationSession {
+    let url: URL
+    func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
+        self.url
+    }
+}
+
 @Suite("The SDK as an app sees it")
 struct AppFacingAPITests {
     static let server = URL(string: "https://auth.example.com")!
@@ -206,6 +235,75 @@ struct AppFacingAPITests {
             }
             #expect(await client.authState == .closedLoginFailed)
             #expect(await !client.canHandleOpenURL(URL(string: "myapp://auth?code=x&state=y")!))
+        }
+    }
+
+    @Test("restoring while the sign-out's store clear is still under way does not bring the person back")
+    func restoreWaitsForSignOut() async throws {
+        let store = SlowClearStore()
+        let client = Self.client(ScriptedTransport.signingIn("u-1"), store: store)
+        try await client.signIn(with: .accessToken("EAA"))
+        let signingOut = Task { await client.signOut() }
+        await store.waitUntilClearing()
+        let restoring = Task { await client.restoreSession() }
+        await store.finishClear()
+        #expect(await !restoring.value)
+        await signingOut.value
+        #expect(await client.currentUser == nil)
+        #expect(await client.authState == .closed)
+    }
+
+    @Test("closing the Easy Login sheet while signed in keeps the person signed in")
+    func cancelledEasyLoginKeepsSession() async throws {
+        let client = Self.client(ScriptedTransport.signingIn("u-1"))
+        try await client.signIn(with: .accessToken("EAA"))
+        let code = await Self.code {
+            _ = try await client.signInWithEasyLogin(
+                using: FailingSheet(error: LatchkeyError(code: .userCancelled, message: "closed")))
+        }
+        #expect(code == .userCancelled)
+        #expect(await client.currentUser?.id == "u-1")
+        #expect(await client.authState == .open)
+    }
+
+    @Test("a sheet that hands back a redirect of another attempt ends this one instead of leaving it open")
+    func foreignRedirectFromSheet() async {
+        let client = Self.client(ScriptedTransport.signingIn("u-1"))
+        let code = await Self.code {
+            _ = try await client.signInWithEasyLogin(
+                using: ReturningSheet(url: URL(string: "myapp://auth?code=x&state=forged")!))
+        }
+        #expect(code == .stateMismatch)
+        #expect(await client.authState == .closedLoginFailed)
+    }
+
+    @Test("printing credentials or an Easy Login request never shows a token, the state or the verifier")
+    func redactedDescriptions() async throws {
+        let client = Self.client(ScriptedTransport.signingIn("u-1"))
+        try await client.signIn(with: .accessToken("EAA"))
+        let credentials = try await client.refresh()
+        var dumped = ""
+        dump(credentials, to: &dumped)
+        for text in ["\(credentials)", String(reflecting: credentials), dumped] {
+            #expect(!text.contains("secret") && text.contains("u-1"))
+        }
+        let request = EasyLoginRequest(serverURL: Self.server, clientID: "ios", redirectURI: "myapp://auth")
+        var dumpedRequest = ""
+        dump(request, to: &dumpedRequest)
+        for text in ["\(request)", String(reflecting: request), dumpedRequest] {
+            #expect(!text.contains(request.codeVerifier) && !text.contains(request.state))
+        }
+    }
+
+    /// The code `work` fails with, `nil` when it succeeds.
+    static func code(_ work: () async throws -> Void) async -> LatchkeyError.Code? {
+        do {
+            try await work()
+            return nil
+        } catch let error as LatchkeyError {
+            return error.code
+        } catch {
+            return "unexpected"
         }
     }
 }

@@ -23,19 +23,29 @@ public struct KeychainItemStore: SecureItemStore {
     public let accessGroup: String?
     /// When the items can be read (`kSecAttrAccessible`); applied on every write.
     public let accessibility: KeychainAccessibility
+    /// Whether to use the data protection keychain (`kSecUseDataProtectionKeychain`). On macOS the
+    /// default file-based keychain ignores `accessibility` and access groups; the data protection
+    /// one honours them, as on iOS, but needs a signed app with a keychain entitlement (an unsigned
+    /// command-line tool gets `errSecMissingEntitlement`: pass `false` there).
+    public let usesDataProtectionKeychain: Bool
 
     /// A store of items under `service`.
     /// - Parameters:
     ///   - accessGroup: a Keychain access group the app is entitled to, to share the session.
     ///   - accessibility: by default after the first unlock, this device only, so a background
-    ///     refresh works while the device is locked and the tokens never leave the device.
+    ///     refresh works while the device is locked and the tokens never leave the device. Avoid the
+    ///     kinds without `ThisDeviceOnly`: a backup restored onto a second device would carry the
+    ///     single-use refresh token there, and the first refresh on either device would revoke the
+    ///     session as stolen.
+    ///   - usesDataProtectionKeychain: see ``usesDataProtectionKeychain``.
     public init(
         service: String, accessGroup: String? = nil,
-        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, usesDataProtectionKeychain: Bool = true
     ) {
         self.service = service
         self.accessGroup = accessGroup
         self.accessibility = accessibility
+        self.usesDataProtectionKeychain = usesDataProtectionKeychain
     }
 
     /// The item's data (`SecItemCopyMatching`), or `nil` when there is no item.
@@ -75,6 +85,9 @@ public struct KeychainItemStore: SecureItemStore {
         guard status == errSecSuccess || status == errSecItemNotFound else { throw KeychainError(status: status) }
     }
 
+    /// Items of one service and access group share one lock across every store instance.
+    public var lockName: String { "keychain:\(service):\(accessGroup ?? "")" }
+
     /// The attributes that name the item: class, service, account, and the access group when given.
     private func itemQuery(account: String) -> [String: Any] {
         var query: [String: Any] = [
@@ -82,6 +95,7 @@ public struct KeychainItemStore: SecureItemStore {
             kSecAttrAccount as String: account,
         ]
         if let accessGroup { query[kSecAttrAccessGroup as String] = accessGroup }
+        if usesDataProtectionKeychain { query[kSecUseDataProtectionKeychain as String] = true }
         return query
     }
 }
@@ -123,13 +137,16 @@ extension CredentialStore where Self == SecureItemCredentialStore {
     ///   - account: the item's account name, for apps that keep several sessions.
     ///   - lockFileURL: a file in a shared container (app group), to coordinate refreshes with an
     ///     extension; the Keychain has no lock of its own. `nil` coordinates within this process.
+    ///   - usesDataProtectionKeychain: see ``KeychainItemStore/usesDataProtectionKeychain``.
     public static func keychain(
         service: String, accessGroup: String? = nil,
         accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly, account: String = "session",
-        lockFileURL: URL? = nil
+        lockFileURL: URL? = nil, usesDataProtectionKeychain: Bool = true
     ) -> SecureItemCredentialStore {
         SecureItemCredentialStore(
-            items: KeychainItemStore(service: service, accessGroup: accessGroup, accessibility: accessibility),
+            items: KeychainItemStore(
+                service: service, accessGroup: accessGroup, accessibility: accessibility,
+                usesDataProtectionKeychain: usesDataProtectionKeychain),
             account: account, lockFileURL: lockFileURL)
     }
 }

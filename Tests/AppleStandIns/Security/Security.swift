@@ -103,6 +103,9 @@ public var kSecAttrAccessibleWhenPasscodeSetThisDeviceOnly: CFString {
 
 // MARK: - Value, return and search keys
 
+/// Apple: `let kSecUseDataProtectionKeychain: CFString` (macOS 10.15, iOS 13): on macOS, use the
+/// iOS-style data protection keychain instead of the file-based one.
+public var kSecUseDataProtectionKeychain: CFString { "kSecUseDataProtectionKeychain" }
 /// Apple: the key whose value is the item's data.
 public var kSecValueData: CFString { "kSecValueData" }
 /// Apple: the key whose value says whether to return the item's data.

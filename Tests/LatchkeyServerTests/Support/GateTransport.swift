@@ -17,6 +17,8 @@ actor GateTransport: LatchkeyTransport {
     private var parkWatchers: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// Every path sent, in order (failed ones included).
     private(set) var sent: [String] = []
+    /// Every answer, as path and HTTP status, in order.
+    private(set) var answered: [(path: String, status: Int)] = []
 
     /// Holds the next answer to `path` until `release(path)`.
     func hold(_ path: String) { holds[path, default: 0] += 1 }
@@ -44,6 +46,7 @@ actor GateTransport: LatchkeyTransport {
         let path = request.url.path
         if await record(path) { throw URLError(.notConnectedToInternet) }
         let response = try await inner.send(request)
+        await recordAnswer(path, response.status)
         await parkIfHeld(path)
         return response
     }
@@ -55,6 +58,8 @@ actor GateTransport: LatchkeyTransport {
         failures[path] = remaining - 1
         return true
     }
+
+    private func recordAnswer(_ path: String, _ status: Int) { answered.append((path, status)) }
 
     private func parkIfHeld(_ path: String) async {
         guard let remaining = holds[path], remaining > 0 else { return }
