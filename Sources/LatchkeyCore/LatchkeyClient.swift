@@ -78,8 +78,9 @@ public actor LatchkeyClient {
 
     // MARK: Sign-in
 
-    /// Exchanges a Facebook credential for a session (Firebase's `signIn(with:)`). A session
-    /// already open ends first (revoked on the server in the background).
+    /// Exchanges a Facebook credential for a session (Firebase's `signIn(with:)`). A session already
+    /// open stays usable until this one succeeds, then is replaced (and revoked on the server in the
+    /// background); if this sign-in fails, the person is still signed in.
     /// - Parameter fieldsMapping: Facebook field → user property; the server's default when `nil`.
     /// - Throws: the server's codes; `cancelled` when a sign-out or another sign-in came first.
     @discardableResult
