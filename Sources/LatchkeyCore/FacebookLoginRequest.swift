@@ -10,14 +10,14 @@ public struct FacebookLoginRequest: Sendable, Equatable {
     /// Where Facebook sends the person back; `fb{appID}://authorize` by default.
     public let redirectURI: String
     /// Permissions, tracking and nonce.
-    public let configuration: LoginConfiguration
+    public let configuration: FacebookLoginConfiguration
     /// CSRF protection: echoed back by Facebook and checked by `parse`.
     public let state: String
     /// PKCE verifier (RFC 7636), kept by the app for the code exchange.
     public let codeVerifier: String
 
     /// Creates a request with a fresh random state and PKCE verifier.
-    public init(appID: String, configuration: LoginConfiguration, redirectURI: String? = nil) {
+    public init(appID: String, configuration: FacebookLoginConfiguration, redirectURI: String? = nil) {
         self.appID = appID
         self.redirectURI = redirectURI ?? "fb\(appID)://authorize"
         self.configuration = configuration

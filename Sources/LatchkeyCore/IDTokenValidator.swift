@@ -55,11 +55,11 @@ public struct IDTokenValidator: Sendable {
     ///   - now: the current time.
     /// - Throws: `LatchkeyError` with code `id_token_invalid`, `id_token_unknown_key`, `id_token_wrong_issuer`,
     ///   `id_token_wrong_audience`, `id_token_expired`, `id_token_iat_invalid` or `nonce_mismatch`.
-    public func validate(_ token: String, nonce: String, now: Date = Date()) throws(LatchkeyError) -> Profile {
+    public func validate(_ token: String, nonce: String, now: Date = Date()) throws(LatchkeyError) -> FacebookProfile {
         do {
             let parsed = try LimitedLoginToken(token)
             try parsed.verifySignature(with: keys[parsed.kid])
-            return Profile(claims: try parsed.claims(policy: policy, nonce: nonce, now: now).all)
+            return FacebookProfile(claims: try parsed.claims(policy: policy, nonce: nonce, now: now).all)
         } catch {
             throw LatchkeyError(code: error.code, message: error.message)
         }

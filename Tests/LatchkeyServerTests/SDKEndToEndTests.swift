@@ -38,7 +38,7 @@ struct SDKEndToEndTests {
         try await Stack.run { stack in
             let nonce = Nonce()
             let configuration = try #require(
-                LoginConfiguration(permissions: ["email"], tracking: .limited, nonce: nonce.sha256))
+                FacebookLoginConfiguration(permissions: ["email"], tracking: .limited, nonce: nonce.sha256))
             let idToken = try await stack.idToken("bob", nonce: configuration.nonce)
             let result = try await Self.client(stack).signIn(with: .limitedLogin(idToken: idToken, rawNonce: nonce.raw))
             #expect(result.user.string("email") == "bob@example.com")

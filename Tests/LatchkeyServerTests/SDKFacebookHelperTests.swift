@@ -12,7 +12,7 @@ struct SDKFacebookHelperTests {
             appID: Demo.appID, jwksURL: URL(string: stack.emulatorURL + "/.well-known/oauth/openid/jwks/")!)
     }
 
-    @Test("a valid id token yields the Profile with permission-gated fields")
+    @Test("a valid id token yields the FacebookProfile with permission-gated fields")
     func profile() async throws {
         try await Stack.run { stack in
             let token = try await stack.idToken(
@@ -74,7 +74,7 @@ struct SDKFacebookHelperTests {
             let limited = FacebookLoginRequest(
                 appID: Demo.appID,
                 configuration: try #require(
-                    LoginConfiguration(permissions: ["email"], tracking: .limited, nonce: nonce.sha256)))
+                    FacebookLoginConfiguration(permissions: ["email"], tracking: .limited, nonce: nonce.sha256)))
             let limitedURL = URL(string: limited.url(dialogURL: dialog).absoluteString + "&emulator_user=bob")!
             let answer = try limited.parse(try await Self.dialog(limitedURL))
             let idToken = try #require(answer.idToken)
@@ -88,7 +88,7 @@ struct SDKFacebookHelperTests {
                     == "bob@example.com")
 
             let classic = FacebookLoginRequest(
-                appID: Demo.appID, configuration: try #require(LoginConfiguration(permissions: ["email"])))
+                appID: Demo.appID, configuration: try #require(FacebookLoginConfiguration(permissions: ["email"])))
             let classicURL = URL(string: classic.url(dialogURL: dialog).absoluteString + "&emulator_user=alice")!
             let code = try #require(try classic.parse(try await Self.dialog(classicURL)).code)
             #expect(code.hasPrefix("AQ"))
@@ -96,7 +96,8 @@ struct SDKFacebookHelperTests {
             let cancelURL = URL(string: classic.url(dialogURL: dialog).absoluteString + "&emulator_action=cancel")!
             let cancelled = try await Self.dialog(cancelURL)
             #expect(errorCode { _ = try classic.parse(cancelled) } == "user_cancelled")
-            let other = FacebookLoginRequest(appID: Demo.appID, configuration: try #require(LoginConfiguration()))
+            let other = FacebookLoginRequest(
+                appID: Demo.appID, configuration: try #require(FacebookLoginConfiguration()))
             #expect(errorCode { _ = try other.parse(cancelled) } == "state_mismatch")
         }
     }

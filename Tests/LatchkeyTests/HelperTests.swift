@@ -17,17 +17,18 @@ struct HelperTests {
         #expect(Nonce(raw: "abc").sha256 == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
 
-    @Test("LoginConfiguration refuses what Facebook's SDK refuses")
+    @Test("FacebookLoginConfiguration refuses what Facebook's SDK refuses")
     func loginConfiguration() {
-        #expect(LoginConfiguration(permissions: ["email", "user_friends"], tracking: .limited, nonce: "n-1") != nil)
-        #expect(LoginConfiguration(nonce: "") == nil)
-        #expect(LoginConfiguration(nonce: "has space") == nil)
-        #expect(LoginConfiguration(nonce: "tab\there") == nil)
-        #expect(LoginConfiguration(nonce: "new\nline") != nil)  // newlines are not refused by Facebook's SDK
-        #expect(LoginConfiguration(permissions: ["Email"]) == nil)
-        #expect(LoginConfiguration(permissions: [""]) == nil)
-        #expect(LoginConfiguration(permissions: ["user-friends"]) == nil)
-        let limited = LoginConfiguration(permissions: ["email", "pages_show_list"], tracking: .limited)
+        #expect(
+            FacebookLoginConfiguration(permissions: ["email", "user_friends"], tracking: .limited, nonce: "n-1") != nil)
+        #expect(FacebookLoginConfiguration(nonce: "") == nil)
+        #expect(FacebookLoginConfiguration(nonce: "has space") == nil)
+        #expect(FacebookLoginConfiguration(nonce: "tab\there") == nil)
+        #expect(FacebookLoginConfiguration(nonce: "new\nline") != nil)  // newlines are not refused by Facebook's SDK
+        #expect(FacebookLoginConfiguration(permissions: ["Email"]) == nil)
+        #expect(FacebookLoginConfiguration(permissions: [""]) == nil)
+        #expect(FacebookLoginConfiguration(permissions: ["user-friends"]) == nil)
+        let limited = FacebookLoginConfiguration(permissions: ["email", "pages_show_list"], tracking: .limited)
         #expect(limited?.permissionsUnavailableInLimitedLogin == ["pages_show_list"])
     }
 

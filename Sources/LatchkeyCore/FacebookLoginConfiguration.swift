@@ -3,7 +3,7 @@ import Foundation
 /// What to ask Facebook for, with the rules Facebook's iOS SDK enforces (facebook-protocol.md §8):
 /// the initializer returns `nil` for an empty nonce or one containing spaces or tabs, and for a
 /// permission that is empty or not only lowercase letters and `_`.
-public struct LoginConfiguration: Sendable, Equatable {
+public struct FacebookLoginConfiguration: Sendable, Equatable {
     /// Classic login (`enabled`) or Limited Login (`limited`).
     public enum Tracking: String, Sendable {
         /// Classic login: an access token usable with Graph.
@@ -45,3 +45,9 @@ public struct LoginConfiguration: Sendable, Equatable {
         tracking == .limited ? permissions.subtracting(Self.limitedLoginPermissions) : []
     }
 }
+
+/// The former name, kept for one release. It collides with the Facebook SDK's `LoginConfiguration` in a file
+/// that imports both (write `FBSDKLoginKit.LoginConfiguration` for theirs until it goes); use
+/// ``FacebookLoginConfiguration``.
+@available(*, deprecated, renamed: "FacebookLoginConfiguration")
+public typealias LoginConfiguration = FacebookLoginConfiguration

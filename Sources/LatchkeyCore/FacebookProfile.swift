@@ -3,7 +3,7 @@ import LatchkeyAPI
 
 /// The person described by a Limited Login id token (the Facebook SDK's `Profile`), each field
 /// present only when its permission was granted.
-public struct Profile: Sendable, Equatable {
+public struct FacebookProfile: Sendable, Equatable {
     /// A place (`user_location`, `user_hometown`).
     public struct Place: Sendable, Equatable {
         /// Page id.
@@ -69,3 +69,8 @@ public struct Profile: Sendable, Equatable {
         link = string("user_link").flatMap(URL.init(string:))
     }
 }
+
+/// The former name, kept for one release. It collides with the Facebook SDK's `Profile` in a file
+/// that imports both (write `FBSDKCoreKit.Profile` for theirs until it goes); use ``FacebookProfile``.
+@available(*, deprecated, renamed: "FacebookProfile")
+public typealias Profile = FacebookProfile
