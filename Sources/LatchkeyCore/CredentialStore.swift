@@ -40,12 +40,13 @@ extension StoredCredentials: CustomStringConvertible, CustomDebugStringConvertib
         return claims["sid"]?.stringValue
     }
 
-    /// Whether `other` is the same session (possibly refreshed since): the same `sid`, or, for
-    /// tokens without one, the same user on the same server.
+    /// Whether `other` is the same session (possibly refreshed since): the same `sid`. Tokens
+    /// without one (not a Latchkey server's) are the same session only when a token is identical,
+    /// since two sessions of one user must never be taken for one.
     func isSameSession(as other: StoredCredentials) -> Bool {
         guard serverURL == other.serverURL else { return false }
         if let sessionID, let otherID = other.sessionID { return sessionID == otherID }
-        return user.id == other.user.id
+        return refreshToken == other.refreshToken || accessToken == other.accessToken
     }
 
     /// The user and expiry, never the tokens (they end up in logs otherwise).

@@ -94,15 +94,22 @@ extension LatchkeyClient {
         }
         // The attempt is over whatever happens next: a code is redeemable once.
         pendingEasyLogin = nil
-        do {
+        do throws(LatchkeyError) {
             let session = try await transport.send(
                 "POST", "v1/oauth/token",
                 form: [
                     ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
                     ("code_verifier", request.codeVerifier), ("client_id", request.clientID),
                 ], as: SessionBody.self)
-            let body = try await transport.send(
-                "GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
+            let body: UserBody
+            do throws(LatchkeyError) {
+                body = try await transport.send("GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
+            } catch {
+                // The code opened a session nobody will hold: end it on the server.
+                let orphan = session.accessToken
+                Task { try? await self.transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: orphan) }
+                throw error
+            }
             let user = LatchkeyUser(body)
             try await adoptSignIn(session, user: user, attempt: attempt)
             log(.info, "Signed in with Easy Login.")

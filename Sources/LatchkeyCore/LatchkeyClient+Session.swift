@@ -16,6 +16,8 @@ extension LatchkeyClient {
         case .created, .createdTokenLoaded, .closed, .closedLoginFailed: break
         }
         if credentials == nil {
+            let startEpoch = epoch
+            let startAttempt = attempt
             // Read after this client's own queued writes (a sign-out's clear must not be read around),
             // and again if another write was queued while reading.
             var loaded: StoredCredentials?
@@ -32,10 +34,13 @@ extension LatchkeyClient {
             } while writesQueued != writesBefore
             // The actor ran other calls during the load: only a client still without a session adopts it.
             guard credentials == nil, state != .opening, !state.isOpen else { return state.isOpen }
+            // A sign-out or sign-in happened during the read: what was read is not to be restored.
+            guard epoch == startEpoch, attempt == startAttempt else { return false }
             guard let loaded, loaded.serverURL == configuration.serverURL else { return false }
             startOver(to: .createdTokenLoaded)
             epoch &+= 1
             credentials = loaded
+            hadSession = true
             log(.debug, "A stored session was loaded.")
         }
         do {
@@ -63,7 +68,12 @@ extension LatchkeyClient {
     ///   flight; the server's codes (a `reopenSession` one ends the session); `network_unavailable`.
     @discardableResult
     public func refresh() async throws(LatchkeyError) -> StoredCredentials {
-        if let refreshTask { return try await Self.value(of: refreshTask) }
+        if let refreshTask {
+            let epoch = self.epoch
+            let refreshed = try await Self.value(of: refreshTask)
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            return refreshed
+        }
         guard let current = credentials else { throw LatchkeyError.notSignedIn }
         let epoch = self.epoch
         let task = Task { () throws -> StoredCredentials in
@@ -71,8 +81,11 @@ extension LatchkeyClient {
         }
         refreshTask = task
         defer { if refreshTask == task { refreshTask = nil } }
-        do {
-            return try await Self.value(of: task)
+        do throws(LatchkeyError) {
+            let refreshed = try await Self.value(of: task)
+            // The session may have ended while the refreshed tokens were being saved.
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            return refreshed
         } catch {
             if error.category == .reopenSession && epoch == self.epoch {
                 endLocally(clearingStore: true, reason: "The server ended the session.")
@@ -124,7 +137,10 @@ extension LatchkeyClient {
         do { read = .some(try await store.load()) } catch { read = .none }
         if case .some(let found) = read {
             guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            if let stored = found {
+            if lastStoreWriteFailed {
+                // The store does not hold what this client has (its last write failed): nothing
+                // to learn from it; the refresh below saves again.
+            } else if let stored = found {
                 guard stored.isSameSession(as: current) else {
                     endLocally(clearingStore: false, reason: "Another client signed in another session.")
                     throw LatchkeyError.endedElsewhere
@@ -169,9 +185,14 @@ extension LatchkeyClient {
         // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for it.
         do {
             try await store.save(refreshed)
+            noteStoreWrite(succeeded: true)
         } catch {
+            noteStoreWrite(succeeded: false)
             log(.warning, "The credential store failed: \(error)", code: .credentialStoreFailed)
         }
+        // Signed out while saving: with a store that has no exclusive access, the sign-out's clear
+        // may have run first; clear again behind it.
+        if epoch != self.epoch { persist(.clear(refreshed)) }
         return refreshed
     }
 

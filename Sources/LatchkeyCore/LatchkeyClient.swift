@@ -41,6 +41,11 @@ public actor LatchkeyClient {
     /// The access token a refresh brought back after its session had ended here (not applied), and
     /// the refresh token it spent: sign-out uses it to reach the server.
     var rotatedAfterEnd: (spent: String, accessToken: String)?
+    /// Whether this client has held a session (loaded or signed in) in its lifetime.
+    var hadSession = false
+    /// Whether this client's last store write failed: then the store does not hold what this client
+    /// has, and a refresh must not read that as another client's sign-out.
+    private(set) var lastStoreWriteFailed = false
     /// How many store writes were ever queued (to notice one queued during a read).
     private(set) var writesQueued: UInt64 = 0
 
@@ -147,11 +152,18 @@ public actor LatchkeyClient {
         // spent the refresh token, so it is left to land (its result is not applied) and lends the
         // token it got; cancelling it could leave nothing to authenticate `logout-all` with.
         let inFlight = scope == .everywhere ? refreshTask : nil
-        let ended = endLocally(clearingStore: true, reason: "Signed out.", cancellingRefresh: inFlight == nil)
-        await storeWritesSettled()
-        guard let ended else { return }
+        let ended = endLocally(clearingStore: false, reason: "Signed out.", cancellingRefresh: inFlight == nil)
+        // The store is cleared of this session. A client that never had one (a sign-out before
+        // `restoreSession()`, e.g. on the first launch after a reinstall, when the Keychain survived)
+        // clears whatever session of this server the store holds, so none is left to restore. What
+        // the store held may be newer than this client's copy (another client refreshed): revoke with that.
+        guard ended != nil || !hadSession else { return }
+        let stored = await clearStore(of: ended).value
+        let latest = [ended, stored].compactMap { $0 }.max { $0.refreshedAt < $1.refreshedAt }
+        guard let latest else { return }
         if let inFlight { _ = try? await inFlight.value }
-        try await revoke(ended, scope: scope)
+        defer { rotatedAfterEnd = nil }
+        try await revoke(latest, scope: scope)
     }
 
     // MARK: Internals shared by the extensions
@@ -191,6 +203,7 @@ public actor LatchkeyClient {
         refreshTask?.cancel()
         refreshTask = nil
         credentials = opened
+        hadSession = true
         if replaced != nil { startOver(to: .opening) }
         move(to: .open)
         if let replaced {
@@ -259,11 +272,13 @@ public actor LatchkeyClient {
             await previous?.value
             do {
                 try await store.withExclusiveAccess { try await write.apply(to: store) }
+                await self.noteStoreWrite(succeeded: true)
             } catch {
                 log?(
                     LatchkeyLogEvent(
                         level: .warning, message: "The credential store failed: \(error)", code: .credentialStoreFailed)
                 )
+                await self.noteStoreWrite(succeeded: false)
             }
         }
         lastWrite = task
@@ -271,8 +286,40 @@ public actor LatchkeyClient {
         return task
     }
 
+    /// Queues clearing the store of `session` (any session of this server when `nil`), behind the
+    /// writes queued before; the task returns what the store held of it.
+    func clearStore(of session: StoredCredentials?) -> Task<StoredCredentials?, Never> {
+        let previous = lastWrite
+        let store = configuration.credentialStore
+        let server = configuration.serverURL
+        let log = configuration.log
+        let task = Task { () -> StoredCredentials? in
+            await previous?.value
+            do {
+                return try await store.withExclusiveAccess { () -> StoredCredentials? in
+                    guard let stored = try await store.load(), stored.serverURL == server,
+                        session.map(stored.isSameSession(as:)) ?? true
+                    else { return nil }
+                    try await store.clear()
+                    return stored
+                }
+            } catch {
+                log?(
+                    LatchkeyLogEvent(
+                        level: .warning, message: "The credential store failed: \(error)", code: .credentialStoreFailed)
+                )
+                return nil
+            }
+        }
+        lastWrite = Task { _ = await task.value }
+        writesQueued &+= 1
+        return task
+    }
+
     /// Waits for the store writes queued so far.
     func storeWritesSettled() async { await lastWrite?.value }
+
+    func noteStoreWrite(succeeded: Bool) { lastStoreWriteFailed = !succeeded }
 
     private func removeObserver(_ id: UInt64) {
         observers[id] = nil

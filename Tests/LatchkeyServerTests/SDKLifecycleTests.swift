@@ -414,6 +414,43 @@ struct SDKLifecycleTests {
         }
     }
 
+    @Test("a sign-out before restoring clears the stored session and revokes it on the server")
+    func signOutBeforeRestore() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let first = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            try await first.signIn(with: .accessToken(try await stack.facebookToken()))
+            let token = try await first.validAccessToken()
+            // A reinstalled app signing out on first launch: nothing loaded, the Keychain still full.
+            let relaunched = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            try await relaunched.signOut(scope: .thisDevice)
+            #expect(try await FileCredentialStore(url: file).load() == nil)
+            #expect(await !relaunched.restoreSession())
+            #expect(try await stack.get("/v1/users/me", bearer: token).errorCode == "session_revoked")
+        }
+    }
+
+    @Test("signing out everywhere from a client whose copy another client refreshed uses the newest tokens")
+    func signOutEverywhereWithStaleCopy() async throws {
+        let file = Self.temporaryFile()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await Stack.run { (stack: Stack) async throws in
+            let gate = GateTransport()
+            let app = Self.client(stack, gate, store: FileCredentialStore(url: file))
+            try await app.signIn(with: .accessToken(try await stack.facebookToken()))
+            let widget = Self.client(stack, GateTransport(), store: FileCredentialStore(url: file))
+            #expect(await widget.restoreSession())
+            let tablet = Self.client(stack, GateTransport())
+            try await tablet.signIn(with: .accessToken(try await stack.facebookToken()))
+            stack.clock.advance(901)
+            _ = try await widget.refresh()  // the app's copy is now stale and its access token expired
+            try await app.signOut(scope: .everywhere)
+            #expect(await gate.answered.last.map { "\($0.path) \($0.status)" } == "/v1/auth/logout-all 200")
+            #expect(await Self.failure { try await tablet.reloadUser() } != nil)
+        }
+    }
+
     @Test("a sign-in that fails or is cancelled leaves the signed-in person signed in")
     func failedSignInKeepsSession() async throws {
         try await Stack.run { (stack: Stack) async throws in

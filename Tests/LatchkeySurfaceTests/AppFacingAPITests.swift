@@ -72,6 +72,44 @@ actor SlowClearStore: CredentialStore {
     func finishClear() { clearing?.resume() }
 }
 
+/// A store in memory whose next load or save can be held until the test releases it (a slow
+/// Keychain), to tell store races step by step.
+actor GatedStore: CredentialStore {
+    enum Operation: Hashable { case load, save }
+    private var credentials: StoredCredentials?
+    private var holds: Set<Operation> = []
+    private var parked: [Operation: CheckedContinuation<Void, Never>] = [:]
+    private var watchers: [Operation: [CheckedContinuation<Void, Never>]] = [:]
+
+    func load() async -> StoredCredentials? {
+        await park(.load)
+        return credentials
+    }
+    func save(_ credentials: StoredCredentials) async {
+        await park(.save)
+        self.credentials = credentials
+    }
+    func clear() { credentials = nil }
+    /// The stored value, read without any gate.
+    var current: StoredCredentials? { credentials }
+
+    func hold(_ operation: Operation) { holds.insert(operation) }
+    func waitUntilHeld(_ operation: Operation) async {
+        if parked[operation] != nil { return }
+        await withCheckedContinuation { watchers[operation, default: []].append($0) }
+    }
+    func release(_ operation: Operation) {
+        parked.removeValue(forKey: operation)?.resume()
+    }
+    private func park(_ operation: Operation) async {
+        guard holds.remove(operation) != nil else { return }
+        await withCheckedContinuation { continuation in
+            parked[operation] = continuation
+            for watcher in watchers.removeValue(forKey: operation) ?? [] { watcher.resume() }
+        }
+    }
+}
+
 /// A sheet that hands back a fixed URL.
 struct ReturningSheet: WebAuthenticationSession {
     let url: URL
@@ -305,5 +343,69 @@ struct AppFacingAPITests {
         } catch {
             return "unexpected"
         }
+    }
+
+    @Test("a sign-out while a restore is reading the store wins: the read session is not restored")
+    func signOutDuringRestoreRead() async throws {
+        let store = GatedStore()
+        try await Self.client(ScriptedTransport.signingIn("u-1"), store: store).signIn(with: .accessToken("EAA"))
+        let relaunched = Self.client(ScriptedTransport.signingIn("u-1"), store: store)
+        await store.hold(.load)
+        let restoring = Task { await relaunched.restoreSession() }
+        await store.waitUntilHeld(.load)
+        let signingOut = Task { await relaunched.signOut() }
+        await store.release(.load)
+        #expect(await !restoring.value)
+        await signingOut.value
+        #expect(await relaunched.currentUser == nil)
+        #expect(await store.current == nil)
+    }
+
+    @Test("a refresh whose save is still under way when the session ends returns cancelled, not its tokens")
+    func refreshEndedDuringSave() async throws {
+        let store = GatedStore()
+        let client = Self.client(ScriptedTransport.signingIn("u-1"), store: store)
+        try await client.signIn(with: .accessToken("EAA"))
+        await store.hold(.save)
+        let refreshing = Task { try await client.refresh() }
+        await store.waitUntilHeld(.save)
+        let signingOut = Task { await client.signOut() }
+        await store.release(.save)
+        #expect(await Self.code { _ = try await refreshing.value } == .cancelled)
+        await signingOut.value
+        #expect(await !client.restoreSession())  // also waits for the client's queued store writes
+        #expect(await store.current == nil)
+    }
+
+    @Test("two sessions of one user without session ids are never taken for one")
+    func sameUserTwoSessions() async throws {
+        let store = InMemoryCredentialStore()
+        let counter = Counter()
+        // Every answer carries new tokens, as a server opening a new session would.
+        let transport = ScriptedTransport { request in
+            let n = await counter.next()
+            let session = SessionBody(
+                accessToken: "access-\(n)", expiresIn: 900, refreshToken: "refresh-\(n)", refreshTokenExpiresIn: 86400)
+            let user = UserBody(id: "u-1", properties: [:], identities: [], createdAt: 0)
+            let body = SignInBody(
+                user: user, isNewUser: false, grantedPermissions: [], declinedPermissions: [], session: session)
+            return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(body))
+        }
+        let first = Self.client(transport, store: store)
+        try await first.signIn(with: .accessToken("EAA"))
+        let second = Self.client(transport, store: store)
+        try await second.signIn(with: .accessToken("EAA"))  // the same person, a second session
+        await first.signOut()
+        #expect(try await store.load()?.refreshToken == "refresh-2")  // the second session stays stored
+        #expect(await second.authState == .open)
+    }
+}
+
+/// Hands out 1, 2, 3, …
+actor Counter {
+    private var value = 0
+    func next() -> Int {
+        value += 1
+        return value
     }
 }
