@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 /// The tokens that keep a user signed in across launches.
 public struct StoredCredentials: Sendable, Equatable, Codable {
@@ -33,11 +34,7 @@ extension StoredCredentials: CustomStringConvertible, CustomDebugStringConvertib
     /// The session id (`sid`) the access token names, read without checking its signature: only to
     /// tell whether two stored values are the same session. `nil` for a token that is not a JWT.
     public var sessionID: String? {
-        let parts = accessToken.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64URL.decode(String(parts[1])),
-            let claims = try? JSONValue.decode(payload)
-        else { return nil }
-        return claims["sid"]?.stringValue
+        CompactJWS(accessToken)?.claims["sid"]?.stringValue
     }
 
     /// Whether `other` is the same session (possibly refreshed since): the same `sid`. Tokens

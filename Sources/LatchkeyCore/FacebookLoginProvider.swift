@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyCrypto
 
 /// What a Facebook login gave back: the Facebook SDK's `LoginManagerLoginResult` with the tokens it
 /// set (`AccessToken.current`, `AuthenticationToken.current`), in types of this SDK so that the
@@ -89,11 +90,8 @@ extension LatchkeyClient {
         let result: FacebookLoginResult
         do {
             result = try await provider.logIn(configuration: configuration)
-        } catch let error as LatchkeyError {
-            throw error
         } catch {
-            if error is CancellationError { throw LatchkeyError.cancelled(error) }
-            throw LatchkeyError.sdk(.facebookLoginFailed, "Facebook's login failed.", underlying: error)
+            throw LatchkeyError.wrapping(error, as: .facebookLoginFailed, "Facebook's login failed.")
         }
         if result.isCancelled { throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.") }
         let credential: FacebookCredential
@@ -114,7 +112,5 @@ extension LatchkeyClient {
 
     /// Whether `token` can be a Graph user access token: opaque, not empty, not a JWT (the Limited
     /// Login shim's tokens and id tokens are JWTs, which Graph refuses).
-    static func isGraphToken(_ token: String) -> Bool {
-        !token.isEmpty && token.split(separator: ".", omittingEmptySubsequences: false).count != 3
-    }
+    static func isGraphToken(_ token: String) -> Bool { !token.isEmpty && !CompactJWS.looksLikeJWT(token) }
 }

@@ -36,11 +36,8 @@ struct JSONTransport: Sendable {
         do {
             http = try await transport.send(request)
         } catch {
-            // A cancelled task is not a network failure to show the person.
-            if Task.isCancelled || error is CancellationError { throw LatchkeyError.cancelled(error) }
-            throw LatchkeyError.sdk(
-                .networkUnavailable, "The server could not be reached: \(error.localizedDescription)",
-                underlying: error)
+            throw LatchkeyError.wrapping(
+                error, as: .networkUnavailable, "The server could not be reached: \(error.localizedDescription)")
         }
         let data = http.body
         guard (200..<300).contains(http.status) else {

@@ -47,7 +47,8 @@ extension LatchkeyClient {
         do {
             returned = try await session.authenticate(url: url, callback: callback, prefersEphemeral: prefersEphemeral)
         } catch {
-            let failure = Self.webAuthenticationFailure(error)
+            // Adapters throw `user_cancelled` themselves; the rest is kept as the underlying error.
+            let failure = LatchkeyError.wrapping(error, as: .invalidResponse, "The web authentication session failed.")
             if attempt == self.attempt { cancelEasyLogin() }
             throw failure
         }
@@ -106,8 +107,7 @@ extension LatchkeyClient {
                 body = try await transport.send("GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)
             } catch {
                 // The code opened a session nobody will hold: end it on the server.
-                let orphan = session.accessToken
-                Task { try? await self.transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: orphan) }
+                revokeInBackground(session.accessToken)
                 throw error
             }
             let user = LatchkeyUser(body)
@@ -117,13 +117,5 @@ extension LatchkeyClient {
         } catch {
             throw failSignIn(attempt: attempt, error)
         }
-    }
-
-    /// The sheet's failure as the SDK's error: adapters throw `user_cancelled` themselves; a
-    /// cancelled task is `cancelled`; anything else is kept as the underlying error.
-    private static func webAuthenticationFailure(_ error: any Error) -> LatchkeyError {
-        if let error = error as? LatchkeyError { return error }
-        if error is CancellationError { return .cancelled(error) }
-        return .sdk(.invalidResponse, "The web authentication session failed.", underlying: error)
     }
 }

@@ -64,22 +64,20 @@ extension LatchkeyClient {
     }
 
     /// Forces a refresh now (one at a time; concurrent callers share it).
-    /// - Throws: `not_signed_in` when there is no session or it ended while the refresh was in
-    ///   flight; the server's codes (a `reopenSession` one ends the session); `network_unavailable`.
+    /// - Throws: `not_signed_in` when there is no session; `cancelled` when it ended while the
+    ///   refresh was in flight; the server's codes (a `reopenSession` one ends the session);
+    ///   `network_unavailable`.
     @discardableResult
     public func refresh() async throws(LatchkeyError) -> StoredCredentials {
-        if let refreshTask {
-            let epoch = self.epoch
-            let refreshed = try await Self.value(of: refreshTask)
-            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            return refreshed
-        }
-        guard let current = credentials else { throw LatchkeyError.notSignedIn }
         let epoch = self.epoch
-        let task = Task { () throws -> StoredCredentials in
-            try await self.refreshCoordinated(from: current, epoch: epoch)
+        let task: Task<StoredCredentials, any Error>
+        if let refreshTask {
+            task = refreshTask
+        } else {
+            guard let current = credentials else { throw LatchkeyError.notSignedIn }
+            task = Task { try await self.refreshCoordinated(from: current, epoch: epoch) }
+            refreshTask = task
         }
-        refreshTask = task
         defer { if refreshTask == task { refreshTask = nil } }
         do throws(LatchkeyError) {
             let refreshed = try await Self.value(of: task)
@@ -185,10 +183,9 @@ extension LatchkeyClient {
         // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for it.
         do {
             try await store.save(refreshed)
-            noteStoreWrite(succeeded: true)
+            storeWriteFinished(failure: nil)
         } catch {
-            noteStoreWrite(succeeded: false)
-            log(.warning, "The credential store failed: \(error)", code: .credentialStoreFailed)
+            storeWriteFinished(failure: error)
         }
         // Signed out while saving: with a store that has no exclusive access, the sign-out's clear
         // may have run first; clear again behind it.
@@ -237,10 +234,8 @@ extension LatchkeyClient {
     static func value(of task: Task<StoredCredentials, any Error>) async throws(LatchkeyError) -> StoredCredentials {
         do {
             return try await task.value
-        } catch let error as LatchkeyError {
-            throw error
         } catch {
-            throw LatchkeyError.sdk(.invalidResponse, "The refresh failed.", underlying: error)
+            throw LatchkeyError.wrapping(error, as: .invalidResponse, "The refresh failed.")
         }
     }
 }

@@ -37,7 +37,7 @@ public actor LatchkeyClient {
     private var nextObserver: UInt64 = 0
     /// The last credential-store write; each write waits for the one before, so the store ends up
     /// as the calls were made (a sign-out's clear after the refresh's save, never before).
-    private var lastWrite: Task<Void, Never>?
+    private var lastWrite: Task<StoredCredentials?, Never>?
     /// The access token a refresh brought back after its session had ended here (not applied), and
     /// the refresh token it spent: sign-out uses it to reach the server.
     var rotatedAfterEnd: (spent: String, accessToken: String)?
@@ -158,7 +158,7 @@ public actor LatchkeyClient {
         // clears whatever session of this server the store holds, so none is left to restore. What
         // the store held may be newer than this client's copy (another client refreshed): revoke with that.
         guard ended != nil || !hadSession else { return }
-        let stored = await clearStore(of: ended).value
+        let stored = await persist(.clear(ended)).value
         let latest = [ended, stored].compactMap { $0 }.max { $0.refreshedAt < $1.refreshedAt }
         guard let latest else { return }
         if let inFlight { _ = try? await inFlight.value }
@@ -193,8 +193,7 @@ public actor LatchkeyClient {
     /// so no sign-in leaves a live session nobody holds.
     func adoptSignIn(_ session: SessionBody, user: LatchkeyUser, attempt: UInt64) async throws(LatchkeyError) {
         guard attempt == self.attempt else {
-            let dropped = session.accessToken
-            Task { try? await self.transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: dropped) }
+            revokeInBackground(session.accessToken)
             throw .superseded
         }
         let replaced = credentials
@@ -262,23 +261,22 @@ public actor LatchkeyClient {
 
     /// Queues a store write behind the previous one; each runs under the store's exclusive access,
     /// so it never interleaves with another client's refresh. A failed write is logged, not thrown:
-    /// the server has answered and the person is signed in (or out) either way.
+    /// the server has answered and the person is signed in (or out) either way. The task returns
+    /// what the store held of the session the write replaced or cleared.
     @discardableResult
-    func persist(_ write: StoreWrite) -> Task<Void, Never> {
+    func persist(_ write: StoreWrite) -> Task<StoredCredentials?, Never> {
         let previous = lastWrite
         let store = configuration.credentialStore
-        let log = configuration.log
-        let task = Task {
-            await previous?.value
+        let server = configuration.serverURL
+        let task = Task { () -> StoredCredentials? in
+            _ = await previous?.value
             do {
-                try await store.withExclusiveAccess { try await write.apply(to: store) }
-                await self.noteStoreWrite(succeeded: true)
+                let held = try await store.withExclusiveAccess { try await write.apply(to: store, server: server) }
+                await self.storeWriteFinished(failure: nil)
+                return held
             } catch {
-                log?(
-                    LatchkeyLogEvent(
-                        level: .warning, message: "The credential store failed: \(error)", code: .credentialStoreFailed)
-                )
-                await self.noteStoreWrite(succeeded: false)
+                await self.storeWriteFinished(failure: error)
+                return nil
             }
         }
         lastWrite = task
@@ -286,40 +284,20 @@ public actor LatchkeyClient {
         return task
     }
 
-    /// Queues clearing the store of `session` (any session of this server when `nil`), behind the
-    /// writes queued before; the task returns what the store held of it.
-    func clearStore(of session: StoredCredentials?) -> Task<StoredCredentials?, Never> {
-        let previous = lastWrite
-        let store = configuration.credentialStore
-        let server = configuration.serverURL
-        let log = configuration.log
-        let task = Task { () -> StoredCredentials? in
-            await previous?.value
-            do {
-                return try await store.withExclusiveAccess { () -> StoredCredentials? in
-                    guard let stored = try await store.load(), stored.serverURL == server,
-                        session.map(stored.isSameSession(as:)) ?? true
-                    else { return nil }
-                    try await store.clear()
-                    return stored
-                }
-            } catch {
-                log?(
-                    LatchkeyLogEvent(
-                        level: .warning, message: "The credential store failed: \(error)", code: .credentialStoreFailed)
-                )
-                return nil
-            }
-        }
-        lastWrite = Task { _ = await task.value }
-        writesQueued &+= 1
-        return task
+    /// Remembers whether the last store write failed (then the store does not hold what this
+    /// client has), and logs a failure.
+    func storeWriteFinished(failure: (any Error)?) {
+        lastStoreWriteFailed = failure != nil
+        if let failure { log(.warning, "The credential store failed: \(failure)", code: .credentialStoreFailed) }
     }
 
     /// Waits for the store writes queued so far.
-    func storeWritesSettled() async { await lastWrite?.value }
+    func storeWritesSettled() async { _ = await lastWrite?.value }
 
-    func noteStoreWrite(succeeded: Bool) { lastStoreWriteFailed = !succeeded }
+    /// Ends a session nobody will hold (a dropped sign-in, an orphaned code) on the server, best effort.
+    func revokeInBackground(_ accessToken: String) {
+        Task { try? await self.transport.sendRaw("POST", "v1/auth/logout", json: [:], bearer: accessToken) }
+    }
 
     private func removeObserver(_ id: UInt64) {
         observers[id] = nil
@@ -356,20 +334,29 @@ enum StoreWrite: Sendable {
     /// The same session with a reloaded user: written only while the store holds that session, and
     /// onto its newest tokens (another client may have refreshed them).
     case update(StoredCredentials)
-    /// This session ended: cleared only while the store holds it.
-    case clear(StoredCredentials)
+    /// This session ended: cleared only while the store holds it. `nil` (a client that never had a
+    /// session signing out) clears whatever session of this server the store holds.
+    case clear(StoredCredentials?)
 
-    func apply(to store: any CredentialStore) async throws {
+    /// Applies the write for the client of `server`; returns what the store held of the session
+    /// it updated or cleared.
+    func apply(to store: any CredentialStore, server: URL) async throws -> StoredCredentials? {
         switch self {
-        case .save(let credentials): try await store.save(credentials)
+        case .save(let credentials):
+            try await store.save(credentials)
+            return nil
         case .update(let credentials):
-            guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return }
+            guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return nil }
             var newest = stored.refreshedAt > credentials.refreshedAt ? stored : credentials
             newest.user = credentials.user
             try await store.save(newest)
+            return stored
         case .clear(let credentials):
-            guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return }
+            guard let stored = try await store.load(), stored.serverURL == server,
+                credentials.map(stored.isSameSession(as:)) ?? true
+            else { return nil }
             try await store.clear()
+            return stored
         }
     }
 }

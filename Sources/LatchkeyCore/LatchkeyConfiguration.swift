@@ -46,7 +46,7 @@ public struct LatchkeyConfiguration: Sendable {
 /// One thing a `LatchkeyClient` did, for the app's logs (``LatchkeyConfiguration/log``).
 public struct LatchkeyLogEvent: Sendable, CustomStringConvertible {
     /// How much it matters.
-    public enum Level: String, Sendable, Comparable {
+    public enum Level: String, Sendable, Comparable, CaseIterable {
         /// Routine steps (a refresh started).
         case debug
         /// Lifecycle milestones (signed in, signed out).
@@ -54,9 +54,10 @@ public struct LatchkeyLogEvent: Sendable, CustomStringConvertible {
         /// Something failed that the app may want to know about (a refresh failed, the store failed).
         case warning
 
-        private var rank: Int { [.debug: 0, .info: 1, .warning: 2][self] ?? 0 }
-        /// Orders levels by severity.
-        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
+        /// Orders levels by severity, as declared.
+        public static func < (lhs: Level, rhs: Level) -> Bool {
+            allCases.firstIndex(of: lhs) ?? 0 < allCases.firstIndex(of: rhs) ?? 0
+        }
     }
 
     /// How much it matters.

@@ -131,6 +131,14 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     /// Another client over the same credential store signed out, or signed in another session.
     static let endedElsewhere = sdk(
         .notSignedIn, "Another client sharing the credential store signed out or signed in another session.")
+    /// `error` as the SDK's error: a ``LatchkeyError`` as it is; a cancelled task as `cancelled`
+    /// (not a failure to show the person); anything else as `code` with `message`, keeping it as
+    /// the underlying error.
+    static func wrapping(_ error: any Error, as code: Code, _ message: String) -> LatchkeyError {
+        if let error = error as? LatchkeyError { return error }
+        if error is CancellationError || Task.isCancelled { return .cancelled(error) }
+        return sdk(code, message, underlying: error)
+    }
     /// The app cancelled the task.
     static func cancelled(_ underlying: (any Error)? = nil) -> LatchkeyError {
         sdk(.cancelled, "The task was cancelled.", underlying: underlying)

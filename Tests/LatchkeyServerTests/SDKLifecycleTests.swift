@@ -409,7 +409,7 @@ struct SDKLifecycleTests {
             try await signingOut.value
             #expect(await Self.failure { try await refreshing.value } == .cancelled)
             #expect(await phone.authState == .closed)
-            #expect(await Self.failure { try await tablet.refresh() } != nil)
+            #expect(await Self.failure { try await tablet.refresh() } == .refreshTokenInvalid)
             #expect(await tablet.authState == .closed)
         }
     }
@@ -447,7 +447,8 @@ struct SDKLifecycleTests {
             _ = try await widget.refresh()  // the app's copy is now stale and its access token expired
             try await app.signOut(scope: .everywhere)
             #expect(await gate.answered.last.map { "\($0.path) \($0.status)" } == "/v1/auth/logout-all 200")
-            #expect(await Self.failure { try await tablet.reloadUser() } != nil)
+            // The tablet's access token has expired too; its refresh finds the session ended.
+            #expect(await Self.failure { try await tablet.reloadUser() } == .refreshTokenInvalid)
         }
     }
 

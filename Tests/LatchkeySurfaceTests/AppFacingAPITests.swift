@@ -215,6 +215,7 @@ struct AppFacingAPITests {
         let events = book.events
         #expect(events.map(\.message).contains("Signed in."))
         #expect(events.allSatisfy { !$0.description.contains("secret") })
+        #expect(LatchkeyLogEvent.Level.debug < .info && LatchkeyLogEvent.Level.info < .warning)
     }
 
     @Test("the Keychain-style store updates its one item in place and drops an unreadable one")
