@@ -22,16 +22,23 @@ enum LoopbackLogin {
                     serverURL: server, facebookAppID: "", credentialStore: store,
                     transport: AsyncHTTPClientTransport(client: .shared), oauthClientID: clientID,
                     redirectURI: redirectURI))
-            let url = try await client.easyLoginWithFacebook(fieldsMapping: fieldsMapping, permissions: permissions)
+            let url = try await client.makeEasyLoginURL(fieldsMapping: fieldsMapping, permissions: permissions)
             say("Sign in with Facebook in your browser:\n  \(url.absoluteString)\nWaiting for the browser…")
             let deadline = ContinuousClock.now + timeout
             await openBrowser(url)
             // Anything local may call the port; a request without this attempt's state is
             // ignored (the SDK keeps the attempt), and the wait goes on until the deadline.
-            while true {
-                let redirect = try await next(deadline)
-                if let user = try await Self.attempt(client, redirect) { return user }
-                say("Ignored a request to the loopback port that was not this sign-in.")
+            do {
+                while true {
+                    let redirect = try await next(deadline)
+                    if let user = try await Self.attempt(client, redirect) { return user }
+                    say("Ignored a request to the loopback port that was not this sign-in.")
+                }
+            } catch {
+                // The port closes with this process: nothing can finish the attempt, so the
+                // store does not keep it (the SDK keeps attempts for apps a redirect relaunches).
+                await client.cancelEasyLogin()
+                throw error
             }
         }
     }

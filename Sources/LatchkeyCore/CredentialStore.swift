@@ -91,8 +91,9 @@ extension CredentialStore {
 }
 
 /// Keeps credentials in memory only (tests, or apps that want no persistence).
-public actor InMemoryCredentialStore: CredentialStore {
+public actor InMemoryCredentialStore: CredentialStore, PendingEasyLoginStore {
     private var credentials: StoredCredentials?
+    private var pendingEasyLogin: PendingEasyLogin?
     private let lock = AsyncLock()
     /// Creates an empty store.
     public init() {}
@@ -102,6 +103,12 @@ public actor InMemoryCredentialStore: CredentialStore {
     public func save(_ credentials: StoredCredentials) { self.credentials = credentials }
     /// Removes them.
     public func clear() { credentials = nil }
+    /// The pending Easy Login attempt.
+    public func loadPendingEasyLogin() -> PendingEasyLogin? { pendingEasyLogin }
+    /// Keeps the attempt.
+    public func savePendingEasyLogin(_ login: PendingEasyLogin) { pendingEasyLogin = login }
+    /// Forgets the attempt.
+    public func clearPendingEasyLogin() { pendingEasyLogin = nil }
     /// Runs `body` alone among the clients sharing this store.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await lock.run(body)
@@ -112,7 +119,7 @@ public actor InMemoryCredentialStore: CredentialStore {
 ///
 /// Refreshes are coordinated across processes through a lock file beside it (`NAME.lock`, `flock`):
 /// an app and its extension may share one file in an app-group container.
-public actor FileCredentialStore: CredentialStore {
+public actor FileCredentialStore: CredentialStore, PendingEasyLoginStore {
     private let url: URL
 
     /// A store at `url`; its directory is created on first save.
@@ -145,4 +152,30 @@ public actor FileCredentialStore: CredentialStore {
     public func clear() throws {
         if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
     }
+
+    /// The pending Easy Login attempt, kept in `NAME.pending` (0600 like the session); one that
+    /// does not decode is removed and `nil`.
+    public func loadPendingEasyLogin() throws -> PendingEasyLogin? {
+        let file = pendingURL
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        guard let login = try? JSONDecoder().decode(PendingEasyLogin.self, from: Data(contentsOf: file)) else {
+            try? FileManager.default.removeItem(at: file)
+            return nil
+        }
+        return login
+    }
+
+    /// Writes the attempt atomically, readable by the owner only.
+    public func savePendingEasyLogin(_ login: PendingEasyLogin) throws {
+        try PrivateFile.replace(pendingURL, with: JSONEncoder().encode(login))
+    }
+
+    /// Deletes `NAME.pending`.
+    public func clearPendingEasyLogin() throws {
+        if FileManager.default.fileExists(atPath: pendingURL.path) {
+            try FileManager.default.removeItem(at: pendingURL)
+        }
+    }
+
+    private var pendingURL: URL { url.appendingPathExtension("pending") }
 }

@@ -5,7 +5,7 @@ import LatchkeyCrypto
 /// One Easy Login attempt: the authorization URL to open, and what the app keeps to finish it
 /// (state and PKCE verifier, RFC 7636). `LatchkeyClient` makes and keeps these; apps that drive
 /// their own browser can use one directly.
-public struct EasyLoginRequest: Sendable, Equatable {
+public struct EasyLoginRequest: Sendable, Equatable, Codable {
     /// The server's `/v1/oauth/authorize` URL with every parameter.
     public let url: URL
     /// Where the server sends the answer; one of the client's registered redirect URIs.
@@ -47,10 +47,20 @@ public struct EasyLoginRequest: Sendable, Equatable {
     }
 
     /// Whether `url` is this request's redirect (same URI before the query).
-    public func isRedirect(_ url: URL) -> Bool {
+    public func isRedirect(_ url: URL) -> Bool { Self.isRedirect(url, to: redirectURI) }
+
+    /// Whether `url` is a redirect to `redirectURI` (same URI before the query).
+    static func isRedirect(_ url: URL, to redirectURI: String) -> Bool {
         let text = url.absoluteString
         let base = text.split(separator: "?", maxSplits: 1).first.map(String.init) ?? text
         return LoopbackRedirect.matchKey(base) == LoopbackRedirect.matchKey(redirectURI)
+    }
+
+    /// Whether `url` carries this request's `state` (compared in constant time).
+    func carriesState(_ url: URL) -> Bool {
+        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
+        guard let returned = FormEncoding.decode(query)["state"] else { return false }
+        return ConstantTime.equals(returned, state)
     }
 
     /// Reads the redirect: the authorization code, or the error as a `LatchkeyError`.
@@ -63,7 +73,7 @@ public struct EasyLoginRequest: Sendable, Equatable {
         }
         let query = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
         let parameters = FormEncoding.decode(query)
-        guard let returned = parameters["state"], ConstantTime.equals(returned, state) else {
+        guard carriesState(redirect) else {
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         }
         // RFC 9207 §2.4: Latchkey always sends `iss`, so an answer without one is refused too.

@@ -3,16 +3,22 @@ import LatchkeyAPI
 
 /// Easy Login: Facebook's dialog in a browser, no Facebook SDK in the app.
 extension LatchkeyClient {
-    /// Backendless's `easyLoginWithFacebookFieldsMapping:permissions:`: starts an attempt and returns
-    /// the URL to open in a browser (or use ``signInWithEasyLogin(using:fieldsMapping:permissions:prefersEphemeral:)``).
-    /// The person comes back through the redirect URI: pass that URL to `handleOpenURL(_:)`.
+    /// Starts an Easy Login attempt and returns the URL to open in a browser (or let
+    /// ``signInWithEasyLogin(using:fieldsMapping:permissions:prefersEphemeral:)`` open it). The
+    /// person comes back through the redirect URI: pass that URL to ``handleOpenURL(_:)``.
+    ///
+    /// The attempt (state and PKCE verifier) is kept in the credential store before the URL is
+    /// returned, so an app the system kills while the person is in the browser can still finish it
+    /// when the redirect launches it again.
     /// - Parameters:
     ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
     ///   - permissions: Facebook permissions beyond `public_profile`.
     ///   - redirectURI: overrides the configuration's (a desktop app's loopback port is only known now).
-    public func easyLoginWithFacebook(
+    /// - Throws: `easy_login_not_configured` without `oauthClientID` and a redirect URI;
+    ///   `superseded` when another sign-in or a sign-out started meanwhile.
+    public func makeEasyLoginURL(
         fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
-    ) throws(LatchkeyError) -> URL {
+    ) async throws(LatchkeyError) -> URL {
         guard let clientID = configuration.oauthClientID, let redirect = redirectURI ?? configuration.redirectURI
         else {
             throw LatchkeyError.sdk(
@@ -21,8 +27,24 @@ extension LatchkeyClient {
         let request = EasyLoginRequest(
             serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
             fieldsMapping: fieldsMapping)
-        pendingEasyLogin = (request, beginSignIn())
+        let attempt = beginSignIn()
+        pendingEasyLogin = (request, attempt)
+        mayHaveStoredEasyLogin = true
+        let pending = PendingEasyLogin(
+            request: request, serverURL: configuration.serverURL, startedAt: configuration.clock())
+        await persistEasyLogin(pending).value
+        // Another sign-in or a sign-out during the write dropped this attempt (and queued its clear).
+        guard attempt == self.attempt else { throw .superseded }
         return request.url
+    }
+
+    /// The former name of ``makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)`` (Backendless's
+    /// `easyLoginWithFacebookFieldsMapping:permissions:`), which did not say it only builds a URL.
+    @available(*, deprecated, renamed: "makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)")
+    public func easyLoginWithFacebook(
+        fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
+    ) async throws(LatchkeyError) -> URL {
+        try await makeEasyLoginURL(fieldsMapping: fieldsMapping, permissions: permissions, redirectURI: redirectURI)
     }
 
     /// Signs in with Easy Login through a web authentication session (the system sheet on Apple
@@ -32,7 +54,7 @@ extension LatchkeyClient {
     ///   cancelled; `invalid_configuration` for a redirect URI no web authentication session can
     ///   catch; otherwise what `handleOpenURL(_:)` throws.
     public func signInWithEasyLogin(
-        using session: some WebAuthenticationSession, fieldsMapping: [String: String]? = nil,
+        using session: some WebAuthenticator, fieldsMapping: [String: String]? = nil,
         permissions: [String] = [], prefersEphemeral: Bool = false
     ) async throws(LatchkeyError) -> LatchkeyUser {
         guard let redirect = configuration.redirectURI, let callback = WebAuthenticationCallback(redirectURI: redirect)
@@ -41,7 +63,7 @@ extension LatchkeyClient {
                 .invalidConfiguration,
                 "Easy Login through a web authentication session needs a redirectURI with a custom scheme or https.")
         }
-        let url = try easyLoginWithFacebook(fieldsMapping: fieldsMapping, permissions: permissions)
+        let url = try await makeEasyLoginURL(fieldsMapping: fieldsMapping, permissions: permissions)
         let attempt = self.attempt
         let returned: URL
         do {
@@ -49,14 +71,14 @@ extension LatchkeyClient {
         } catch {
             // Adapters throw `user_cancelled` themselves; the rest is kept as the underlying error.
             let failure = LatchkeyError.wrapping(error, as: .invalidResponse, "The web authentication session failed.")
-            if attempt == self.attempt { cancelEasyLogin() }
+            if attempt == self.attempt { await cancelEasyLogin() }
             throw failure
         }
         do {
             return try await handleOpenURL(returned)
         } catch LatchkeyError.Code.stateMismatch {
             // The sheet is closed: no other redirect will come for this attempt.
-            if attempt == self.attempt { cancelEasyLogin() }
+            if attempt == self.attempt { await cancelEasyLogin() }
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         }
     }
@@ -64,23 +86,36 @@ extension LatchkeyClient {
     /// Abandons the Easy Login in progress (the browser was closed, or failed): a late redirect is no
     /// longer accepted, and without a session the state becomes `closedLoginFailed` (a session kept
     /// through the attempt stays open).
-    public func cancelEasyLogin() {
+    public func cancelEasyLogin() async {
         guard pendingEasyLogin != nil else { return }
-        pendingEasyLogin = nil
+        dropEasyLogin()
         attempt &+= 1
         if credentials == nil { move(to: .closedLoginFailed) }
+        // Returns once the store forgot the attempt too (a CLI exits right after).
+        _ = await lastEasyLoginWrite?.value
     }
 
-    /// Whether `url` is the redirect of the Easy Login in progress (for routing in `onOpenURL`).
-    public func canHandleOpenURL(_ url: URL) -> Bool { pendingEasyLogin?.request.isRedirect(url) ?? false }
+    /// Whether `url` is an Easy Login redirect this client may finish (for routing in `onOpenURL`):
+    /// the redirect of the attempt in progress or, in an app relaunched before it used Easy Login, a
+    /// redirect to the configured redirect URI (``handleOpenURL(_:)`` then reads the attempt from the
+    /// credential store, and refuses a URL without its state).
+    public func canHandleOpenURL(_ url: URL) -> Bool {
+        if let pending = pendingEasyLogin { return pending.request.isRedirect(url) }
+        guard mayHaveStoredEasyLogin, let redirect = configuration.redirectURI else { return false }
+        return EasyLoginRequest.isRedirect(url, to: redirect)
+    }
 
     /// Finishes Easy Login with the redirect URL: checks state and issuer, redeems the code with the
-    /// PKCE verifier, stores the session and returns the user.
+    /// PKCE verifier, stores the session and returns the user. After a relaunch (the app was killed
+    /// while the person was in the browser) the attempt is read back from the credential store.
     /// - Throws: `user_cancelled` when the person cancelled on Facebook; `state_mismatch` for a URL
-    ///   that does not belong to the attempt in progress; the server's codes otherwise.
+    ///   that does not belong to the attempt in progress; `invalid_response` when no attempt waits
+    ///   for this URL (none started, finished already, or older than an hour); the server's codes otherwise.
     @discardableResult
     public func handleOpenURL(_ url: URL) async throws(LatchkeyError) -> LatchkeyUser {
-        guard let (request, attempt) = pendingEasyLogin, request.isRedirect(url) else {
+        var pending = pendingEasyLogin
+        if pending == nil { pending = await resumeEasyLogin(for: url) }
+        guard let (request, attempt) = pending, request.isRedirect(url) else {
             throw LatchkeyError.sdk(.invalidResponse, "No Easy Login is waiting for this URL.")
         }
         let code: String
@@ -90,11 +125,11 @@ extension LatchkeyClient {
             // A URL forged by someone else must not end the person's real attempt.
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         } catch {
-            pendingEasyLogin = nil
+            if attempt == self.attempt { dropEasyLogin() }
             throw failSignIn(attempt: attempt, error)
         }
         // The attempt is over whatever happens next: a code is redeemable once.
-        pendingEasyLogin = nil
+        if attempt == self.attempt { dropEasyLogin() }
         do throws(LatchkeyError) {
             let session = try await transport.send(
                 "POST", "v1/oauth/token",
@@ -117,5 +152,76 @@ extension LatchkeyClient {
         } catch {
             throw failSignIn(attempt: attempt, error)
         }
+    }
+
+    // MARK: The attempt kept in the store
+
+    /// The attempt a relaunched app kept in the store, if `url` is its redirect and carries its
+    /// state; it becomes the attempt in progress. A URL without its state changes nothing (someone
+    /// else's link must not start or end anything).
+    func resumeEasyLogin(for url: URL) async -> (request: EasyLoginRequest, attempt: UInt64)? {
+        guard mayHaveStoredEasyLogin, let store = configuration.credentialStore as? any PendingEasyLoginStore else {
+            return nil
+        }
+        _ = await lastEasyLoginWrite?.value
+        let stored: PendingEasyLogin?
+        do {
+            stored = try await store.loadPendingEasyLogin()
+        } catch {
+            log(
+                .warning, "The credential store failed to read the Easy Login attempt: \(error)",
+                code: .credentialStoreFailed)
+            return nil
+        }
+        // Something started or finished meanwhile: that is the attempt now.
+        guard pendingEasyLogin == nil else { return pendingEasyLogin }
+        guard let stored else {
+            mayHaveStoredEasyLogin = false
+            return nil
+        }
+        guard stored.isUsable(at: configuration.clock(), server: configuration.serverURL) else {
+            log(.info, "Forgot an Easy Login attempt that is too old to finish.")
+            await persistEasyLogin(nil).value
+            return nil
+        }
+        guard stored.request.isRedirect(url), stored.request.carriesState(url) else { return nil }
+        let attempt = beginSignIn()
+        pendingEasyLogin = (stored.request, attempt)
+        log(.info, "Finishing an Easy Login started before the app was relaunched.")
+        return (stored.request, attempt)
+    }
+
+    /// Forgets the Easy Login attempt here and in the store.
+    func dropEasyLogin() {
+        pendingEasyLogin = nil
+        if mayHaveStoredEasyLogin { persistEasyLogin(nil) }
+    }
+
+    /// Keeps (`login`) or forgets (`nil`) the pending attempt in the store, after the writes before
+    /// it. A failure is logged: Easy Login still works while the app stays alive.
+    @discardableResult
+    func persistEasyLogin(_ login: PendingEasyLogin?) -> Task<Void, Never> {
+        let previous = lastEasyLoginWrite
+        if login == nil { mayHaveStoredEasyLogin = false }
+        guard let store = configuration.credentialStore as? any PendingEasyLoginStore else {
+            mayHaveStoredEasyLogin = false
+            return Task {}
+        }
+        let task = Task {
+            _ = await previous?.value
+            do {
+                if let login {
+                    try await store.savePendingEasyLogin(login)
+                } else {
+                    try await store.clearPendingEasyLogin()
+                }
+            } catch {
+                self.log(
+                    .warning, "The credential store failed to keep the Easy Login attempt: \(error)",
+                    code: .credentialStoreFailed)
+            }
+        }
+        lastEasyLoginWrite = task
+        return task
     }
 }

@@ -33,6 +33,11 @@ public actor LatchkeyClient {
     var refreshTask: Task<StoredCredentials, any Error>?
     /// The Easy Login attempt waiting for its redirect, and its attempt number.
     var pendingEasyLogin: (request: EasyLoginRequest, attempt: UInt64)?
+    /// The last write of the pending Easy Login attempt to the store (kept in call order, like `lastWrite`).
+    var lastEasyLoginWrite: Task<Void, Never>?
+    /// Whether the store may hold a pending Easy Login attempt (unknown at launch), so attempts that
+    /// never used Easy Login do not pay a store call to clear nothing.
+    var mayHaveStoredEasyLogin: Bool
     private var observers: [UInt64: AsyncStream<AuthState>.Continuation] = [:]
     private var nextObserver: UInt64 = 0
     /// The last credential-store write; each write waits for the one before, so the store ends up
@@ -52,6 +57,7 @@ public actor LatchkeyClient {
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
         self.configuration = configuration
+        self.mayHaveStoredEasyLogin = configuration.credentialStore is any PendingEasyLoginStore
         self.transport = JSONTransport(baseURL: configuration.serverURL, transport: configuration.transport)
     }
 
@@ -172,7 +178,7 @@ public actor LatchkeyClient {
     /// `opening`; a session already open stays open (and usable) until the attempt succeeds.
     func beginSignIn() -> UInt64 {
         attempt &+= 1
-        pendingEasyLogin = nil
+        dropEasyLogin()
         if credentials == nil { startOver(to: .opening) }
         return attempt
     }
@@ -209,7 +215,7 @@ public actor LatchkeyClient {
             log(.info, "A new sign-in replaced the session.")
             Task { try? await self.revoke(replaced, scope: .thisDevice) }
         }
-        await persist(.save(opened)).value
+        _ = await persist(.save(opened)).value
     }
 
     /// The stored form of a session the server just issued.
@@ -231,7 +237,7 @@ public actor LatchkeyClient {
         attempt &+= 1
         if cancellingRefresh { refreshTask?.cancel() }
         refreshTask = nil
-        pendingEasyLogin = nil
+        dropEasyLogin()
         credentials = nil
         if let ended, clearingStore { persist(.clear(ended)) }
         switch state {
@@ -272,10 +278,10 @@ public actor LatchkeyClient {
             _ = await previous?.value
             do {
                 let held = try await store.withExclusiveAccess { try await write.apply(to: store, server: server) }
-                await self.storeWriteFinished(failure: nil)
+                self.storeWriteFinished(failure: nil)
                 return held
             } catch {
-                await self.storeWriteFinished(failure: error)
+                self.storeWriteFinished(failure: error)
                 return nil
             }
         }

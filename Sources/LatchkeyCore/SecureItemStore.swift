@@ -60,7 +60,7 @@ public enum KeychainAccessibility: String, Sendable, CaseIterable {
 /// Refreshes are coordinated between clients of this process over the same store; give a
 /// `lockFileURL` in a shared container (an app group) to coordinate with an extension too, since
 /// the Keychain itself offers no lock.
-public actor SecureItemCredentialStore: CredentialStore {
+public actor SecureItemCredentialStore: CredentialStore, PendingEasyLoginStore {
     private let items: any SecureItemStore
     private let account: String
     private let lockFileURL: URL?
@@ -94,6 +94,29 @@ public actor SecureItemCredentialStore: CredentialStore {
     public func clear() async throws {
         try await items.delete(account: account)
     }
+
+    /// The pending Easy Login attempt, kept as a second item (`ACCOUNT.pending-easy-login`) with the
+    /// same protection as the session; one that does not decode is removed and `nil`.
+    public func loadPendingEasyLogin() async throws -> PendingEasyLogin? {
+        guard let data = try await items.read(account: pendingAccount) else { return nil }
+        guard let login = try? JSONDecoder().decode(PendingEasyLogin.self, from: data) else {
+            try? await items.delete(account: pendingAccount)
+            return nil
+        }
+        return login
+    }
+
+    /// Keeps the attempt.
+    public func savePendingEasyLogin(_ login: PendingEasyLogin) async throws {
+        try await items.write(JSONEncoder().encode(login), account: pendingAccount)
+    }
+
+    /// Removes the attempt's item.
+    public func clearPendingEasyLogin() async throws {
+        try await items.delete(account: pendingAccount)
+    }
+
+    private var pendingAccount: String { account + ".pending-easy-login" }
 
     /// Runs `body` alone among the clients of every store over these items in this process, and
     /// among processes when a lock file was given.

@@ -33,7 +33,7 @@ struct AppleAdapterCheckTests {
     @MainActor
     func sheetThatDoesNotStart() async {
         let presenter = EasyLoginPresenter(anchor: ASPresentationAnchor())
-        let session: any WebAuthenticationSession = presenter
+        let session: any WebAuthenticator = presenter
         let error = await #expect(throws: LatchkeyError.self) {
             _ = try await session.authenticate(
                 url: URL(string: "https://auth.example.com/v1/oauth/authorize")!, callback: .customScheme("myapp"),

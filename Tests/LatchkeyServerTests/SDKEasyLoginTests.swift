@@ -23,13 +23,13 @@ struct SDKEasyLoginTests {
         return try #require(URL(string: location))
     }
 
-    @Test("easyLoginWithFacebook + handleOpenURL sign the person in and persist the session")
+    @Test("makeEasyLoginURL + handleOpenURL sign the person in and persist the session")
     func signIn() async throws {
         try await Stack.run(browsable: true) { stack in
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("lk-\(UUID().uuidString).json")
             defer { try? FileManager.default.removeItem(at: file) }
             let client = Self.client(stack, store: FileCredentialStore(url: file))
-            let url = try await client.easyLoginWithFacebook(
+            let url = try await client.makeEasyLoginURL(
                 fieldsMapping: ["email": "email", "first_name": "firstName"], permissions: ["email"])
             #expect(await client.authState == .opening)
             let redirect = try await Self.browse(url, stack)
@@ -50,7 +50,7 @@ struct SDKEasyLoginTests {
 
     /// A web authentication sheet played by the test browser, as `ASWebAuthenticationSession` would
     /// play it: open the URL, follow the dialog, hand back the redirect.
-    struct BrowserSheet: WebAuthenticationSession {
+    struct BrowserSheet: WebAuthenticator {
         let stack: Stack
         func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
             #expect(callback == .customScheme("testapp"))
@@ -74,7 +74,7 @@ struct SDKEasyLoginTests {
         try await Stack.run(browsable: true) { stack in
             let client = Self.client(stack)
             let cancelled = try await Self.browse(
-                try await client.easyLoginWithFacebook(), stack, choose: "emulator_action=cancel")
+                try await client.makeEasyLoginURL(), stack, choose: "emulator_action=cancel")
             do throws(LatchkeyError) {
                 try await client.handleOpenURL(cancelled)
                 Issue.record("a cancel must throw")
@@ -83,7 +83,7 @@ struct SDKEasyLoginTests {
             }
             #expect(await client.authState == .closedLoginFailed)
 
-            let url = try await client.easyLoginWithFacebook()
+            let url = try await client.makeEasyLoginURL()
             let forged = URL(string: Demo.appRedirect + "?code=stolen&state=forged")!
             do throws(LatchkeyError) {
                 try await client.handleOpenURL(forged)
@@ -100,7 +100,7 @@ struct SDKEasyLoginTests {
     func loopbackAndCompletion() async throws {
         try await Stack.run(browsable: true) { stack in
             let client = Self.client(stack, redirect: "unused://")
-            let url = try await client.easyLoginWithFacebook(
+            let url = try await client.makeEasyLoginURL(
                 permissions: ["email"], redirectURI: "http://127.0.0.1:40123/callback")
             let redirect = try await Self.browse(url, stack)
             #expect(redirect.absoluteString.hasPrefix("http://127.0.0.1:40123/callback?"))
@@ -120,10 +120,108 @@ struct SDKEasyLoginTests {
                 serverURL: URL(string: "http://127.0.0.1:1")!, facebookAppID: "1",
                 credentialStore: InMemoryCredentialStore()))
         do throws(LatchkeyError) {
-            _ = try await client.easyLoginWithFacebook()
+            _ = try await client.makeEasyLoginURL()
             Issue.record("must throw")
         } catch {
             #expect(error.code == "easy_login_not_configured")
+        }
+    }
+
+    // MARK: The attempt kept across a relaunch
+
+    static func temporaryStoreFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("lk-\(UUID().uuidString).json")
+    }
+
+    static func removeStoreFiles(_ file: URL) {
+        for suffix in ["", ".pending", ".lock"] {
+            try? FileManager.default.removeItem(at: URL(fileURLWithPath: file.path + suffix))
+        }
+    }
+
+    @Test("an app killed while the person is in the browser finishes the sign-in when the redirect relaunches it")
+    func relaunchFinishesTheAttempt() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let file = Self.temporaryStoreFile()
+            defer { Self.removeStoreFiles(file) }
+            let killed = Self.client(stack, store: FileCredentialStore(url: file))
+            let url = try await killed.makeEasyLoginURL(permissions: ["email"])
+            let redirect = try await Self.browse(url, stack)
+
+            // The attempt is on disk, readable by the owner only, and its secrets stay out of descriptions.
+            let pendingFile = URL(fileURLWithPath: file.path + ".pending")
+            let attributes = try FileManager.default.attributesOfItem(atPath: pendingFile.path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            let kept = try #require(try await FileCredentialStore(url: file).loadPendingEasyLogin())
+            #expect(!String(describing: kept).contains(kept.request.codeVerifier))
+            #expect(!String(describing: kept).contains(kept.request.state))
+
+            // A new process: a fresh client over the same store, which never saw the attempt.
+            let relaunched = Self.client(stack, store: FileCredentialStore(url: file))
+            #expect(await relaunched.authState == .created)
+            #expect(await relaunched.canHandleOpenURL(redirect))
+            let user = try await relaunched.handleOpenURL(redirect)
+            #expect(user.string("email") == "bob@example.com")
+            #expect(await relaunched.authState == .open)
+            #expect(try await relaunched.reloadUser().id == user.id)
+            #expect(!FileManager.default.fileExists(atPath: pendingFile.path))
+
+            // The code is spent and the attempt forgotten: a third launch has nothing to finish.
+            let again = Self.client(stack, store: FileCredentialStore(url: file))
+            await #expect(throws: LatchkeyError.self) { try await again.handleOpenURL(redirect) }
+        }
+    }
+
+    @Test(
+        "a kept attempt is not started by a URL without its state, and is forgotten when cancelled, superseded or an hour old"
+    )
+    func keptAttemptRules() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let store = InMemoryCredentialStore()
+
+            // A link without the attempt's state changes nothing, and the real redirect still works.
+            let first = Self.client(stack, store: store)
+            let redirect = try await Self.browse(try await first.makeEasyLoginURL(), stack)
+            let relaunched = Self.client(stack, store: store)
+            let forged = URL(string: Demo.appRedirect + "?code=stolen&state=forged&iss=x")!
+            await #expect(throws: LatchkeyError.self) { try await relaunched.handleOpenURL(forged) }
+            #expect(await relaunched.authState == .created)
+            #expect(try await store.loadPendingEasyLogin() != nil)
+            _ = try await relaunched.handleOpenURL(redirect)
+            #expect(try await store.loadPendingEasyLogin() == nil)
+
+            // Cancelled: the store forgets it too.
+            let cancelling = Self.client(stack, store: InMemoryCredentialStore())
+            let cancelledRedirect = try await Self.browse(try await cancelling.makeEasyLoginURL(), stack)
+            await cancelling.cancelEasyLogin()
+            #expect(await cancelling.authState == .closedLoginFailed)
+            await #expect(throws: LatchkeyError.self) { try await cancelling.handleOpenURL(cancelledRedirect) }
+
+            // Superseded by a newer attempt: only the newest is kept.
+            let superseding = InMemoryCredentialStore()
+            let older = Self.client(stack, store: superseding)
+            let olderRedirect = try await Self.browse(try await older.makeEasyLoginURL(), stack)
+            let newerURL = try await older.makeEasyLoginURL()
+            let afterKill = Self.client(stack, store: superseding)
+            await #expect(throws: LatchkeyError.self) { try await afterKill.handleOpenURL(olderRedirect) }
+            _ = try await afterKill.handleOpenURL(try await Self.browse(newerURL, stack))
+
+            // An hour later the attempt is forgotten unread, whatever the server would say.
+            let stale = InMemoryCredentialStore()
+            let starting = Self.client(stack, store: stale)
+            let staleRedirect = try await Self.browse(try await starting.makeEasyLoginURL(), stack)
+            let muchLater = LatchkeyClient(
+                configuration: LatchkeyConfiguration(
+                    serverURL: stack.serverURL, facebookAppID: Demo.appID, credentialStore: stale,
+                    clock: { stack.clock.now.addingTimeInterval(PendingEasyLogin.lifetime + 1) },
+                    oauthClientID: Demo.clientID, redirectURI: Demo.appRedirect))
+            do throws(LatchkeyError) {
+                try await muchLater.handleOpenURL(staleRedirect)
+                Issue.record("an hour-old attempt must not finish")
+            } catch {
+                #expect(error.code == .invalidResponse)
+            }
+            #expect(try await stale.loadPendingEasyLogin() == nil)
         }
     }
 }

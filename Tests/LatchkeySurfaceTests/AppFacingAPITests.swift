@@ -41,11 +41,12 @@ final class LogBook: Sendable {
 /// A keychain stand-in that counts how items are written.
 actor MemoryItems: SecureItemStore {
     private(set) var items: [String: Data] = [:]
+    /// Deletes of the session's item (not of the pending Easy Login item beside it).
     private(set) var deletes = 0
     func read(account: String) -> Data? { items[account] }
     func write(_ data: Data, account: String) { items[account] = data }
     func delete(account: String) {
-        deletes += 1
+        if account == "session" { deletes += 1 }
         items[account] = nil
     }
     func corrupt(account: String) { items[account] = Data("not json".utf8) }
@@ -111,7 +112,7 @@ actor GatedStore: CredentialStore {
 }
 
 /// A sheet that hands back a fixed URL.
-struct ReturningSheet: WebAuthenticationSession {
+struct ReturningSheet: WebAuthenticator {
     let url: URL
     func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
         self.url
@@ -252,7 +253,7 @@ struct AppFacingAPITests {
     }
 
     /// A sheet that fails as told.
-    struct FailingSheet: WebAuthenticationSession {
+    struct FailingSheet: WebAuthenticator {
         let error: any Error
         func authenticate(url: URL, callback: WebAuthenticationCallback, prefersEphemeral: Bool) async throws -> URL {
             throw error

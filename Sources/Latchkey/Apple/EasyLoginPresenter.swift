@@ -1,5 +1,5 @@
 // Easy Login in the system's web authentication sheet: a thin adapter from ASWebAuthenticationSession
-// to LatchkeyCore's WebAuthenticationSession, whose caller (LatchkeyClient.signInWithEasyLogin) does
+// to LatchkeyCore's WebAuthenticator, whose caller (LatchkeyClient.signInWithEasyLogin) does
 // the rest where it is tested on every platform. Compiled on the platforms with the sheet, and on Linux
 // only by the test target LatchkeyAppleAdapterCheck, against compile-only stand-ins of
 // AuthenticationServices (Tests/AppleStandIns, mapped onto the Apple name there alone); the platform
@@ -17,11 +17,11 @@ import LatchkeyCore
 /// let user = try await EasyLoginPresenter(anchor: window).signIn(client: client)
 /// ```
 ///
-/// It is the ``WebAuthenticationSession`` that
+/// It is the ``WebAuthenticator`` that
 /// `LatchkeyClient.signInWithEasyLogin(using:fieldsMapping:permissions:prefersEphemeral:)` drives;
 /// main-actor isolated because the sheet is UI.
 @MainActor
-public final class EasyLoginPresenter: NSObject, WebAuthenticationSession,
+public final class EasyLoginPresenter: NSObject, WebAuthenticator,
     ASWebAuthenticationPresentationContextProviding
 {
     /// The window the sheet is presented from; `nonisolated` so the system can ask for it from the

@@ -3,7 +3,7 @@ import Foundation
 /// A browser sheet that opens a URL and hands back the redirect, as Easy Login needs it:
 /// `ASWebAuthenticationSession` on Apple platforms (`EasyLoginPresenter` in `import Latchkey`),
 /// anything else elsewhere (tests drive the emulator's dialog with one).
-public protocol WebAuthenticationSession: Sendable {
+public protocol WebAuthenticator: Sendable {
     /// Shows `url` and returns the URL the browser was finally sent to, one matching `callback`.
     /// - Throws: `LatchkeyError` with code `user_cancelled` when the person closed the sheet;
     ///   `CancellationError` when the task was cancelled; anything else for other failures.
