@@ -37,9 +37,9 @@ extension LatchkeyClient {
             // A sign-out or sign-in happened during the read: what was read is not to be restored.
             guard epoch == startEpoch, attempt == startAttempt else { return false }
             guard let loaded, loaded.serverURL == configuration.serverURL else { return false }
-            startOver(to: .createdTokenLoaded)
             epoch &+= 1
             credentials = loaded
+            startOver(to: .createdTokenLoaded)
             hadSession = true
             log(.debug, "A stored session was loaded.")
         }
@@ -227,7 +227,8 @@ extension LatchkeyClient {
         }
         current.user = user
         credentials = current
-        await persist(.update(current)).value
+        publishSnapshot()
+        _ = await persist(.update(current)).value
         return user
     }
 

@@ -39,6 +39,9 @@ public actor LatchkeyClient {
     /// never used Easy Login do not pay a store call to clear nothing.
     var mayHaveStoredEasyLogin: Bool
     private var observers: [UInt64: AsyncStream<AuthState>.Continuation] = [:]
+    private var snapshotObservers: [UInt64: AsyncStream<SessionSnapshot>.Continuation] = [:]
+    /// Bumped by each published snapshot (``SessionSnapshot/revision``).
+    private var snapshotRevision: UInt64 = 0
     private var nextObserver: UInt64 = 0
     /// The last credential-store write; each write waits for the one before, so the store ends up
     /// as the calls were made (a sign-out's clear after the refresh's save, never before).
@@ -63,6 +66,7 @@ public actor LatchkeyClient {
 
     deinit {
         for observer in observers.values { observer.finish() }
+        for observer in snapshotObservers.values { observer.finish() }
     }
 
     /// A new stream of states for one observer: it starts with the current state and then gets
@@ -79,6 +83,31 @@ public actor LatchkeyClient {
             Task { await self?.removeObserver(id) }
         }
         return stream
+    }
+
+    /// A new stream of snapshots (state and user together) for one observer: it starts with the
+    /// current snapshot, then gets one whenever the state or the user changes. The pair is always
+    /// one the client was in: never a state of one session with the user of another. Like
+    /// ``authStates``, each call makes an independent stream, and a slow observer misses
+    /// intermediate snapshots, never the latest. ``LatchkeySessionModel`` is built on it.
+    public var sessionSnapshots: AsyncStream<SessionSnapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: SessionSnapshot.self, bufferingPolicy: .bufferingNewest(16))
+        let id = nextObserver
+        nextObserver += 1
+        continuation.yield(snapshot)
+        snapshotObservers[id] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeObserver(id) }
+        }
+        return stream
+    }
+
+    /// The current state and user.
+    public var snapshot: SessionSnapshot {
+        var current = SessionSnapshot(state: state, user: credentials?.user)
+        current.revision = snapshotRevision
+        return current
     }
 
     /// The current state.
@@ -259,6 +288,16 @@ public actor LatchkeyClient {
         guard state.canMove(to: next) else { return }
         state = next
         for observer in observers.values { observer.yield(next) }
+        publishSnapshot()
+    }
+
+    /// Hands the current snapshot to its observers: on every state change, and when the user
+    /// changes within a state (a reload). Callers change `credentials` before moving, so each
+    /// snapshot pairs a state with its own session's user.
+    func publishSnapshot() {
+        snapshotRevision &+= 1
+        let current = snapshot
+        for observer in snapshotObservers.values { observer.yield(current) }
     }
 
     func log(_ level: LatchkeyLogEvent.Level, _ message: String, code: LatchkeyError.Code? = nil) {
@@ -307,6 +346,7 @@ public actor LatchkeyClient {
 
     private func removeObserver(_ id: UInt64) {
         observers[id] = nil
+        snapshotObservers[id] = nil
     }
 
     /// Tells the server the session ended (`/v1/auth/logout` or `/logout-all`), refreshing first

@@ -1,0 +1,238 @@
+#if canImport(Observation)
+import Foundation
+import Observation
+
+/// The session for SwiftUI: who is signed in, read synchronously on the main actor, observed by
+/// views through Observation, with the actions a login button needs.
+///
+/// It mirrors ``LatchkeyClient/sessionSnapshots``, so views never `await` to read the user, and
+/// every model over one client (two windows, a view and a widget) shows the same snapshot. Create
+/// it next to the client, where the app starts, and pass it down:
+///
+/// ```swift
+/// @State private var session = LatchkeySessionModel(client: AppServices.client)
+/// …
+/// ContentView().environment(session).task { await session.restore() }
+/// ```
+///
+/// Actions (``signIn(_:)``, ``signOut(scope:)``, ``handleOpenURL(_:)``) never throw: their outcome
+/// is the state, ``lastError`` and ``events()``. Apps that want the thrown error call the client.
+@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+@MainActor
+@Observable
+public final class LatchkeySessionModel {
+    /// The client the model mirrors and acts through.
+    @ObservationIgnored public let client: LatchkeyClient
+
+    /// The session's state, as last reported by the client.
+    public private(set) var state: AuthState = .created
+    /// The user: signed in, or loaded at launch and not yet confirmed (offline).
+    public private(set) var user: LatchkeyUser?
+    /// Whether ``restore()`` has finished: before that, `.created` means "not known yet", not
+    /// "signed out" (show a placeholder, not the login button, to avoid a flash).
+    public private(set) var hasRestored = false
+    /// Sign-ins and sign-outs started through this model and not finished.
+    public private(set) var actionsInFlight = 0
+    /// The last failure of an action, for an alert. A person closing the login sheet and
+    /// cancelled work are not failures here (they are still reported in ``events()``); the next
+    /// action clears it.
+    public var lastError: LatchkeyError?
+
+    @ObservationIgnored private var shownFace: Face?
+    @ObservationIgnored private var revision: UInt64?
+    @ObservationIgnored private var eventObservers: [UInt64: AsyncStream<LatchkeySessionEvent>.Continuation] = [:]
+    @ObservationIgnored private var nextEventObserver: UInt64 = 0
+    @ObservationIgnored private let mirroring: Task<Void, Never>
+
+    /// A model over `client`; it starts mirroring the client's session at once.
+    public init(client: LatchkeyClient) {
+        self.client = client
+        let reference = ModelReference()
+        mirroring = Task { @MainActor in
+            for await snapshot in await client.sessionSnapshots {
+                guard let model = reference.model else { return }
+                model.apply(snapshot)
+            }
+        }
+        reference.model = self
+    }
+
+    deinit { mirroring.cancel() }
+
+    // MARK: Reading
+
+    /// The state and user together.
+    public var snapshot: SessionSnapshot { SessionSnapshot(state: state, user: user) }
+
+    /// Whether to show the person as signed in (``SessionSnapshot/isSignedIn``).
+    public var isSignedIn: Bool { snapshot.isSignedIn }
+
+    /// Whether a sign-in or sign-out is under way (through this model, or a sign-in elsewhere
+    /// without a session): a button shows progress and ignores taps.
+    public var isWorking: Bool { actionsInFlight > 0 || state == .opening }
+
+    /// What a login button shows.
+    public var buttonState: LoginButtonState {
+        if isWorking { return .working }
+        if isSignedIn { return .signedIn }
+        return hasRestored || state != .created ? .signedOut : .working
+    }
+
+    /// The user's picture URL: the `picture` property, which Latchkey's default fields mapping
+    /// fills with Facebook's picture URL. `nil` without a user or a picture (show a silhouette).
+    public var pictureURL: URL? { pictureURL(property: "picture") }
+
+    /// The picture URL stored under another property name (a custom fields mapping).
+    public func pictureURL(property: String) -> URL? {
+        guard isSignedIn, let text = user?.string(property), let url = URL(string: text),
+            let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http"
+        else { return nil }
+        return url
+    }
+
+    /// A new stream of the events a login button reports (``LatchkeySessionEvent``), from now on;
+    /// each call makes an independent stream, ended when its task is.
+    public func events() -> AsyncStream<LatchkeySessionEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LatchkeySessionEvent.self)
+        let id = nextEventObserver
+        nextEventObserver += 1
+        eventObservers[id] = continuation
+        continuation.onTermination = { _ in
+            Task { @MainActor [weak self] in self?.eventObservers[id] = nil }
+        }
+        return stream
+    }
+
+    // MARK: Acting
+
+    /// Picks up the stored session at launch (``LatchkeyClient/restoreSession()``). Call it once
+    /// from the root view's `.task`; offline, the stored user stays shown (`createdTokenLoaded`).
+    public func restore() async {
+        _ = await client.restoreSession()
+        // The snapshots the restore produced are delivered before the face is decided.
+        apply(await client.snapshot)
+        hasRestored = true
+        decideFace()
+    }
+
+    /// Signs in with `method`. A session already open stays open until the new one replaces it.
+    public func signIn(_ method: SignInMethod) async {
+        await perform { client throws(LatchkeyError) in try await method.run(client) }
+    }
+
+    /// Signs out (``LatchkeyClient/signOut(scope:)``). The person is signed out here whatever
+    /// happens; a failure to tell the server is reported as an error.
+    public func signOut(scope: SignOutScope = .thisDevice) async {
+        await perform { client throws(LatchkeyError) in try await client.signOut(scope: scope) }
+    }
+
+    /// The login button's tap: signs out when signed in, signs in with `method` otherwise, and
+    /// does nothing while something is under way (a second tap must not start a second sheet).
+    public func toggle(signingInWith method: SignInMethod) async {
+        switch buttonState {
+        case .working: return
+        case .signedIn: await signOut()
+        case .signedOut: await signIn(method)
+        }
+    }
+
+    /// Finishes Easy Login with a redirect from `onOpenURL`. Returns whether the URL was an Easy
+    /// Login redirect (handled, successfully or not); other URLs are left to the app.
+    @discardableResult
+    public func handleOpenURL(_ url: URL) async -> Bool {
+        guard await client.canHandleOpenURL(url) else { return false }
+        await perform { client throws(LatchkeyError) in _ = try await client.handleOpenURL(url) }
+        return true
+    }
+
+    /// Refetches the user from the server (``LatchkeyClient/reloadUser()``).
+    public func reloadUser() async {
+        await perform { client throws(LatchkeyError) in _ = try await client.reloadUser() }
+    }
+
+    // MARK: Internals
+
+    /// Runs one action: counted while it runs, its failure kept and reported.
+    private func perform(_ action: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void) async {
+        actionsInFlight += 1
+        lastError = nil
+        defer { actionsInFlight -= 1 }
+        do {
+            try await action(client)
+        } catch {
+            report(error)
+        }
+        // The client's snapshots may still be on their way: show where the action left it.
+        apply(await client.snapshot)
+    }
+
+    private func report(_ error: LatchkeyError) {
+        if error.code == .cancelled { return }
+        if error.code != .userCancelled { lastError = error }
+        emit(.failed(error))
+    }
+
+    /// Shows `snapshot` unless a later one is shown already (the stream may still deliver
+    /// snapshots older than one an action read directly).
+    private func apply(_ snapshot: SessionSnapshot) {
+        if let revision, snapshot.revision < revision { return }
+        revision = snapshot.revision
+        let previousUser = user
+        if state != snapshot.state { state = snapshot.state }
+        if user != snapshot.user { user = snapshot.user }
+        decideFace()
+        if snapshot.isSignedIn, let user = snapshot.user, user != previousUser || shownUserPending {
+            shownUserPending = false
+            emit(.fetchedUser(user))
+        }
+    }
+
+    /// Set when the face turned to signed-in, so the user is reported right after it even if it
+    /// arrived in an earlier snapshot (an offline launch, then the server's confirmation).
+    @ObservationIgnored private var shownUserPending = false
+
+    /// Emits a face event when the face to show changes: signed in, or signed out once that is
+    /// known (after the restore, a sign-out, or a failed sign-in).
+    private func decideFace() {
+        let face: Face?
+        if isSignedIn {
+            face = .signedIn
+        } else if state == .closed || state == .closedLoginFailed || (state == .created && hasRestored) {
+            face = .signedOut
+        } else {
+            face = shownFace  // opening, or not restored yet: keep what is shown
+        }
+        guard let face, face != shownFace else { return }
+        shownFace = face
+        switch face {
+        case .signedIn:
+            emit(.showingSignedInUser)
+            shownUserPending = true
+        case .signedOut: emit(.showingSignedOutUser)
+        }
+    }
+
+    private func emit(_ event: LatchkeySessionEvent) {
+        for observer in eventObservers.values { observer.yield(event) }
+    }
+
+    private enum Face { case signedIn, signedOut }
+}
+
+/// The model as its mirroring task sees it: weakly, so the task never keeps a model alive.
+@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+@MainActor
+private final class ModelReference {
+    weak var model: LatchkeySessionModel?
+}
+#endif
+
+/// What a login button shows (the Facebook SDK's `FBLoginView` faces).
+public enum LoginButtonState: Sendable, Equatable {
+    /// "Log in with Facebook".
+    case signedOut
+    /// A sign-in or sign-out is under way, or the stored session is being looked up: progress, taps ignored.
+    case working
+    /// "Log out".
+    case signedIn
+}

@@ -1,0 +1,26 @@
+/// The session as an app shows it: the state and the user, taken together.
+public struct SessionSnapshot: Sendable, Equatable {
+    /// The session's state.
+    public var state: AuthState
+    /// The user of the session the client holds: signed in, or loaded at launch and not yet
+    /// confirmed by the server (`createdTokenLoaded`, for example offline).
+    public var user: LatchkeyUser?
+    /// Orders the snapshots of one client: a later change has a higher revision. Observers that
+    /// also read ``LatchkeyClient/snapshot`` directly skip stream elements older than what they hold.
+    public internal(set) var revision: UInt64 = 0
+
+    /// Creates a snapshot (the client makes these; public so apps can test their views).
+    public init(state: AuthState, user: LatchkeyUser?) {
+        self.state = state
+        self.user = user
+    }
+
+    /// Same state and user (the revision is bookkeeping, not content).
+    public static func == (lhs: SessionSnapshot, rhs: SessionSnapshot) -> Bool {
+        lhs.state == rhs.state && lhs.user == rhs.user
+    }
+
+    /// Whether the app should show the person as signed in: a session is open, or one was loaded
+    /// at launch and has not been refused (an offline launch keeps the person signed in).
+    public var isSignedIn: Bool { user != nil && (state.isOpen || state == .createdTokenLoaded) }
+}
