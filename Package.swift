@@ -216,8 +216,8 @@ let package = Package(
 )
 
 // The Apple adapter (Sources/Latchkey/Apple) compiled on every Linux build, against compile-only
-// stand-ins of the Apple API it calls (Tests/AppleStandIns, modules named Security and
-// AuthenticationServices). The manifest is compiled for the host, so on a Mac none of this exists and
+// stand-ins of the Apple API it calls (Tests/AppleStandIns: Security, AuthenticationServices, SwiftUI,
+// AppTrackingTransparency). The manifest is compiled for the host, so on a Mac none of this exists and
 // `import Security` is Apple's. Only LatchkeyAppleAdapterCheck depends on the stand-ins; its sources
 // are the adapter files themselves (Tests/LatchkeyAppleAdapterCheck/Apple links to
 // Sources/Latchkey/Apple), compiled with LATCHKEY_APPLE_STAND_INS, without which the adapter's `#if`
@@ -235,15 +235,24 @@ package.targets.append(contentsOf: [
     .target(
         name: "AuthenticationServicesStandIn", path: "Tests/AppleStandIns/AuthenticationServices",
         swiftSettings: swiftSettings),
+    .target(name: "SwiftUIStandIn", path: "Tests/AppleStandIns/SwiftUI", swiftSettings: swiftSettings),
+    .target(
+        name: "AppTrackingTransparencyStandIn", path: "Tests/AppleStandIns/AppTrackingTransparency",
+        swiftSettings: swiftSettings),
     .testTarget(
         name: "LatchkeyAppleAdapterCheck",
-        dependencies: ["LatchkeyCore", "SecurityStandIn", "AuthenticationServicesStandIn"],
+        dependencies: [
+            "LatchkeyCore", "SecurityStandIn", "AuthenticationServicesStandIn", "SwiftUIStandIn",
+            "AppTrackingTransparencyStandIn",
+        ],
         path: "Tests/LatchkeyAppleAdapterCheck",
         swiftSettings: swiftSettings + [
             .define("LATCHKEY_APPLE_STAND_INS"),
             .unsafeFlags([
                 "-module-alias", "Security=SecurityStandIn",
                 "-module-alias", "AuthenticationServices=AuthenticationServicesStandIn",
+                "-module-alias", "SwiftUI=SwiftUIStandIn",
+                "-module-alias", "AppTrackingTransparency=AppTrackingTransparencyStandIn",
             ]),
         ]
     ),

@@ -1,10 +1,13 @@
 // The Apple adapter (the files under Apple/, a link to Sources/Latchkey/Apple) compiled against the
-// compile-only stand-ins of Security and AuthenticationServices: building this target is the check.
+// compile-only stand-ins of Security, AuthenticationServices, SwiftUI and AppTrackingTransparency:
+// building this target is the check.
 // These tests only show the adapter's public surface is what apps use; the stand-ins do nothing, so
 // nothing here says the real Keychain or the real sheet behave as documented.
+import AppTrackingTransparency
 import AuthenticationServices
 import Foundation
 import LatchkeyCore
+import SwiftUI
 import Testing
 
 @Suite("Apple adapter, compiled against stand-ins")
@@ -40,6 +43,49 @@ struct AppleAdapterCheckTests {
                 prefersEphemeral: false)
         }
         #expect(error?.code == .invalidConfiguration)
+    }
+}
+
+extension AppleAdapterCheckTests {
+    @Test("ATT's statuses map onto the core's choice; only authorized means classic login")
+    func trackingAuthorization() {
+        let statuses: [ATTrackingManager.AuthorizationStatus] = [.authorized, .denied, .restricted, .notDetermined]
+        #expect(statuses.map(TrackingAuthorization.init) == [.authorized, .denied, .restricted, .notDetermined])
+        #expect(
+            statuses.map { TrackingAuthorization($0).facebookTracking } == [.enabled, .limited, .limited, .limited])
+        #expect(TrackingAuthorization.current == .notDetermined)  // the stand-in's status
+    }
+
+    @Test("SwiftUI's web authentication session: a closed sheet is user_cancelled")
+    @MainActor
+    func swiftUIWebAuthenticator() async {
+        let authenticator: any WebAuthenticator = SwiftUIWebAuthenticator(WebAuthenticationSession())
+        for callback in [
+            WebAuthenticationCallback.customScheme("myapp"), .https(host: "app.example.com", path: "/auth"),
+        ] {
+            let error = await #expect(throws: LatchkeyError.self) {
+                _ = try await authenticator.authenticate(
+                    url: URL(string: "https://auth.example.com/v1/oauth/authorize")!, callback: callback,
+                    prefersEphemeral: true)
+            }
+            #expect(error?.code == .userCancelled)
+        }
+        _ = SignInMethod.easyLogin(WebAuthenticationSession(), permissions: ["email"])
+    }
+
+    @Test("the login button and the profile picture build their bodies over the session model")
+    @MainActor
+    func views() {
+        let client = LatchkeyClient(
+            configuration: LatchkeyConfiguration(
+                serverURL: URL(string: "https://auth.example.com")!, facebookAppID: "1234567890",
+                credentialStore: InMemoryCredentialStore(), transport: UnusedTransport()))
+        let session = LatchkeySessionModel(client: client)
+        let button = LatchkeyLoginButton(
+            session: session, signingInWith: .custom { _ in }, onEvent: { event in _ = event })
+        _ = button.body
+        _ = LatchkeyProfilePicture(session: session, cropping: .original).body
+        _ = LatchkeyProfilePicture(session: session).body
     }
 }
 

@@ -186,9 +186,9 @@ struct SDKEasyLoginTests {
             let forged = URL(string: Demo.appRedirect + "?code=stolen&state=forged&iss=x")!
             await #expect(throws: LatchkeyError.self) { try await relaunched.handleOpenURL(forged) }
             #expect(await relaunched.authState == .created)
-            #expect(try await store.loadPendingEasyLogin() != nil)
+            #expect(await store.loadPendingEasyLogin() != nil)
             _ = try await relaunched.handleOpenURL(redirect)
-            #expect(try await store.loadPendingEasyLogin() == nil)
+            #expect(await store.loadPendingEasyLogin() == nil)
 
             // Cancelled: the store forgets it too.
             let cancelling = Self.client(stack, store: InMemoryCredentialStore())
@@ -221,7 +221,7 @@ struct SDKEasyLoginTests {
             } catch {
                 #expect(error.code == .invalidResponse)
             }
-            #expect(try await stale.loadPendingEasyLogin() == nil)
+            #expect(await stale.loadPendingEasyLogin() == nil)
         }
     }
 }

@@ -133,21 +133,13 @@ public final class EasyLoginPresenter: NSObject, WebAuthenticator,
         completion: @escaping ASWebAuthenticationSession.CompletionHandler
     ) throws(LatchkeyError) -> ASWebAuthenticationSession {
         if #available(iOS 17.4, macOS 14.4, visionOS 1.1, *) {
-            let matching: ASWebAuthenticationSession.Callback
-            switch callback {
-            case .customScheme(let scheme): matching = .customScheme(scheme)
-            case .https(let host, let path): matching = .https(host: host, path: path)
-            }
-            return ASWebAuthenticationSession(url: url, callback: matching, completionHandler: completion)
+            return ASWebAuthenticationSession(url: url, callback: callback.apple, completionHandler: completion)
         }
         switch callback {
         case .customScheme(let scheme):
             return ASWebAuthenticationSession(url: url, callbackURLScheme: scheme, completionHandler: completion)
         case .https:
-            throw LatchkeyError(
-                code: .invalidConfiguration,
-                message: "An https redirectURI needs iOS 17.4 or macOS 14.4 (ASWebAuthenticationSession.Callback); "
-                    + "use a custom scheme before.")
+            throw WebAuthenticationCallback.httpsNeedsNewerSystem
         }
     }
 
@@ -155,10 +147,7 @@ public final class EasyLoginPresenter: NSObject, WebAuthenticator,
     /// sheet, or the session's error as it is (the core keeps it as the underlying error).
     private nonisolated static func outcome(url: URL?, error: (any Error)?) -> Result<URL, any Error> {
         if let url { return .success(url) }
-        if let error = error as? ASWebAuthenticationSessionError, error.code == .canceledLogin {
-            return .failure(
-                LatchkeyError(code: .userCancelled, message: "The person closed the login sheet.", underlying: error))
-        }
+        if let error, let closed = LatchkeyError.closedSheet(error) { return .failure(closed) }
         return .failure(
             error ?? LatchkeyError(code: .invalidResponse, message: "The login sheet ended without a redirect."))
     }

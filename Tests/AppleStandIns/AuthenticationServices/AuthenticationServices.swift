@@ -114,3 +114,40 @@ public struct ASWebAuthenticationSessionError: CustomNSError, Hashable, Error {
     /// Apple: the context was invalid.
     public static var presentationContextInvalid: Code { .presentationContextInvalid }
 }
+
+/// Apple (the SwiftUI cross-import of AuthenticationServices): `@MainActor struct
+/// WebAuthenticationSession`, the environment value `webAuthenticationSession`
+/// (https://developer.apple.com/documentation/authenticationservices/webauthenticationsession). The
+/// stand-in never shows anything: every call ends as a cancelled login.
+@available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *)
+@MainActor
+public struct WebAuthenticationSession {
+    /// Apple: `struct BrowserSession`; whether the browser shares cookies with the person's browser.
+    public struct BrowserSession: Sendable, Equatable {
+        let ephemeral: Bool
+        /// Apple: no cookies or browsing data shared with the person's browser.
+        public static let ephemeral = BrowserSession(ephemeral: true)
+    }
+
+    /// Stand-in only: SwiftUI creates these; the stand-in lets a test make one.
+    public init() {}
+
+    /// Apple: `func authenticate(using url: URL, callbackURLScheme: String, preferredBrowserSession:
+    /// WebAuthenticationSession.BrowserSession? = nil) async throws -> URL`.
+    public func authenticate(
+        using url: URL, callbackURLScheme: String, preferredBrowserSession: BrowserSession? = nil
+    ) async throws -> URL {
+        throw ASWebAuthenticationSessionError(.canceledLogin)
+    }
+
+    /// Apple (iOS 17.4, macOS 14.4): `func authenticate(using url: URL, callback:
+    /// ASWebAuthenticationSession.Callback, preferredBrowserSession: WebAuthenticationSession.BrowserSession?
+    /// = nil, additionalHeaderFields: [String : String]) async throws -> URL`.
+    @available(iOS 17.4, macOS 14.4, tvOS 17.4, watchOS 10.4, visionOS 1.1, *)
+    public func authenticate(
+        using url: URL, callback: ASWebAuthenticationSession.Callback, preferredBrowserSession: BrowserSession? = nil,
+        additionalHeaderFields: [String: String]
+    ) async throws -> URL {
+        throw ASWebAuthenticationSessionError(.canceledLogin)
+    }
+}

@@ -1,0 +1,188 @@
+// COMPILE-ONLY STAND-IN for Apple's SwiftUI: it declares, with Apple's spellings, signatures, isolation
+// and availability (https://developer.apple.com/documentation/swiftui: View, ViewBuilder, Button, Text,
+// Image, AsyncImage, ProgressView, HStack, and the modifiers disabled, aspectRatio, scaledToFit,
+// scaledToFill, clipped, accessibilityLabel, task), only what Sources/Latchkey/Apple uses, so the login
+// button and the profile picture are type-checked on every Linux build (target
+// LatchkeyAppleAdapterCheck). Nothing is drawn. Where Apple returns an opaque `some View` or a
+// framework-private type, this returns its own wrapper: code that compiles here may still rely on a
+// concrete type Apple does not promise, which is why the views stay a few lines over the model.
+// Package.swift declares this target only when the manifest is built on Linux.
+
+import Foundation
+
+/// Apple: `@MainActor @preconcurrency protocol View`; a part of an app's interface.
+@MainActor
+@preconcurrency
+public protocol View {
+    /// Apple: the type of view representing the body.
+    associatedtype Body: View
+    /// Apple: the content and behavior of the view.
+    @ViewBuilder @MainActor @preconcurrency var body: Body { get }
+}
+
+extension Never: View {
+    /// Apple: `Never` is the body of primitive views.
+    public var body: Never { fatalError("primitive view") }
+}
+
+/// A primitive view of the stand-in (Apple's primitives have `Never` bodies too).
+public protocol PrimitiveStandInView: View where Body == Never {}
+extension PrimitiveStandInView {
+    /// Primitive: no body.
+    public var body: Never { fatalError("primitive view") }
+}
+
+/// Apple: `struct EmptyView`.
+public struct EmptyView: PrimitiveStandInView {
+    /// Apple: creates an empty view.
+    nonisolated public init() {}
+}
+
+/// Apple: `struct TupleView<T>`; several views built together.
+public struct TupleView<T>: PrimitiveStandInView {
+    /// Apple: creates a tuple view (the stand-in keeps nothing).
+    nonisolated public init(_ value: T) {}
+}
+
+/// Apple: `struct _ConditionalContent<TrueContent, FalseContent>`; one of two views.
+public struct _ConditionalContent<TrueContent: View, FalseContent: View>: PrimitiveStandInView {
+    nonisolated init(first: TrueContent?, second: FalseContent?) {}
+}
+
+extension Optional: View where Wrapped: View {
+    /// Apple: an optional view is a view.
+    public var body: Never { fatalError("primitive view") }
+}
+
+/// Apple: `@resultBuilder struct ViewBuilder`.
+@resultBuilder
+public struct ViewBuilder {
+    /// Apple: an empty block.
+    public static func buildBlock() -> EmptyView { EmptyView() }
+    /// Apple: a block of one view.
+    public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
+    /// Apple: a block of several views.
+    public static func buildBlock<each Content: View>(
+        _ content: repeat each Content
+    ) -> TupleView<(repeat each Content)> {
+        TupleView((repeat each content))
+    }
+    /// Apple: an `if` without `else`.
+    public static func buildIf<Content: View>(_ content: Content?) -> Content? { content }
+    /// Apple: the first branch of an `if`/`else` or `switch`.
+    public static func buildEither<TrueContent: View, FalseContent: View>(
+        first: TrueContent
+    )
+        -> _ConditionalContent<TrueContent, FalseContent>
+    {
+        _ConditionalContent(first: first, second: nil)
+    }
+    /// Apple: the second branch.
+    public static func buildEither<TrueContent: View, FalseContent: View>(
+        second: FalseContent
+    )
+        -> _ConditionalContent<TrueContent, FalseContent>
+    {
+        _ConditionalContent(first: nil, second: second)
+    }
+    /// Apple: an expression.
+    public static func buildExpression<Content: View>(_ content: Content) -> Content { content }
+}
+
+/// Apple: `struct Text`; displays read-only text.
+public struct Text: PrimitiveStandInView {
+    /// Apple: `init<S>(_ content: S) where S : StringProtocol`.
+    nonisolated public init<S: StringProtocol>(_ content: S) {}
+    /// Apple: `init(verbatim content: String)`.
+    nonisolated public init(verbatim content: String) {}
+}
+
+/// Apple: `struct Image`.
+public struct Image: PrimitiveStandInView {
+    /// Apple: `init(systemName: String)`, an SF Symbol.
+    nonisolated public init(systemName: String) {}
+    /// Apple: `func resizable(capInsets:resizingMode:) -> Image` (defaults only, here).
+    nonisolated public func resizable() -> Image { self }
+}
+
+/// Apple: `enum ContentMode`.
+public enum ContentMode: Hashable, CaseIterable, Sendable {
+    /// Apple: fits inside the parent.
+    case fit
+    /// Apple: fills the parent.
+    case fill
+}
+
+/// Apple: `struct Button<Label> where Label : View`.
+public struct Button<Label: View>: PrimitiveStandInView {
+    /// Apple: `init(action: @escaping @MainActor () -> Void, @ViewBuilder label: () -> Label)`.
+    nonisolated public init(action: @escaping @MainActor () -> Void, @ViewBuilder label: () -> Label) {}
+}
+
+/// Apple: `struct ProgressView<Label, CurrentValueLabel>`.
+public struct ProgressView<Label: View, CurrentValueLabel: View>: PrimitiveStandInView {}
+
+extension ProgressView where Label == EmptyView, CurrentValueLabel == EmptyView {
+    /// Apple: an indeterminate progress view.
+    nonisolated public init() {}
+}
+
+/// Apple: `enum VerticalAlignment`-like struct; only the default is used.
+public struct VerticalAlignment: Equatable, Sendable {
+    /// Apple: centered.
+    public static let center = VerticalAlignment()
+}
+
+/// Apple: `struct HStack<Content> where Content : View`.
+public struct HStack<Content: View>: PrimitiveStandInView {
+    /// Apple: `init(alignment:spacing:content:)`.
+    nonisolated public init(
+        alignment: VerticalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content
+    ) {}
+}
+
+/// Apple: `struct AsyncImage<Content> where Content : View`; loads and shows an image.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+public struct AsyncImage<Content: View>: PrimitiveStandInView {}
+
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+extension AsyncImage {
+    /// Apple: `init<I, P>(url:scale:content:placeholder:) where Content == _ConditionalContent<I, P>`.
+    nonisolated public init<I: View, P: View>(
+        url: URL?, scale: CGFloat = 1, @ViewBuilder content: @escaping (Image) -> I,
+        @ViewBuilder placeholder: @escaping () -> P
+    ) where Content == _ConditionalContent<I, P> {}
+}
+
+/// The stand-in's result for every modifier (Apple's are `some View` or `ModifiedContent`).
+public struct ModifiedContent<Content: View, Modifier>: PrimitiveStandInView {
+    nonisolated init(content: Content) {}
+}
+
+/// The stand-in's only modifier marker.
+public struct StandInModifier {}
+
+extension View {
+    private func modified() -> ModifiedContent<Self, StandInModifier> { ModifiedContent(content: self) }
+
+    /// Apple: `func disabled(_ disabled: Bool) -> some View`.
+    public func disabled(_ disabled: Bool) -> some View { modified() }
+    /// Apple: `func aspectRatio(_ aspectRatio: CGFloat? = nil, contentMode: ContentMode) -> some View`.
+    public func aspectRatio(_ aspectRatio: CGFloat? = nil, contentMode: ContentMode) -> some View { modified() }
+    /// Apple: `func scaledToFit() -> some View`.
+    public func scaledToFit() -> some View { modified() }
+    /// Apple: `func scaledToFill() -> some View`.
+    public func scaledToFill() -> some View { modified() }
+    /// Apple: `func clipped(antialiased: Bool = false) -> some View`.
+    public func clipped(antialiased: Bool = false) -> some View { modified() }
+    /// Apple: `func accessibilityLabel(_ label: Text) -> ModifiedContent<Self, AccessibilityAttachmentModifier>`.
+    public func accessibilityLabel(_ label: Text) -> ModifiedContent<Self, StandInModifier> { modified() }
+    /// Apple: `func task(priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: @escaping @isolated(any) @Sendable () async -> Void) -> some View`.
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    public func task(
+        priority: TaskPriority = .userInitiated,
+        @_inheritActorContext _ action: @escaping @isolated(any) @Sendable () async -> Void
+    ) -> some View {
+        modified()
+    }
+}
