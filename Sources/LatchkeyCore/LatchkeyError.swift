@@ -45,7 +45,7 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// The server's stable code (`facebook_token_expired`, …) or one of the SDK's own
-    /// (``Code/userCancelled``, ``Code/networkUnavailable``, …).
+    /// (`.userCancelled`, `.networkUnavailable`, …).
     public let code: Code
     /// A message for developers (English, may name the request); ``userMessage`` is the person's.
     public let message: String

@@ -120,10 +120,13 @@ public final class LatchkeySessionModel {
         await perform { client throws(LatchkeyError) in try await method.run(client) }
     }
 
-    /// Signs out (``LatchkeyClient/signOut(scope:)``). The person is signed out here whatever
-    /// happens; a failure to tell the server is reported as an error.
+    /// Signs out. The person is signed out here at once, whatever happens. This device's session
+    /// is revoked on the server best effort (``LatchkeyClient/signOut()``: offline is no error);
+    /// for `.everywhere`, failing to tell the server is an error, since other devices stay signed in.
     public func signOut(scope: SignOutScope = .thisDevice) async {
-        await perform { client throws(LatchkeyError) in try await client.signOut(scope: scope) }
+        await perform { client throws(LatchkeyError) in
+            if scope == .everywhere { try await client.signOut(scope: .everywhere) } else { await client.signOut() }
+        }
     }
 
     /// The login button's tap: signs out when signed in, signs in with `method` otherwise, and
