@@ -132,15 +132,7 @@ public actor FileCredentialStore: CredentialStore, PendingEasyLoginStore {
     }
 
     /// The stored credentials; a missing file is `nil`, a corrupt one is removed and `nil`.
-    public func load() throws -> StoredCredentials? {
-        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let data = try Data(contentsOf: url)
-        guard let credentials = try? JSONDecoder().decode(StoredCredentials.self, from: data) else {
-            try? FileManager.default.removeItem(at: url)
-            return nil
-        }
-        return credentials
-    }
+    public func load() throws -> StoredCredentials? { try read(StoredCredentials.self, at: url) }
 
     /// Writes atomically to a file created with permissions 0600 (in a directory created 0700):
     /// the tokens are never readable by others, not even for a moment (`PrivateFile`).
@@ -149,21 +141,11 @@ public actor FileCredentialStore: CredentialStore, PendingEasyLoginStore {
     }
 
     /// Deletes the file.
-    public func clear() throws {
-        if FileManager.default.fileExists(atPath: url.path) { try FileManager.default.removeItem(at: url) }
-    }
+    public func clear() throws { try Self.remove(url) }
 
     /// The pending Easy Login attempt, kept in `NAME.pending` (0600 like the session); one that
     /// does not decode is removed and `nil`.
-    public func loadPendingEasyLogin() throws -> PendingEasyLogin? {
-        let file = pendingURL
-        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
-        guard let login = try? JSONDecoder().decode(PendingEasyLogin.self, from: Data(contentsOf: file)) else {
-            try? FileManager.default.removeItem(at: file)
-            return nil
-        }
-        return login
-    }
+    public func loadPendingEasyLogin() throws -> PendingEasyLogin? { try read(PendingEasyLogin.self, at: pendingURL) }
 
     /// Writes the attempt atomically, readable by the owner only.
     public func savePendingEasyLogin(_ login: PendingEasyLogin) throws {
@@ -171,11 +153,23 @@ public actor FileCredentialStore: CredentialStore, PendingEasyLoginStore {
     }
 
     /// Deletes `NAME.pending`.
-    public func clearPendingEasyLogin() throws {
-        if FileManager.default.fileExists(atPath: pendingURL.path) {
-            try FileManager.default.removeItem(at: pendingURL)
-        }
-    }
+    public func clearPendingEasyLogin() throws { try Self.remove(pendingURL) }
 
     private var pendingURL: URL { url.appendingPathExtension("pending") }
+
+    /// The value in `file`: `nil` when missing; removed and `nil` when it does not decode (a newer
+    /// app version's format, or damage), so the person signs in again instead of being stuck.
+    private func read<Value: Decodable>(_ type: Value.Type, at file: URL) throws -> Value? {
+        guard FileManager.default.fileExists(atPath: file.path) else { return nil }
+        let data = try Data(contentsOf: file)
+        guard let value = try? JSONDecoder().decode(type, from: data) else {
+            try? FileManager.default.removeItem(at: file)
+            return nil
+        }
+        return value
+    }
+
+    private static func remove(_ file: URL) throws {
+        if FileManager.default.fileExists(atPath: file.path) { try FileManager.default.removeItem(at: file) }
+    }
 }

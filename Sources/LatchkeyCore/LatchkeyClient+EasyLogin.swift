@@ -87,10 +87,12 @@ extension LatchkeyClient {
     /// longer accepted, and without a session the state becomes `closedLoginFailed` (a session kept
     /// through the attempt stays open).
     public func cancelEasyLogin() async {
-        guard pendingEasyLogin != nil else { return }
+        let inProgress = pendingEasyLogin != nil
+        // After a relaunch the attempt may be only in the store: forget it there too.
+        guard inProgress || mayHaveStoredEasyLogin else { return }
         dropEasyLogin()
         attempt &+= 1
-        if credentials == nil { move(to: .closedLoginFailed) }
+        if inProgress, credentials == nil { move(to: .closedLoginFailed) }
         // Returns once the store forgot the attempt too (a CLI exits right after).
         _ = await lastEasyLoginWrite?.value
     }
@@ -109,14 +111,14 @@ extension LatchkeyClient {
     /// PKCE verifier, stores the session and returns the user. After a relaunch (the app was killed
     /// while the person was in the browser) the attempt is read back from the credential store.
     /// - Throws: `user_cancelled` when the person cancelled on Facebook; `state_mismatch` for a URL
-    ///   that does not belong to the attempt in progress; `invalid_response` when no attempt waits
+    ///   that does not belong to the attempt in progress; `no_pending_login` when no attempt waits
     ///   for this URL (none started, finished already, or older than an hour); the server's codes otherwise.
     @discardableResult
     public func handleOpenURL(_ url: URL) async throws(LatchkeyError) -> LatchkeyUser {
         var pending = pendingEasyLogin
         if pending == nil { pending = await resumeEasyLogin(for: url) }
         guard let (request, attempt) = pending, request.isRedirect(url) else {
-            throw LatchkeyError.sdk(.invalidResponse, "No Easy Login is waiting for this URL.")
+            throw LatchkeyError.sdk(.noPendingLogin, "No Easy Login is waiting for this URL.")
         }
         let code: String
         do {
@@ -126,10 +128,13 @@ extension LatchkeyClient {
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         } catch {
             if attempt == self.attempt { dropEasyLogin() }
+            _ = await lastEasyLoginWrite?.value
             throw failSignIn(attempt: attempt, error)
         }
-        // The attempt is over whatever happens next: a code is redeemable once.
+        // The attempt is over whatever happens next: a code is redeemable once. The store forgets
+        // it before the code is spent, so no relaunch can try it again.
         if attempt == self.attempt { dropEasyLogin() }
+        _ = await lastEasyLoginWrite?.value
         do throws(LatchkeyError) {
             let session = try await transport.send(
                 "POST", "v1/oauth/token",
@@ -163,6 +168,7 @@ extension LatchkeyClient {
         guard mayHaveStoredEasyLogin, let store = configuration.credentialStore as? any PendingEasyLoginStore else {
             return nil
         }
+        let startAttempt = attempt
         _ = await lastEasyLoginWrite?.value
         let stored: PendingEasyLogin?
         do {
@@ -173,8 +179,10 @@ extension LatchkeyClient {
                 code: .credentialStoreFailed)
             return nil
         }
-        // Something started or finished meanwhile: that is the attempt now.
-        guard pendingEasyLogin == nil else { return pendingEasyLogin }
+        // A sign-in, a sign-out, a cancel or the same redirect handled twice came first: what was
+        // read may be spent or forgotten already. Joining an attempt another call took over would
+        // redeem its code twice (the server then revokes the session), so this call stands down.
+        guard attempt == startAttempt, mayHaveStoredEasyLogin, pendingEasyLogin == nil else { return nil }
         guard let stored else {
             mayHaveStoredEasyLogin = false
             return nil

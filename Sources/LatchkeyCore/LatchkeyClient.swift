@@ -73,30 +73,24 @@ public actor LatchkeyClient {
     /// every change. Each call makes an independent stream; ending one (a SwiftUI `.task` that
     /// goes away) leaves the others running. A slow observer misses intermediate states, never
     /// the latest.
-    public var authStates: AsyncStream<AuthState> {
-        let (stream, continuation) = AsyncStream.makeStream(of: AuthState.self, bufferingPolicy: .bufferingNewest(16))
-        let id = nextObserver
-        nextObserver += 1
-        continuation.yield(state)
-        observers[id] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.removeObserver(id) }
-        }
-        return stream
-    }
+    public var authStates: AsyncStream<AuthState> { observe(state, into: &observers) }
 
     /// A new stream of snapshots (state and user together) for one observer: it starts with the
     /// current snapshot, then gets one whenever the state or the user changes. The pair is always
     /// one the client was in: never a state of one session with the user of another. Like
     /// ``authStates``, each call makes an independent stream, and a slow observer misses
     /// intermediate snapshots, never the latest. ``LatchkeySessionModel`` is built on it.
-    public var sessionSnapshots: AsyncStream<SessionSnapshot> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: SessionSnapshot.self, bufferingPolicy: .bufferingNewest(16))
+    public var sessionSnapshots: AsyncStream<SessionSnapshot> { observe(snapshot, into: &snapshotObservers) }
+
+    /// A new observer's stream, starting with `current`, registered in `observers` until it ends.
+    private func observe<Value: Sendable>(
+        _ current: Value, into observers: inout [UInt64: AsyncStream<Value>.Continuation]
+    ) -> AsyncStream<Value> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Value.self, bufferingPolicy: .bufferingNewest(16))
         let id = nextObserver
         nextObserver += 1
-        continuation.yield(snapshot)
-        snapshotObservers[id] = continuation
+        continuation.yield(current)
+        observers[id] = continuation
         continuation.onTermination = { [weak self] _ in
             Task { await self?.removeObserver(id) }
         }
@@ -244,7 +238,15 @@ public actor LatchkeyClient {
             log(.info, "A new sign-in replaced the session.")
             Task { try? await self.revoke(replaced, scope: .thisDevice) }
         }
-        _ = await persist(.save(opened)).value
+        // A stored session this client never loaded (a sign-in before the launch's restore
+        // finished, or one another client saved) is overwritten: end it on the server too, so no
+        // session is left alive that nobody holds.
+        if let overwritten = await persist(.save(opened)).value,
+            replaced.map({ !overwritten.isSameSession(as: $0) }) ?? true
+        {
+            log(.info, "A new sign-in replaced a stored session.")
+            Task { try? await self.revoke(overwritten, scope: .thisDevice) }
+        }
     }
 
     /// The stored form of a session the server just issued.
@@ -375,7 +377,8 @@ public actor LatchkeyClient {
 /// A write to the credential store, applied under its exclusive access after re-reading it, so a
 /// client never overwrites or clears what another client over the same store saved since.
 enum StoreWrite: Sendable {
-    /// A session this client just opened: replaces whatever is stored.
+    /// A session this client just opened: replaces whatever is stored (and returns another session
+    /// of this server it overwrote, which nobody holds any more).
     case save(StoredCredentials)
     /// The same session with a reloaded user: written only while the store holds that session, and
     /// onto its newest tokens (another client may have refreshed them).
@@ -389,8 +392,11 @@ enum StoreWrite: Sendable {
     func apply(to store: any CredentialStore, server: URL) async throws -> StoredCredentials? {
         switch self {
         case .save(let credentials):
+            // An unreadable store is no reason not to save; what it held is then unknown.
+            let stored = try? await store.load()
             try await store.save(credentials)
-            return nil
+            guard let stored, stored.serverURL == server, !stored.isSameSession(as: credentials) else { return nil }
+            return stored
         case .update(let credentials):
             guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return nil }
             var newest = stored.refreshedAt > credentials.refreshedAt ? stored : credentials

@@ -173,6 +173,9 @@ extension ErrorCode {
     public static let notSignedIn = ErrorCode(rawValue: "not_signed_in")
     /// The SDK was given something unusable (a JWKS without keys, a redirect URI that is not a URL).
     public static let invalidConfiguration = ErrorCode(rawValue: "invalid_configuration")
+    /// An Easy Login redirect arrived with no attempt waiting for it (never started here, finished,
+    /// cancelled, or older than an hour): nothing to do; another app or page may have sent it.
+    public static let noPendingLogin = ErrorCode(rawValue: "no_pending_login")
     /// Easy Login needs `oauthClientID` and `redirectURI` in the configuration.
     public static let easyLoginNotConfigured = ErrorCode(rawValue: "easy_login_not_configured")
     /// Facebook's own login dialog answered with an error (`FacebookLoginRequest`).

@@ -35,7 +35,7 @@ public final class LatchkeySessionModel {
     public private(set) var actionsInFlight = 0
     /// The last failure of an action, for an alert. A person closing the login sheet and
     /// cancelled work are not failures here (they are still reported in ``events()``); the next
-    /// action clears it.
+    /// action's outcome replaces it.
     public var lastError: LatchkeyError?
 
     @ObservationIgnored private var shownFace: Face?
@@ -90,10 +90,18 @@ public final class LatchkeySessionModel {
         return url
     }
 
-    /// A new stream of the events a login button reports (``LatchkeySessionEvent``), from now on;
-    /// each call makes an independent stream, ended when its task is.
+    /// A new stream of the events a login button reports (``LatchkeySessionEvent``). Like
+    /// `FBLoginView` when it appears, it starts with the face shown now (and the user, when signed
+    /// in), then reports changes; each call makes an independent stream, ended when its task is.
     public func events() -> AsyncStream<LatchkeySessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LatchkeySessionEvent.self)
+        switch shownFace {
+        case .signedIn:
+            continuation.yield(.showingSignedInUser)
+            if let reportedUser { continuation.yield(.fetchedUser(reportedUser)) }
+        case .signedOut: continuation.yield(.showingSignedOutUser)
+        case nil: break
+        }
         let id = nextEventObserver
         nextEventObserver += 1
         eventObservers[id] = continuation
@@ -141,10 +149,15 @@ public final class LatchkeySessionModel {
 
     /// Finishes Easy Login with a redirect from `onOpenURL`. Returns whether the URL was an Easy
     /// Login redirect (handled, successfully or not); other URLs are left to the app.
+    ///
+    /// Any app or web page can open the app's redirect URI: a URL without the attempt's `state`, or
+    /// with no attempt waiting, is ignored (no error shown, nothing ended).
     @discardableResult
     public func handleOpenURL(_ url: URL) async -> Bool {
         guard await client.canHandleOpenURL(url) else { return false }
-        await perform { client throws(LatchkeyError) in _ = try await client.handleOpenURL(url) }
+        await perform(ignoring: [.stateMismatch, .noPendingLogin]) { client throws(LatchkeyError) in
+            _ = try await client.handleOpenURL(url)
+        }
         return true
     }
 
@@ -155,14 +168,21 @@ public final class LatchkeySessionModel {
 
     // MARK: Internals
 
-    /// Runs one action: counted while it runs, its failure kept and reported.
-    private func perform(_ action: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void) async {
+    /// Runs one action: counted while it runs, its failure kept and reported (except the codes
+    /// `ignoring`, which leave everything as it was, `lastError` included).
+    private func perform(
+        ignoring ignored: Set<LatchkeyError.Code> = [],
+        _ action: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void
+    ) async {
         actionsInFlight += 1
-        lastError = nil
         defer { actionsInFlight -= 1 }
         do {
             try await action(client)
+            lastError = nil
+        } catch  where ignored.contains(error.code) {
+            // Not this app's business (a forged or stale link).
         } catch {
+            lastError = nil
             report(error)
         }
         // The client's snapshots may still be on their way: show where the action left it.
@@ -180,19 +200,19 @@ public final class LatchkeySessionModel {
     private func apply(_ snapshot: SessionSnapshot) {
         if let revision, snapshot.revision < revision { return }
         revision = snapshot.revision
-        let previousUser = user
         if state != snapshot.state { state = snapshot.state }
         if user != snapshot.user { user = snapshot.user }
         decideFace()
-        if snapshot.isSignedIn, let user = snapshot.user, user != previousUser || shownUserPending {
-            shownUserPending = false
+        if snapshot.isSignedIn, let user = snapshot.user, user != reportedUser {
+            reportedUser = user
             emit(.fetchedUser(user))
         }
     }
 
-    /// Set when the face turned to signed-in, so the user is reported right after it even if it
-    /// arrived in an earlier snapshot (an offline launch, then the server's confirmation).
-    @ObservationIgnored private var shownUserPending = false
+    /// The user last reported in `fetchedUser`; forgotten with the signed-out face, so the next
+    /// sign-in reports its user even when a snapshot carried it before the session opened (one
+    /// account replacing another publishes the new user while `opening`).
+    @ObservationIgnored private var reportedUser: LatchkeyUser?
 
     /// Emits a face event when the face to show changes: signed in, or signed out once that is
     /// known (after the restore, a sign-out, or a failed sign-in).
@@ -208,10 +228,10 @@ public final class LatchkeySessionModel {
         guard let face, face != shownFace else { return }
         shownFace = face
         switch face {
-        case .signedIn:
-            emit(.showingSignedInUser)
-            shownUserPending = true
-        case .signedOut: emit(.showingSignedOutUser)
+        case .signedIn: emit(.showingSignedInUser)
+        case .signedOut:
+            reportedUser = nil
+            emit(.showingSignedOutUser)
         }
     }
 

@@ -76,14 +76,7 @@ public actor SecureItemCredentialStore: CredentialStore, PendingEasyLoginStore {
 
     /// The stored credentials; an item that does not decode is removed and `nil` (a newer app
     /// version's format, or damage), so the person signs in again instead of being stuck.
-    public func load() async throws -> StoredCredentials? {
-        guard let data = try await items.read(account: account) else { return nil }
-        guard let credentials = try? JSONDecoder().decode(StoredCredentials.self, from: data) else {
-            try? await items.delete(account: account)
-            return nil
-        }
-        return credentials
-    }
+    public func load() async throws -> StoredCredentials? { try await read(StoredCredentials.self, account: account) }
 
     /// Writes the credentials, updating the item in place.
     public func save(_ credentials: StoredCredentials) async throws {
@@ -98,12 +91,7 @@ public actor SecureItemCredentialStore: CredentialStore, PendingEasyLoginStore {
     /// The pending Easy Login attempt, kept as a second item (`ACCOUNT.pending-easy-login`) with the
     /// same protection as the session; one that does not decode is removed and `nil`.
     public func loadPendingEasyLogin() async throws -> PendingEasyLogin? {
-        guard let data = try await items.read(account: pendingAccount) else { return nil }
-        guard let login = try? JSONDecoder().decode(PendingEasyLogin.self, from: data) else {
-            try? await items.delete(account: pendingAccount)
-            return nil
-        }
-        return login
+        try await read(PendingEasyLogin.self, account: pendingAccount)
     }
 
     /// Keeps the attempt.
@@ -117,6 +105,16 @@ public actor SecureItemCredentialStore: CredentialStore, PendingEasyLoginStore {
     }
 
     private var pendingAccount: String { account + ".pending-easy-login" }
+
+    /// The item `account`, decoded; one that does not decode is removed and `nil`.
+    private func read<Value: Decodable>(_ type: Value.Type, account: String) async throws -> Value? {
+        guard let data = try await items.read(account: account) else { return nil }
+        guard let value = try? JSONDecoder().decode(type, from: data) else {
+            try? await items.delete(account: account)
+            return nil
+        }
+        return value
+    }
 
     /// Runs `body` alone among the clients of every store over these items in this process, and
     /// among processes when a lock file was given.

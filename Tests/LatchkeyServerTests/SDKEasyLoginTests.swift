@@ -190,12 +190,24 @@ struct SDKEasyLoginTests {
             _ = try await relaunched.handleOpenURL(redirect)
             #expect(await store.loadPendingEasyLogin() == nil)
 
-            // Cancelled: the store forgets it too.
-            let cancelling = Self.client(stack, store: InMemoryCredentialStore())
+            // Cancelled: the store forgets it too, in this process or after a relaunch.
+            let cancelStore = InMemoryCredentialStore()
+            let cancelling = Self.client(stack, store: cancelStore)
             let cancelledRedirect = try await Self.browse(try await cancelling.makeEasyLoginURL(), stack)
             await cancelling.cancelEasyLogin()
             #expect(await cancelling.authState == .closedLoginFailed)
-            await #expect(throws: LatchkeyError.self) { try await cancelling.handleOpenURL(cancelledRedirect) }
+            #expect(await cancelStore.loadPendingEasyLogin() == nil)
+            await #expect(throws: LatchkeyError.self) {
+                try await Self.client(stack, store: cancelStore).handleOpenURL(cancelledRedirect)
+            }
+            let relaunchStore = InMemoryCredentialStore()
+            let started = Self.client(stack, store: relaunchStore)
+            let abandoned = try await Self.browse(try await started.makeEasyLoginURL(), stack)
+            let cancelledAfterRelaunch = Self.client(stack, store: relaunchStore)
+            await cancelledAfterRelaunch.cancelEasyLogin()
+            #expect(await relaunchStore.loadPendingEasyLogin() == nil)
+            #expect(await cancelledAfterRelaunch.authState == .created)
+            await #expect(throws: LatchkeyError.self) { try await cancelledAfterRelaunch.handleOpenURL(abandoned) }
 
             // Superseded by a newer attempt: only the newest is kept.
             let superseding = InMemoryCredentialStore()
@@ -219,9 +231,63 @@ struct SDKEasyLoginTests {
                 try await muchLater.handleOpenURL(staleRedirect)
                 Issue.record("an hour-old attempt must not finish")
             } catch {
-                #expect(error.code == .invalidResponse)
+                #expect(error.code == .noPendingLogin)
             }
             #expect(await stale.loadPendingEasyLogin() == nil)
+        }
+    }
+
+    @Test("the same redirect handled twice after a relaunch redeems the code once; the session survives")
+    func redirectHandledTwice() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let store = InMemoryCredentialStore()
+            let first = Self.client(stack, store: store)
+            let redirect = try await Self.browse(try await first.makeEasyLoginURL(), stack)
+            let relaunched = Self.client(stack, store: store)
+            async let one = Self.outcome { () throws(LatchkeyError) in try await relaunched.handleOpenURL(redirect) }
+            async let two = Self.outcome { () throws(LatchkeyError) in try await relaunched.handleOpenURL(redirect) }
+            let outcomes = await [one, two]
+            let users = outcomes.compactMap(\.user)
+            let codes = outcomes.compactMap(\.code)
+            #expect(users.count == 1 && codes == [.noPendingLogin])
+            #expect(await relaunched.authState == .open)
+            #expect(try await relaunched.reloadUser().id == users.first?.id)
+        }
+    }
+
+    @Test("a sign-in over a stored session this client never loaded ends that session on the server")
+    func signInOverUnloadedSession() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let store = InMemoryCredentialStore()
+            let earlier = Self.client(stack, store: store)
+            _ = try await earlier.handleOpenURL(try await Self.browse(try await earlier.makeEasyLoginURL(), stack))
+            let oldToken = try #require(await store.load()?.accessToken)
+
+            // A relaunch whose redirect is handled before the restore ran.
+            let gate = GateTransport()
+            await gate.hold("/v1/auth/logout")
+            let relaunched = LatchkeyClient(
+                configuration: LatchkeyConfiguration(
+                    serverURL: stack.serverURL, facebookAppID: Demo.appID, credentialStore: store, transport: gate,
+                    clock: { stack.clock.now }, oauthClientID: Demo.clientID, redirectURI: Demo.appRedirect))
+            _ = try await relaunched.handleOpenURL(
+                try await Self.browse(try await relaunched.makeEasyLoginURL(), stack))
+            #expect(try await store.load()?.accessToken != oldToken)
+            // The server has answered the background logout of the overwritten session.
+            await gate.waitUntilHeld("/v1/auth/logout")
+            await gate.release("/v1/auth/logout")
+            #expect(try await stack.get("/v1/users/me", bearer: oldToken).errorCode == "session_revoked")
+        }
+    }
+
+    /// The user or the error code a sign-in ended with.
+    static func outcome(
+        _ body: () async throws(LatchkeyError) -> LatchkeyUser
+    ) async -> (user: LatchkeyUser?, code: ErrorCode?) {
+        do throws(LatchkeyError) {
+            return (try await body(), nil)
+        } catch {
+            return (nil, error.code)
         }
     }
 }

@@ -80,7 +80,9 @@ struct SDKSessionModelTests {
             #expect(user.string("email") == "alice@example.com")
             #expect(model.pictureURL?.absoluteString.hasPrefix(stack.emulatorURL) == true)
             #expect(model.lastError == nil)
-            #expect(await Self.take(2, from: events) == [.showingSignedInUser, .fetchedUser(user)])
+            // The stream starts with the face shown when it was made, as FBLoginView did when added.
+            #expect(
+                await Self.take(3, from: events) == [.showingSignedOutUser, .showingSignedInUser, .fetchedUser(user)])
         }
     }
 
@@ -91,10 +93,12 @@ struct SDKSessionModelTests {
             await model.restore()
             await model.signIn(Self.facebook(stack))
             let events = model.events()
+            let user = try #require(model.user)
             await model.toggle(signingInWith: Self.facebook(stack))
             #expect(!model.isSignedIn && model.state == .closed && model.user == nil && model.pictureURL == nil)
             #expect(model.buttonState == .signedOut)
-            #expect(await Self.take(1, from: events) == [.showingSignedOutUser])
+            #expect(
+                await Self.take(3, from: events) == [.showingSignedInUser, .fetchedUser(user), .showingSignedOutUser])
         }
     }
 
@@ -107,7 +111,7 @@ struct SDKSessionModelTests {
 
             await model.signIn(Self.facebook(stack, .cancel))
             #expect(model.lastError == nil && !model.isSignedIn && model.buttonState == .signedOut)
-            guard case .failed(let cancelled)? = await Self.take(1, from: events).first else {
+            guard case .failed(let cancelled)? = await Self.take(2, from: events).last else {
                 Issue.record("a cancel is reported")
                 return
             }
@@ -141,7 +145,7 @@ struct SDKSessionModelTests {
             _ = try await client.updateUser(properties: ["nickname": "Al"])
             await Self.until(second) { $0.user?.string("nickname") == "Al" }
             let reloaded = try #require(second.user)
-            #expect(await Self.take(1, from: events) == [.fetchedUser(reloaded)])
+            #expect(await Self.take(3, from: events).last == .fetchedUser(reloaded))
 
             await client.signOut()
             await Self.until(first) { !$0.isSignedIn }
@@ -192,6 +196,47 @@ struct SDKSessionModelTests {
             await switching.value
             #expect(!model.isSignedIn && model.user == nil && model.state == .closed)
             #expect(model.lastError == nil && model.buttonState == .signedOut && model.actionsInFlight == 0)
+        }
+    }
+
+    @Test("one account replacing another keeps the signed-in face and reports the new user")
+    func accountSwitch() async throws {
+        try await Stack.run { @MainActor (stack: Stack) async throws in
+            let model = LatchkeySessionModel(client: Self.client(stack))
+            await model.restore()
+            await model.signIn(Self.facebook(stack))
+            let alice = try #require(model.user)
+            let events = model.events()
+            await model.signIn(
+                .facebook(
+                    EmulatorLoginManager(stack: stack, user: "bob"), permissions: ["email"], tracking: { .authorized }))
+            let bob = try #require(model.user)
+            #expect(bob.id != alice.id && model.isSignedIn)
+            #expect(await Self.take(3, from: events) == [.showingSignedInUser, .fetchedUser(alice), .fetchedUser(bob)])
+            // Signing out forgets who was reported: signing Bob in again reports him again.
+            await model.signOut()
+            await model.signIn(
+                .facebook(
+                    EmulatorLoginManager(stack: stack, user: "bob"), permissions: ["email"], tracking: { .authorized }))
+            #expect(
+                await Self.take(3, from: events) == [.showingSignedOutUser, .showingSignedInUser, .fetchedUser(bob)])
+        }
+    }
+
+    @Test("a link to the redirect URI that is no attempt's is ignored: no error, nothing changed")
+    func forgedRedirect() async throws {
+        try await Stack.run { @MainActor (stack: Stack) async throws in
+            let model = LatchkeySessionModel(client: Self.client(stack))
+            await model.restore()
+            await model.signIn(Self.facebook(stack, .noTokens))
+            let failure = try #require(model.lastError)
+            let events = model.events()
+            // At launch any link to the redirect URI may be a relaunch's redirect, so it is looked at.
+            #expect(await model.handleOpenURL(URL(string: Demo.appRedirect + "?code=stolen&state=forged")!))
+            #expect(model.lastError == failure && !model.isSignedIn && model.actionsInFlight == 0)
+            await model.signIn(Self.facebook(stack))
+            // The forged link added no event between the replayed face and the sign-in.
+            #expect(await Self.take(2, from: events) == [.showingSignedOutUser, .showingSignedInUser])
         }
     }
 

@@ -20,19 +20,20 @@ import SwiftUI
 public struct LatchkeyLoginButton: View {
     private let session: LatchkeySessionModel
     private let method: SignInMethod
-    private let signInTitle: String
-    private let signOutTitle: String
+    private let signInTitle: LocalizedStringKey
+    private let signOutTitle: LocalizedStringKey
     private let onEvent: @MainActor (LatchkeySessionEvent) -> Void
 
     /// A button over `session`.
     /// - Parameters:
     ///   - method: how a tap signs in.
-    ///   - signInTitle: the signed-out face's title.
-    ///   - signOutTitle: the signed-in face's title.
+    ///   - signInTitle: the signed-out face's title, looked up in the app's strings.
+    ///   - signOutTitle: the signed-in face's title, looked up in the app's strings.
     ///   - onEvent: the delegate: shown signed in, user fetched, shown signed out, failed.
     public init(
-        session: LatchkeySessionModel, signingInWith method: SignInMethod, signInTitle: String = "Log in with Facebook",
-        signOutTitle: String = "Log out", onEvent: @escaping @MainActor (LatchkeySessionEvent) -> Void = { _ in }
+        session: LatchkeySessionModel, signingInWith method: SignInMethod,
+        signInTitle: LocalizedStringKey = "Log in with Facebook", signOutTitle: LocalizedStringKey = "Log out",
+        onEvent: @escaping @MainActor (LatchkeySessionEvent) -> Void = { _ in }
     ) {
         self.session = session
         self.method = method

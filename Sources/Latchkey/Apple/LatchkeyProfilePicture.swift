@@ -33,7 +33,8 @@ public struct LatchkeyProfilePicture: View {
     public var body: some View {
         AsyncImage(url: session.pictureURL(property: property)) { image in
             if cropping == .square {
-                image.resizable().aspectRatio(1, contentMode: .fill).clipped()
+                // A square the frame fits, filled by the picture and cropped to it (not stretched).
+                Color.clear.aspectRatio(1, contentMode: .fit).overlay { image.resizable().scaledToFill() }.clipped()
             } else {
                 image.resizable().scaledToFit()
             }

@@ -97,6 +97,33 @@ public struct Text: PrimitiveStandInView {
     nonisolated public init(verbatim content: String) {}
 }
 
+/// Apple: `struct LocalizedStringKey`; a key looked up in the app's strings.
+public struct LocalizedStringKey: Equatable, ExpressibleByStringInterpolation {
+    /// Apple: creates a key from a string.
+    public init(_ value: String) {}
+    /// Apple: creates a key from a literal.
+    public init(stringLiteral value: String) {}
+}
+
+extension Text {
+    /// Apple: `init(_ key: LocalizedStringKey, tableName: String? = nil, bundle: Bundle? = nil, comment: StaticString? = nil)`.
+    nonisolated public init(
+        _ key: LocalizedStringKey, tableName: String? = nil, bundle: Bundle? = nil, comment: StaticString? = nil
+    ) {}
+}
+
+/// Apple: `struct Color`; only `clear` is used.
+public struct Color: PrimitiveStandInView, Hashable, Sendable {
+    /// Apple: a transparent color.
+    public static let clear = Color()
+}
+
+/// Apple: `struct Alignment`; only the default is used.
+public struct Alignment: Equatable, Sendable {
+    /// Apple: centered.
+    public static let center = Alignment()
+}
+
 /// Apple: `struct Image`.
 public struct Image: PrimitiveStandInView {
     /// Apple: `init(systemName: String)`, an SF Symbol.
@@ -169,6 +196,11 @@ extension View {
     public func disabled(_ disabled: Bool) -> some View { modified() }
     /// Apple: `func aspectRatio(_ aspectRatio: CGFloat? = nil, contentMode: ContentMode) -> some View`.
     public func aspectRatio(_ aspectRatio: CGFloat? = nil, contentMode: ContentMode) -> some View { modified() }
+    /// Apple: `func overlay<V>(alignment: Alignment = .center, @ViewBuilder content: () -> V) -> some View where V : View`.
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    public func overlay<V: View>(alignment: Alignment = .center, @ViewBuilder content: () -> V) -> some View {
+        modified()
+    }
     /// Apple: `func scaledToFit() -> some View`.
     public func scaledToFit() -> some View { modified() }
     /// Apple: `func scaledToFill() -> some View`.
