@@ -57,10 +57,15 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
     }
 
     /// Whether `url` carries this request's `state` (compared in constant time).
-    func carriesState(_ url: URL) -> Bool {
-        let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        guard let returned = FormEncoding.decode(query)["state"] else { return false }
+    func carriesState(_ url: URL) -> Bool { carriesState(Self.parameters(of: url)) }
+
+    private func carriesState(_ parameters: [String: String]) -> Bool {
+        guard let returned = parameters["state"] else { return false }
         return ConstantTime.equals(returned, state)
+    }
+
+    private static func parameters(of url: URL) -> [String: String] {
+        FormEncoding.decode(URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? "")
     }
 
     /// Reads the redirect: the authorization code, or the error as a `LatchkeyError`.
@@ -71,9 +76,8 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
         guard isRedirect(redirect) else {
             throw LatchkeyError.sdk(.invalidResponse, "This URL is not the Easy Login redirect.")
         }
-        let query = URLComponents(url: redirect, resolvingAgainstBaseURL: false)?.percentEncodedQuery ?? ""
-        let parameters = FormEncoding.decode(query)
-        guard carriesState(redirect) else {
+        let parameters = Self.parameters(of: redirect)
+        guard carriesState(parameters) else {
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         }
         // RFC 9207 §2.4: Latchkey always sends `iss`, so an answer without one is refused too.

@@ -27,6 +27,8 @@ extension LatchkeyClient {
         let request = EasyLoginRequest(
             serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
             fieldsMapping: fieldsMapping)
+        // beginSignIn queues the clear of any attempt kept before, ahead of this save: should the
+        // save fail, no superseded attempt stays in the store.
         let attempt = beginSignIn()
         pendingEasyLogin = (request, attempt)
         mayHaveStoredEasyLogin = true

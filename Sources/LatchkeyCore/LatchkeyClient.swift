@@ -234,19 +234,22 @@ public actor LatchkeyClient {
         hadSession = true
         if replaced != nil { startOver(to: .opening) }
         move(to: .open)
-        if let replaced {
-            log(.info, "A new sign-in replaced the session.")
-            Task { try? await self.revoke(replaced, scope: .thisDevice) }
-        }
+        if let replaced { endInBackground(replaced, "A new sign-in replaced the session.") }
         // A stored session this client never loaded (a sign-in before the launch's restore
         // finished, or one another client saved) is overwritten: end it on the server too, so no
         // session is left alive that nobody holds.
         if let overwritten = await persist(.save(opened)).value,
             replaced.map({ !overwritten.isSameSession(as: $0) }) ?? true
         {
-            log(.info, "A new sign-in replaced a stored session.")
-            Task { try? await self.revoke(overwritten, scope: .thisDevice) }
+            endInBackground(overwritten, "A new sign-in replaced a stored session.")
         }
+    }
+
+    /// Ends a session this client replaced on the server, best effort (refreshing first if its
+    /// access token expired, as `revoke` does).
+    private func endInBackground(_ ended: StoredCredentials, _ reason: String) {
+        log(.info, reason)
+        Task { try? await self.revoke(ended, scope: .thisDevice) }
     }
 
     /// The stored form of a session the server just issued.

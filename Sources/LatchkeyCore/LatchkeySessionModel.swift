@@ -117,10 +117,12 @@ public final class LatchkeySessionModel {
     /// from the root view's `.task`; offline, the stored user stays shown (`createdTokenLoaded`).
     public func restore() async {
         _ = await client.restoreSession()
-        // The snapshots the restore produced are delivered before the face is decided.
-        apply(await client.snapshot)
+        // Where the restore left the session, shown now rather than when the stream delivers it;
+        // with `hasRestored` set, `created` means signed out.
+        let restored = await client.snapshot
         hasRestored = true
-        decideFace()
+        apply(restored)
+        decideFace()  // also when the stream had already shown a later snapshot (apply skips an older one)
     }
 
     /// Signs in with `method`. A session already open stays open until the new one replaces it.
