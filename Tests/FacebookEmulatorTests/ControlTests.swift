@@ -59,9 +59,10 @@ struct ControlTests {
             let mePath = EmulatorClient.path("/me", [("access_token", token)])
             for _ in 0..<2 {
                 let limited = try await emulator.get(mePath)
-                #expect(limited.status == .forbidden)
+                // Captured user-limit answers are HTTP 400 with subcode 2446079.
+                #expect(limited.status == .badRequest)
                 let error = try limited.json()["error"]
-                #expect(error?["code"] == 17 && error?["is_transient"] == true)
+                #expect(error?["code"] == 17 && error?["is_transient"] == true && error?["error_subcode"] == 2_446_079)
             }
             #expect(try await emulator.debug(token)["is_valid"] == true)
             #expect(try await emulator.get(mePath).status == .ok)

@@ -42,6 +42,8 @@ struct DialogTests {
             let (base, parameters, fragment) = try response.redirectParameters()
             #expect(base == Demo.redirect)
             #expect(!fragment)
+            // Facebook appends an empty fragment to query answers (blog post 552, omniauth-facebook#71).
+            #expect(response.headers[.location]?.hasSuffix("&state=s+t%26ate%2F1#_=_") == true)
             #expect(parameters["code"]?.hasPrefix("AQ") == true)
             #expect(parameters["state"] == "s t&ate/1")
             #expect(parameters["granted_scopes"] == "email,public_profile")
@@ -49,7 +51,7 @@ struct DialogTests {
         }
     }
 
-    @Test("cancel redirects with Facebook's exact error parameters")
+    @Test("cancel redirects with Facebook's exact error parameters, and Facebook's #_=_ fragment")
     func cancel() async throws {
         try await withEmulator { emulator in
             let response = try await emulator.get(Self.dialogPath([("emulator_action", "cancel")]))
@@ -57,7 +59,7 @@ struct DialogTests {
             let location = try #require(response.headers[.location])
             #expect(
                 location
-                    == "\(Demo.redirect)?error=access_denied&error_code=200&error_description=Permissions+error&error_reason=user_denied&state=s+t%26ate%2F1"
+                    == "\(Demo.redirect)?error=access_denied&error_code=200&error_description=Permissions+error&error_reason=user_denied&state=s+t%26ate%2F1#_=_"
             )
         }
     }

@@ -92,6 +92,9 @@ public struct EmulatorSeed: Sendable, Codable, Equatable {
             guard !app.secret.isEmpty, !app.secret.contains("|") else {
                 throw EmulatorConfigurationError("app \(app.id) needs a non-empty secret without '|'")
             }
+            guard (1...1_000_000_000).contains(app.dailyActiveUsers) else {
+                throw EmulatorConfigurationError("app \(app.id): daily_active_users must be between 1 and 1000000000")
+            }
             guard appIDs.insert(app.id).inserted else {
                 throw EmulatorConfigurationError("app id \(app.id) appears twice")
             }

@@ -16,7 +16,8 @@ extension EmulatorEndpoints {
         case (.post, ["people"]): return .json(try await bulkPeople(input))
         case (.post, ["tokens", "revoke"]): return .json(try await revoke(input))
         case (.post, ["tokens", "expire"]):
-            guard await state.expire(token: try input.requiredString("access_token")) else {
+            let token = try input.requiredString("access_token")
+            guard await state.expire(token: token, sendsSubcode: input.bool("send_subcode")) else {
                 throw ControlError(.notFound, code: "unknown_token", "the emulator did not issue this token")
             }
             return .json(["expired": true])
@@ -62,6 +63,11 @@ extension EmulatorEndpoints {
         case (.delete, ["calls"]):
             await state.resetCallCounts()
             return .json(["calls": [:]])
+        case (.get, ["usage"]): return .json(await usageReport())
+        case (.post, ["usage"]): return .json(try await setUsage(input))
+        case (.delete, ["usage"]):
+            await state.resetUsage()
+            return .json(await usageReport())
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
         case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
         default:
@@ -134,7 +140,10 @@ extension EmulatorEndpoints {
             ? nil
             : TimeInterval(
                 try input.int("lifetime_seconds", in: 1...3_153_600_000) ?? Int(state.lifetimes.longLivedToken))
-        let record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
+        var record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
+        if let sendsSubcode = input.bool("send_subcode") {
+            record = await state.setSendsSubcode(sendsSubcode, token: record.token) ?? record
+        }
         return [
             "access_token": .string(record.token),
             "user_id": .string(EmulatorState.appScopedID(appID: app.id, personKey: person.key)),
@@ -180,18 +189,20 @@ extension EmulatorEndpoints {
             let names = TokenInvalidation.allCases.map(\.rawValue).joined(separator: ", ")
             throw ControlError(code: "invalid_field", "unknown reason '\(reasonName)'; one of: \(names)")
         }
+        let sendsSubcode = input.bool("send_subcode")
         if let token = input.string("access_token") {
-            guard await state.invalidate(token: token, reason: reason) else {
+            guard await state.invalidate(token: token, reason: reason, sendsSubcode: sendsSubcode) else {
                 throw ControlError(.notFound, code: "unknown_token", "the emulator did not issue this token")
             }
             return ["revoked": 1, "reason": .string(reason.rawValue)]
         }
         let (app, person) = try await appAndPerson(input)
         if reason == .appRemoved {
-            await state.removeApp(appID: app.id, personKey: person.key)
+            await state.removeApp(appID: app.id, personKey: person.key, sendsSubcode: sendsSubcode)
             return ["revoked": .int(1), "reason": .string(reason.rawValue)]
         }
-        let count = await state.invalidateTokens(personKey: person.key, appID: app.id, reason: reason)
+        let count = await state.invalidateTokens(
+            personKey: person.key, appID: app.id, reason: reason, sendsSubcode: sendsSubcode)
         return ["revoked": .int(count), "reason": .string(reason.rawValue)]
     }
 
@@ -237,11 +248,41 @@ extension EmulatorEndpoints {
                 type: input.string("type") ?? "OAuthException", code: code, subcode: try input.int("subcode"),
                 isTransient: input.bool("is_transient"))
         }
-        guard error != nil || latency > 0 else {
-            throw ControlError(code: "missing_field", "give 'preset', 'code' or 'latency_ms'")
+        let fault = Fault(
+            endpoint: endpoint, latencyMilliseconds: latency, error: error,
+            remaining: try input.int("count", in: 1...1_000_000), headers: try headerChanges(input),
+            sendsSubcodes: input.bool("send_subcode") ?? true)
+        guard fault.isEffective else {
+            throw ControlError(
+                code: "missing_field", "give 'preset', 'code', 'latency_ms', 'headers' or 'send_subcode: false'")
         }
-        let count = try input.int("count", in: 1...1_000_000)
-        return Fault(endpoint: endpoint, latencyMilliseconds: latency, error: error, remaining: count)
+        return fault
+    }
+
+    /// `headers`: an object of header names to a string value, or `null` to remove the header.
+    private func headerChanges(_ input: ControlInput) throws -> [Fault.HeaderChange] {
+        guard let given = input.request.json?["headers"] else { return [] }
+        guard let members = given.objectValue, members.count <= 20 else {
+            throw ControlError(code: "invalid_field", "'headers' must be an object of at most 20 headers")
+        }
+        return try members.keys.sorted().map { name in
+            guard HTTPField.Name(name) != nil else {
+                throw ControlError(code: "invalid_field", "'\(name)' is not a header name")
+            }
+            switch members[name] {
+            case .string(let value)?
+            where value.utf8.count <= 8192 && value.unicodeScalars.allSatisfy(Self.isFieldScalar):
+                return Fault.HeaderChange(name: name, value: value)
+            case .null?: return Fault.HeaderChange(name: name, value: nil)
+            default:
+                throw ControlError(
+                    code: "invalid_field", "header '\(name)' needs a printable string of at most 8 KiB, or null")
+            }
+        }
+    }
+
+    private static func isFieldScalar(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "\t" || (scalar.value >= 0x20 && scalar.value != 0x7F)
     }
 
     private static func describe(_ fault: Fault) -> JSONValue {
@@ -250,6 +291,53 @@ extension EmulatorEndpoints {
             "remaining": fault.remaining.map(JSONValue.int) ?? .null,
         ]
         if let error = fault.error { body["error"] = error.envelope(traceID: "")["error"] ?? .null }
+        if !fault.headers.isEmpty {
+            body["headers"] = .object(
+                Dictionary(
+                    uniqueKeysWithValues: fault.headers.map { ($0.name, $0.value.map(JSONValue.string) ?? .null) }))
+        }
+        if !fault.sendsSubcodes { body["send_subcode"] = false }
         return .object(body)
+    }
+
+    /// `GET /_emulator/usage`: each app's platform rate limit, its calls in the rolling hour and the
+    /// `X-App-Usage` figures they amount to.
+    private func usageReport() async -> JSONValue {
+        var apps: [String: JSONValue] = [:]
+        for (appID, limits, calls) in await state.usageReport() {
+            apps[appID] = [
+                "daily_active_users": .int(limits.dailyActiveUsers), "hourly_budget": .int(limits.hourlyBudget),
+                "user_hourly_limit": limits.userHourlyLimit.map(JSONValue.int) ?? .null,
+                "headers_after_calls": .int(limits.headersAfterCalls), "calls": .int(calls),
+                "usage": limits.usage(calls: calls).json, "pinned": limits.pinned.json,
+            ]
+        }
+        return ["apps": .object(apps)]
+    }
+
+    /// `POST /_emulator/usage`: an app's budget (`daily_active_users`), per-person limit
+    /// (`user_hourly_limit`, 0 for none), when headers start (`headers_after_calls`) and pinned
+    /// percentages (`call_count`, `total_cputime`, `total_time`).
+    private func setUsage(_ input: ControlInput) async throws -> JSONValue {
+        let appID = try input.requiredString("app_id")
+        let users = try input.int("daily_active_users", in: 1...1_000_000_000)
+        let userLimit = try input.int("user_hourly_limit", in: 0...1_000_000_000)
+        let after = try input.int("headers_after_calls", in: 0...1_000_000_000)
+        let callCount = try input.int("call_count", in: 0...1000)
+        let cpu = try input.int("total_cputime", in: 0...1000)
+        let time = try input.int("total_time", in: 0...1000)
+        guard
+            await state.setUsageLimits(
+                appID: appID,
+                { limits in
+                    if let users { limits.dailyActiveUsers = users }
+                    if let userLimit { limits.userHourlyLimit = userLimit == 0 ? nil : userLimit }
+                    if let after { limits.headersAfterCalls = after }
+                    if let callCount { limits.pinned.callCount = callCount }
+                    if let cpu { limits.pinned.totalCPUTime = cpu }
+                    if let time { limits.pinned.totalTime = time }
+                }) != nil
+        else { throw ControlError.unknownApp(appID) }
+        return await usageReport()
     }
 }

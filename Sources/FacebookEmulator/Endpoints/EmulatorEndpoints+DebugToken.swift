@@ -14,10 +14,10 @@ extension EmulatorEndpoints {
         let viewer = try await appToken(request)
         guard let input = request["input_token"] else { throw GraphError.missingParameter("input_token") }
         if let owner = await state.owningAppID(of: input), owner != viewer.id { throw GraphError.appMismatch }
-        return .json(["data": await inspect(input)])
+        return .json(["data": await inspect(input, sendsSubcode: request.sendsSubcodes)])
     }
 
-    private func inspect(_ input: String) async -> JSONValue {
+    private func inspect(_ input: String, sendsSubcode: Bool) async -> JSONValue {
         guard let (record, app, grant, problem) = await state.debugSnapshot(input) else {
             switch await state.validate(token: input) {
             case .success(.app(let app)):
@@ -40,22 +40,30 @@ extension EmulatorEndpoints {
         }
         if let personKey = record.personKey {
             data["user_id"] = .string(EmulatorState.appScopedID(appID: app.id, personKey: personKey))
-            let scopes = grant?.granted.sorted() ?? []
-            data["scopes"] = .array(scopes.map(JSONValue.string))
-            data["granular_scopes"] = .array(scopes.map { ["scope": .string($0)] })
+            // Once the person removed the app, `scopes` is empty but `granular_scopes` still lists
+            // what was granted (captured answers for 190/458).
+            let removed = record.invalidation == .appRemoved || grant == nil
+            let granted = removed ? record.grantedAtRemoval ?? [] : grant?.granted ?? []
+            data["scopes"] = removed ? [] : .array(granted.sorted().map(JSONValue.string))
+            // Facebook leaves the permissions every login has out of `granular_scopes`, and the
+            // member out entirely when nothing else was granted.
+            let granular = granted.subtracting(Self.ungranularPermissions).sorted()
+            if !granular.isEmpty { data["granular_scopes"] = .array(granular.map { ["scope": .string($0)] }) }
         }
         if let authType = record.authType { data["metadata"] = ["auth_type": .string(authType)] }
         if let problem {
             var error: [String: JSONValue] = ["code": .int(problem.code), "message": .string(problem.message)]
-            if let subcode = problem.subcode { error["subcode"] = .int(subcode) }
+            if sendsSubcode, let subcode = problem.subcode { error["subcode"] = .int(subcode) }
             data["error"] = .object(error)
             data["is_valid"] = false
-            if problem.subcode == TokenInvalidation.appRemoved.subcode { data["scopes"] = [] }
         } else {
             data["is_valid"] = true
         }
         return .object(data)
     }
+
+    /// Permissions `granular_scopes` never lists: `public_profile` and `email` carry no targets.
+    static let ungranularPermissions: Set<String> = ["public_profile", "email"]
 
     private func appTokenData(_ app: EmulatorApp) -> JSONValue {
         ["app_id": .string(app.id), "type": "APP", "application": .string(app.name), "is_valid": true, "scopes": []]

@@ -192,10 +192,17 @@ extension EmulatorEndpoints {
         return pairs
     }
 
+    /// The answer in the fragment, or in the query followed by Facebook's empty `#_=_` fragment.
+    /// Facebook has appended that fragment to query redirects (success and error alike) since
+    /// 2011 when the redirect URI has none (Facebook's developer blog post 552; passport-facebook's
+    /// README, "by design"; omniauth-facebook#71 and django-socialregistration#119 show it after a
+    /// code and after a denial), so a callback that reads the query by splitting strings finds
+    /// `_=_` where it expected its `state`.
     private func redirectURL(_ dialog: DialogRequest, pairs: [(String, String)]) -> String {
         let encoded = FormEncoding.encode(pairs)
         if dialog.usesFragment { return dialog.redirectURI + "#" + encoded }
         let separator = dialog.redirectURI.contains("?") ? "&" : "?"
-        return dialog.redirectURI + separator + encoded
+        let fragment = dialog.redirectURI.contains("#") ? "" : "#_=_"
+        return dialog.redirectURI + separator + encoded + fragment
     }
 }

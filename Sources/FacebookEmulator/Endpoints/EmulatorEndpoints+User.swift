@@ -44,13 +44,18 @@ extension EmulatorEndpoints {
     }
 
     /// `GET /{id}/picture`: redirects to the picture, honouring `type`, `width` and `height`
-    /// (allauth fetches avatars this way).
+    /// (allauth fetches avatars this way); with `redirect=false` (or `0`) it answers the picture's
+    /// description instead, `{"data":{"height","is_silhouette","url","width"}}`, as Graph's User
+    /// Picture reference documents.
     func pictureEdge(id: String, _ request: EmulatorRequest) async throws -> Response {
         let renderer = try await renderer(id: id, request)
-        let side = ["large": 200, "normal": 100].first { $0.key == request["type"] }?.value ?? 50
-        let width = min(max(Int(request["width"] ?? "") ?? side, 1), 2048)
-        let height = min(max(Int(request["height"] ?? "") ?? side, 1), 2048)
-        return .redirect(to: renderer.pictureURL(width: width, height: height))
+        var modifiers: [String: String] = [:]
+        for name in ["type", "width", "height"] { modifiers[name] = request[name] }
+        let source = try renderer.picture(modifiers)
+        if let redirect = request["redirect"]?.lowercased(), ["false", "0"].contains(redirect) {
+            return .json(["data": source])
+        }
+        return .redirect(to: source["url"]?.stringValue ?? renderer.pictureURL())
     }
 
     /// `GET /me/permissions` (§5.3).

@@ -19,6 +19,9 @@ struct EmulatorRequest: Sendable {
     let rawQuery: String
     /// Where this emulator is reachable, for URLs it hands out.
     let baseURL: String
+    /// Whether errors in this answer may carry subcodes; a fault with `send_subcode: false`
+    /// clears it, and `debug_token` then leaves `data.error.subcode` out too.
+    var sendsSubcodes = true
 
     /// `access_token` from the parameters or an `Authorization: Bearer`/`OAuth` header (§1).
     var accessToken: String? {

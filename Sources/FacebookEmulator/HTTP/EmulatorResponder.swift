@@ -25,7 +25,7 @@ struct EmulatorResponder: HTTPResponder {
                 request, publicURL: publicURL, maximumBodySize: maximumBodySize)
             response = try await route(parsed, traceID: traceID)
         } catch let error as GraphError {
-            response = .json(error.envelope(traceID: traceID), status: error.status)
+            response = .graphError(error, traceID: traceID)
         } catch let error as ControlError {
             response = .json(error.body, status: error.status)
         } catch is NIOTooManyBytesError {
@@ -66,12 +66,29 @@ struct EmulatorResponder: HTTPResponder {
         let recorded = RecordedRequest(
             method: method.rawValue, path: request.rawPath, query: request.rawQuery, endpoint: endpoint.name,
             authorizationScheme: scheme)
-        if let fault = await endpoints.state.recordCall(endpoint: endpoint.name, request: recorded) {
-            if fault.latencyMilliseconds > 0 {
+        let caller = endpoint.isGraphCall ? CallerHint(token: request.accessToken, clientID: request["client_id"]) : nil
+        let (fault, usage) = await endpoints.state.recordCall(
+            endpoint: endpoint.name, request: recorded, caller: caller)
+        var request = request
+        if fault?.sendsSubcodes == false { request.sendsSubcodes = false }
+        var response: Response
+        do {
+            if let fault, fault.latencyMilliseconds > 0 {
                 try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds))
             }
-            if let error = fault.error { throw error }
+            if let error = fault?.error { throw error }
+            if let throttle = usage.throttle { throw throttle }
+            response = try await endpoints.handle(endpoint, request)
+        } catch var error as GraphError {
+            if !request.sendsSubcodes { error.subcode = nil }
+            response = .graphError(error, traceID: traceID)
         }
-        return try await endpoints.handle(endpoint, request)
+        // Facebook reports platform usage on most Graph answers, throttled ones included.
+        if let usage = usage.usage { response.headers[.init("x-app-usage")!] = usage.headerValue }
+        for change in fault?.headers ?? [] {
+            guard let name = HTTPField.Name(change.name) else { continue }
+            response.headers[name] = change.value
+        }
+        return response
     }
 }

@@ -42,6 +42,15 @@ enum Endpoint: Sendable, Equatable {
         }
     }
 
+    /// Whether the path is a Graph API call, charged to an app's platform rate limit and answered
+    /// with `X-App-Usage`; the dialog, the key documents and the picture CDN are not.
+    var isGraphCall: Bool {
+        switch self {
+        case .dialog, .discovery, .jwks, .certificates, .publicKeys, .profilePicture: false
+        default: true
+        }
+    }
+
     /// Every template name, for documentation and validation of fault targets.
     static let allNames: Set<String> = [
         "/dialog/oauth", "/oauth/access_token", "/debug_token", "/app", "/.well-known/openid-configuration",

@@ -14,6 +14,14 @@ extension Response {
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
+    /// A Graph error in Facebook's envelope, with the `WWW-Authenticate` challenge Graph sends
+    /// beside `OAuthException`s.
+    static func graphError(_ error: GraphError, traceID: String) -> Response {
+        var response = Response.json(error.envelope(traceID: traceID), status: error.status)
+        if let challenge = error.authenticateChallenge { response.headers[.wwwAuthenticate] = challenge }
+        return response
+    }
+
     /// A `302 Found` to `location`.
     static func redirect(to location: String) -> Response {
         var headers = HTTPFields()

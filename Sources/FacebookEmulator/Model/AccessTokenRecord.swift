@@ -21,6 +21,13 @@ struct AccessTokenRecord: Sendable {
     var invalidation: TokenInvalidation?
     /// `auth_type` of the dialog that issued the token, reported in `debug_token` metadata.
     var authType: String?
+    /// Whether this token's errors carry a subcode. Facebook's error-handling guide allows its
+    /// absence ("If no subcode is present, the login status or access token has expired, been
+    /// revoked, or is otherwise invalid"), and captured 190 errors come both ways; tests choose.
+    var sendsSubcode = true
+    /// The permissions granted when the person removed the app: `debug_token` keeps reporting them
+    /// in `granular_scopes` while `scopes` turns empty.
+    var grantedAtRemoval: Set<String>?
 }
 
 /// Why a token no longer works, with the Graph subcode and message Facebook uses (§6.3).

@@ -16,6 +16,10 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     public var requireAppSecretProof: Bool
     /// Permissions granted when a token is minted through the control API without explicit scopes.
     public var defaultPermissions: [String]
+    /// Daily active users, which size the app's hourly Graph budget (200 calls each, Facebook's
+    /// platform rate limit). The default, 10,000, keeps tests and load runs far from throttling;
+    /// lower it (seed `daily_active_users`, or `POST /_emulator/usage`) to reach code 4.
+    public var dailyActiveUsers: Int
 
     /// Creates an app.
     /// - Parameters:
@@ -25,9 +29,11 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     ///   - redirectURIs: exact redirect URIs accepted by the dialog.
     ///   - requireAppSecretProof: whether user-token Graph calls need `appsecret_proof`.
     ///   - defaultPermissions: what minted tokens get by default.
+    ///   - dailyActiveUsers: sizes the hourly Graph budget (200 calls per user).
     public init(
         id: String, secret: String, name: String, redirectURIs: [String] = [],
-        requireAppSecretProof: Bool = false, defaultPermissions: [String] = ["public_profile", "email"]
+        requireAppSecretProof: Bool = false, defaultPermissions: [String] = ["public_profile", "email"],
+        dailyActiveUsers: Int = 10_000
     ) {
         self.id = id
         self.secret = secret
@@ -35,6 +41,7 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
         self.redirectURIs = redirectURIs
         self.requireAppSecretProof = requireAppSecretProof
         self.defaultPermissions = defaultPermissions
+        self.dailyActiveUsers = dailyActiveUsers
     }
 
     enum CodingKeys: String, CodingKey {
@@ -42,6 +49,7 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
         case redirectURIs = "redirect_uris"
         case requireAppSecretProof = "require_appsecret_proof"
         case defaultPermissions = "default_permissions"
+        case dailyActiveUsers = "daily_active_users"
     }
 
     /// Decodes a seed entry; everything but `id` and `secret` has a default.
@@ -54,7 +62,8 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
             redirectURIs: try container.decodeIfPresent([String].self, forKey: .redirectURIs) ?? [],
             requireAppSecretProof: try container.decodeIfPresent(Bool.self, forKey: .requireAppSecretProof) ?? false,
             defaultPermissions: try container.decodeIfPresent([String].self, forKey: .defaultPermissions)
-                ?? ["public_profile", "email"]
+                ?? ["public_profile", "email"],
+            dailyActiveUsers: try container.decodeIfPresent(Int.self, forKey: .dailyActiveUsers) ?? 10_000
         )
     }
 

@@ -11,14 +11,42 @@ public struct Fault: Sendable, Equatable {
     public var error: GraphError?
     /// How many more requests it fires for; `nil` until cleared.
     public var remaining: Int?
+    /// Headers set on the answer (a `nil` value removes the header), such as `X-App-Usage` or
+    /// `X-Business-Use-Case-Usage` figures, or none where Facebook sends none.
+    public var headers: [HeaderChange]
+    /// `false` strips `error_subcode` (and `debug_token`'s `data.error.subcode`) from the answer,
+    /// as some of Facebook's answers come without one.
+    public var sendsSubcodes: Bool
+
+    /// One header a fault sets or removes.
+    public struct HeaderChange: Sendable, Equatable {
+        /// The header's name.
+        public var name: String
+        /// Its value; `nil` removes it.
+        public var value: String?
+
+        /// Creates a change.
+        public init(name: String, value: String?) {
+            self.name = name
+            self.value = value
+        }
+    }
 
     /// Creates a fault.
-    public init(endpoint: String, latencyMilliseconds: Int = 0, error: GraphError? = nil, remaining: Int? = nil) {
+    public init(
+        endpoint: String, latencyMilliseconds: Int = 0, error: GraphError? = nil, remaining: Int? = nil,
+        headers: [HeaderChange] = [], sendsSubcodes: Bool = true
+    ) {
         self.endpoint = endpoint
         self.latencyMilliseconds = latencyMilliseconds
         self.error = error
         self.remaining = remaining
+        self.headers = headers
+        self.sendsSubcodes = sendsSubcodes
     }
+
+    /// Whether the fault changes anything at all.
+    var isEffective: Bool { error != nil || latencyMilliseconds > 0 || !headers.isEmpty || !sendsSubcodes }
 
     func applies(to endpointName: String) -> Bool {
         (endpoint == "*" || endpoint == endpointName) && remaining.map { $0 > 0 } != false
@@ -39,11 +67,8 @@ public struct Fault: Sendable, Equatable {
             GraphError(
                 message: "An unexpected error has occurred. Please retry your request later.", code: 2,
                 isTransient: true)
-        case "rate_limit_app":
-            GraphError(
-                status: .forbidden, message: "(#4) Application request limit reached", code: 4, isTransient: true)
-        case "rate_limit_user":
-            GraphError(status: .forbidden, message: "(#17) User request limit reached", code: 17, isTransient: true)
+        case "rate_limit_app": .applicationLimit
+        case "rate_limit_user": .userLimit
         case "rate_limit_custom":
             GraphError(
                 status: .forbidden, message: "(#613) Calls to this api have exceeded the rate limit.", code: 613,

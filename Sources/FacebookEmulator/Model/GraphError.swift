@@ -14,13 +14,16 @@ public struct GraphError: Error, Sendable, Equatable {
     public var code: Int
     /// `error_subcode`, often absent on Facebook too.
     public var subcode: Int?
-    /// `is_transient`, set by injected faults.
+    /// `is_transient`, set by injected faults and throttling.
     public var isTransient: Bool?
+    /// The error word of the `WWW-Authenticate` challenge; `nil` derives it from the code (see
+    /// `authenticateChallenge`).
+    public var challenge: String?
 
     /// Creates an error.
     public init(
         status: HTTPResponse.Status = .badRequest, message: String, type: String = "OAuthException", code: Int,
-        subcode: Int? = nil, isTransient: Bool? = nil
+        subcode: Int? = nil, isTransient: Bool? = nil, challenge: String? = nil
     ) {
         self.status = status
         self.message = message
@@ -28,6 +31,29 @@ public struct GraphError: Error, Sendable, Equatable {
         self.code = code
         self.subcode = subcode
         self.isTransient = isTransient
+        self.challenge = challenge
+    }
+
+    /// The `WWW-Authenticate` value Graph sends beside an `OAuthException`:
+    /// `OAuth "Facebook Platform" "<error>" "<message>"`, where the error is `invalid_token` for
+    /// token errors (190, and 102's session keys), `invalid_code` for a refused authorization code,
+    /// and `invalid_request` otherwise (captured with codes 4, 100, 200 and 2500). Quotes and
+    /// backslashes in the message are escaped, as in captures (fb_graph's specs, grouparoo's
+    /// recorded Graph answers, CaptainFact/captain-fact-api#54).
+    var authenticateChallenge: String? {
+        guard type == "OAuthException" else { return nil }
+        let error = challenge ?? ([190, 102].contains(code) ? "invalid_token" : "invalid_request")
+        // Printable ASCII only, and bounded: some messages echo a path the client chose.
+        var escaped = ""
+        for scalar in message.unicodeScalars.prefix(512) {
+            guard scalar.isASCII, scalar.value >= 0x20, scalar.value < 0x7F else {
+                escaped.append("?")
+                continue
+            }
+            if scalar == "\"" || scalar == "\\" { escaped.append("\\") }
+            escaped.unicodeScalars.append(scalar)
+        }
+        return "OAuth \"Facebook Platform\" \"\(error)\" \"\(escaped)\""
     }
 
     /// The JSON envelope, with a fresh `fbtrace_id`.
@@ -84,4 +110,16 @@ extension GraphError {
             message: "Error validating access token: Session has expired on \(expiredAt). The current time is \(now).",
             code: 190, subcode: 463)
     }
+}
+
+extension GraphError {
+    /// Code 4, the app's platform rate limit: HTTP 403, transient, no subcode, as captured in
+    /// facebook-android-sdk#582 and react-share#70.
+    static let applicationLimit = GraphError(
+        status: .forbidden, message: "(#4) Application request limit reached", code: 4, isTransient: true)
+
+    /// Code 17, one person's limit: HTTP 400, transient, subcode 2446079, as captured answers show
+    /// (singer-io/tap-facebook#192 and Marketing API fixtures).
+    static let userLimit = GraphError(
+        message: "(#17) User request limit reached", code: 17, subcode: 2_446_079, isTransient: true)
 }

@@ -8,6 +8,8 @@ struct FieldSelection: Sendable, Equatable {
         let name: String
         /// Modifiers like `type(large)` → `["type": "large"]`.
         let modifiers: [String: String]
+        /// The fields asked of the value in braces (`picture{url}` → `["url"]`); `nil` for all.
+        var subfields: [String]? = nil
     }
 
     let fields: [Field]
@@ -47,7 +49,13 @@ struct FieldSelection: Sendable, Equatable {
             guard !item.isEmpty else { return nil }
             let name = String(item.prefix { $0 != "." && $0 != "{" && $0 != "(" })
             guard seen.insert(name).inserted else { return nil }
-            return Field(name: name, modifiers: Self.modifiers(in: item))
+            // Modifiers come before the braces; anything inside them belongs to the subfields.
+            let head = item.prefix { $0 != "{" }
+            var subfields: [String]?
+            if let open = item.firstIndex(of: "{"), let close = item.lastIndex(of: "}"), open < close {
+                subfields = FieldSelection(parsing: String(item[item.index(after: open)..<close])).fields.map(\.name)
+            }
+            return Field(name: name, modifiers: Self.modifiers(in: String(head)), subfields: subfields)
         }
     }
 

@@ -30,14 +30,14 @@ struct ProfileRenderer: Sendable {
                     message: "(#100) Tried accessing nonexisting field (\(field.name)) on node type (User)", code: 100)
             }
             if let permission = Permissions.graphField[field.name], !allowed(permission) { continue }
-            if let value = graphValue(field) { result[field.name] = value }
+            if let value = try graphValue(field) { result[field.name] = value }
         }
         // Graph always includes the id of the node, asked for or not.
         result["id"] = .string(scopedID)
         return .object(result)
     }
 
-    private func graphValue(_ field: FieldSelection.Field) -> JSONValue? {
+    private func graphValue(_ field: FieldSelection.Field) throws -> JSONValue? {
         switch field.name {
         case "id": return .string(scopedID)
         case "name": return .string(person.name)
@@ -56,7 +56,7 @@ struct ProfileRenderer: Sendable {
         case "installed": return true
         case "token_for_business":
             return .string(EmulatorState.appScopedID(appID: "business", personKey: person.key))
-        case "picture": return picture(field.modifiers)
+        case "picture": return ["data": try picture(field.modifiers, fields: field.subfields)]
         case "friends":
             let limit = field.modifiers["limit"].flatMap(Int.init) ?? appFriends.count
             return [
@@ -69,22 +69,33 @@ struct ProfileRenderer: Sendable {
         }
     }
 
-    private func picture(_ modifiers: [String: String]) -> JSONValue {
+    /// A `ProfilePictureSource` (`height`, `is_silhouette`, `url`, `width`) for `type`, `width`
+    /// and `height`, limited to `fields` when the request named them (`picture{url}`), as the
+    /// `picture` field's `data` and the picture edge's `redirect=false` answer carry it.
+    func picture(_ modifiers: [String: String], fields: [String]? = nil) throws -> JSONValue {
         let side: Int
         switch modifiers["type"] {
         case "large": side = 200
         case "normal": side = 100
-        case "album": side = 50
         default: side = 50
         }
-        let width = modifiers["width"].flatMap(Int.init) ?? side
-        let height = modifiers["height"].flatMap(Int.init) ?? side
-        return [
-            "data": [
-                "height": .int(height), "width": .int(width), "is_silhouette": .bool(person.picture == nil),
-                "url": .string(pictureURL(width: width, height: height)),
-            ]
+        let width = min(max(modifiers["width"].flatMap(Int.init) ?? side, 1), 2048)
+        let height = min(max(modifiers["height"].flatMap(Int.init) ?? side, 1), 2048)
+        let source: [String: JSONValue] = [
+            "height": .int(height), "width": .int(width), "is_silhouette": .bool(person.picture == nil),
+            "url": .string(pictureURL(width: width, height: height)),
         ]
+        guard let fields else { return .object(source) }
+        var selected: [String: JSONValue] = [:]
+        for name in fields {
+            guard let value = source[name] else {
+                throw GraphError(
+                    message: "(#100) Tried accessing nonexisting field (\(name)) on node type (ProfilePictureSource)",
+                    code: 100)
+            }
+            selected[name] = value
+        }
+        return .object(selected)
     }
 
     /// `/me/permissions` entries, granted first, in a stable order.

@@ -40,19 +40,26 @@ extension EmulatorState {
 
     func clearFaults() { faults = [] }
 
-    /// Counts a call, remembers how it was made, and returns the fault to apply to it, consuming
-    /// one use of a counted fault.
-    func recordCall(endpoint: String, request: RecordedRequest) -> Fault? {
+    /// Counts a call, remembers how it was made, charges it to its app's platform rate limit
+    /// (Graph calls only: `caller` is `nil` for the dialog and key documents), and returns the fault
+    /// to apply to it, consuming one use of a counted fault. One step, so concurrent calls cannot
+    /// both slip under the budget.
+    func recordCall(
+        endpoint: String, request: RecordedRequest, caller: CallerHint?
+    ) -> (fault: Fault?, usage: UsageDecision) {
         calls[endpoint, default: 0] += 1
         requests.append(request)
         // Bounded: the log is for asserting on recent traffic, not an archive.
         if requests.count > RecordedRequest.retained { requests.removeFirst(requests.count - RecordedRequest.retained) }
-        guard let index = faults.firstIndex(where: { $0.applies(to: endpoint) }) else { return nil }
-        let fault = faults[index]
-        if let remaining = fault.remaining {
-            if remaining <= 1 { faults.remove(at: index) } else { faults[index].remaining = remaining - 1 }
+        var fault: Fault?
+        if let index = faults.firstIndex(where: { $0.applies(to: endpoint) }) {
+            fault = faults[index]
+            if let remaining = faults[index].remaining {
+                if remaining <= 1 { faults.remove(at: index) } else { faults[index].remaining = remaining - 1 }
+            }
         }
-        return fault
+        let usage = caller.map { charge(usageSubject($0), count: fault?.error == nil) } ?? .untracked
+        return (fault, usage)
     }
 
     func callCounts() -> [String: Int] { calls }

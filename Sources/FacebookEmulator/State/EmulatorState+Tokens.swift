@@ -78,8 +78,15 @@ extension EmulatorState {
         return .failure(.unparsableToken)
     }
 
-    /// Why a known token no longer works, or `nil` while it does.
+    /// Why a known token no longer works, or `nil` while it does; without its subcode when the
+    /// token was minted or revoked with `send_subcode: false`.
     func problem(with record: AccessTokenRecord) -> GraphError? {
+        guard var error = reason(record) else { return nil }
+        if !record.sendsSubcode { error.subcode = nil }
+        return error
+    }
+
+    private func reason(_ record: AccessTokenRecord) -> GraphError? {
         if let invalidation = record.invalidation {
             return GraphError(
                 message: invalidation.message(appID: record.appID), code: 190, subcode: invalidation.subcode)
@@ -101,28 +108,46 @@ extension EmulatorState {
     }
 
     /// Revokes one token for `reason`; `false` if the emulator never issued it.
-    func invalidate(token: String, reason: TokenInvalidation) -> Bool {
-        guard tokens[token] != nil else { return false }
+    /// - Parameter sendsSubcode: whether its errors carry a subcode from now on (`nil` keeps the
+    ///   token's setting).
+    func invalidate(token: String, reason: TokenInvalidation, sendsSubcode: Bool? = nil) -> Bool {
+        guard let record = tokens[token] else { return false }
         tokens[token]?.invalidation = reason
+        if reason == .appRemoved, tokens[token]?.grantedAtRemoval == nil, let personKey = record.personKey {
+            tokens[token]?.grantedAtRemoval = grant(appID: record.appID, personKey: personKey)?.granted ?? []
+        }
+        if let sendsSubcode { tokens[token]?.sendsSubcode = sendsSubcode }
         return true
     }
 
     /// Revokes every token of a person (in one app, or all apps when `appID` is `nil`).
     @discardableResult
-    func invalidateTokens(personKey: String, appID: String?, reason: TokenInvalidation) -> Int {
+    func invalidateTokens(
+        personKey: String, appID: String?, reason: TokenInvalidation, sendsSubcode: Bool? = nil,
+        grantedAtRemoval: Set<String>? = nil
+    ) -> Int {
         var count = 0
         for (token, record) in tokens
         where record.personKey == personKey && (appID == nil || record.appID == appID) && record.invalidation == nil {
             tokens[token]?.invalidation = reason
+            if let grantedAtRemoval { tokens[token]?.grantedAtRemoval = grantedAtRemoval }
+            if let sendsSubcode { tokens[token]?.sendsSubcode = sendsSubcode }
             count += 1
         }
         return count
     }
 
+    /// Sets whether a token's errors carry a subcode; the updated record, or `nil` when unknown.
+    func setSendsSubcode(_ sendsSubcode: Bool, token: String) -> AccessTokenRecord? {
+        tokens[token]?.sendsSubcode = sendsSubcode
+        return tokens[token]
+    }
+
     /// Makes a token expire now (subcode 463 from then on).
-    func expire(token: String) -> Bool {
+    func expire(token: String, sendsSubcode: Bool? = nil) -> Bool {
         guard tokens[token] != nil else { return false }
         tokens[token]?.expiresAt = now()
+        if let sendsSubcode { tokens[token]?.sendsSubcode = sendsSubcode }
         return true
     }
 
@@ -144,20 +169,27 @@ extension EmulatorState {
         _ value: String, appID: String, redirectURI: String, verifier: String?, secretVerified: Bool
     ) -> Result<AuthorizationCode, GraphError> {
         guard var code = codes[value], code.appID == appID else {
-            return .failure(GraphError(message: "Invalid verification code format.", code: 100))
+            return .failure(
+                GraphError(message: "Invalid verification code format.", code: 100, challenge: "invalid_code"))
         }
         guard !code.used else {
-            return .failure(GraphError(message: "This authorization code has been used.", code: 100, subcode: 36009))
+            return .failure(
+                GraphError(
+                    message: "This authorization code has been used.", code: 100, subcode: 36009,
+                    challenge: "invalid_code"))
         }
         guard now() < code.issuedAt.addingTimeInterval(lifetimes.code) else {
-            return .failure(GraphError(message: "This authorization code has expired.", code: 100, subcode: 36007))
+            return .failure(
+                GraphError(
+                    message: "This authorization code has expired.", code: 100, subcode: 36007,
+                    challenge: "invalid_code"))
         }
         guard code.redirectURI == redirectURI else {
             return .failure(
                 GraphError(
                     message:
                         "Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request",
-                    code: 100, subcode: 36008))
+                    code: 100, subcode: 36008, challenge: "invalid_code"))
         }
         // A code issued with a challenge is bound to it (RFC 7636 §4.6): the secret alone is not enough.
         if let challenge = code.challenge, let method = code.challengeMethod {
@@ -197,7 +229,6 @@ extension EmulatorState {
             }
     }
 
-    /// Everything `debug_token` reports about a token, read in one step.
     /// The app a token string belongs to, when the emulator can tell: an issued token of any kind,
     /// or a literal `APPID|SECRET` naming a known app (whatever the secret).
     func owningAppID(of token: String) -> String? {
@@ -207,6 +238,7 @@ extension EmulatorState {
         return nil
     }
 
+    /// Everything `debug_token` reports about a token, read in one step.
     func debugSnapshot(_ token: String) -> (AccessTokenRecord, EmulatorApp, Grant?, GraphError?)? {
         guard let record = tokens[token], let app = apps[record.appID] else { return nil }
         let personGrant = record.personKey.flatMap { self.grant(appID: record.appID, personKey: $0) }

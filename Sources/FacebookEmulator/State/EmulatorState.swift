@@ -40,6 +40,12 @@ actor EmulatorState {
     var calls: [String: Int] = [:]
     /// The latest Graph requests, oldest first (`GET /_emulator/requests`).
     var requests: [RecordedRequest] = []
+    /// Platform rate limits changed through the control API, by app id (others come from the seed).
+    var usageLimits: [String: UsageLimits] = [:]
+    /// Graph calls charged to each app in the rolling hour.
+    var appCalls: [String: CallWindow] = [:]
+    /// Calls per person and app, kept only while a per-person limit is set.
+    var personCalls: [GrantKey: CallWindow] = [:]
 
     struct Lifetimes: Sendable {
         let longLivedToken: TimeInterval
@@ -237,9 +243,14 @@ actor EmulatorState {
     }
 
     /// `DELETE /me/permissions`: removes the app for the person, invalidating their tokens (458).
-    func removeApp(appID: String, personKey: String) {
-        grants[GrantKey(appID: appID, personKey: personKey)] = nil
-        invalidateTokens(personKey: personKey, appID: appID, reason: .appRemoved)
+    /// - Parameter sendsSubcode: whether those tokens' errors carry the subcode (`nil`: as minted).
+    func removeApp(appID: String, personKey: String, sendsSubcode: Bool? = nil) {
+        let key = GrantKey(appID: appID, personKey: personKey)
+        let granted = grants[key]?.granted ?? []
+        grants[key] = nil
+        invalidateTokens(
+            personKey: personKey, appID: appID, reason: .appRemoved, sendsSubcode: sendsSubcode,
+            grantedAtRemoval: granted)
     }
 
     /// `DELETE /me/permissions/{permission}`: the permission becomes declined.

@@ -109,21 +109,22 @@ extension TestResponse {
         )
     }
 
-    /// The `Location` header split into its parameters (query or fragment).
+    /// The `Location` header split into its parameters: the fragment's when the answer is there,
+    /// else the query's (Facebook's empty `#_=_` fragment after a query answer is not one).
     func redirectParameters() throws -> (base: String, parameters: [String: String], fragment: Bool) {
         let location = try #require(headers[.location])
+        var rest = location
+        var fragment: String?
         if let hash = location.firstIndex(of: "#") {
+            fragment = String(location[location.index(after: hash)...])
+            rest = String(location[..<hash])
+        }
+        if let fragment, fragment != "_=_" { return (rest, FormEncoding.decode(fragment), true) }
+        if let question = rest.firstIndex(of: "?") {
             return (
-                String(location[..<hash]), FormEncoding.decode(String(location[location.index(after: hash)...])), true
+                String(rest[..<question]), FormEncoding.decode(String(rest[rest.index(after: question)...])), false
             )
         }
-        if let question = location.firstIndex(of: "?") {
-            return (
-                String(location[..<question]),
-                FormEncoding.decode(String(location[location.index(after: question)...])),
-                false
-            )
-        }
-        return (location, [:], false)
+        return (rest, [:], false)
     }
 }
