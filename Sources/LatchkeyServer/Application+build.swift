@@ -56,13 +56,17 @@ func buildApplication(
     let timeout = configuration.facebookTimeout
     let origin = ServerOrigin(configuration)
     let health = FacebookHealth()
+    let usage = FacebookUsageMonitor(
+        warningPercent: configuration.facebookUsageWarningPercent,
+        tightenPercent: configuration.facebookUsageTightenPercent, clock: configuration.clock, logger: logger)
     let graph = GraphClient(
-        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health)
+        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health, usage: usage)
     // The check bounds its wait to 10 s whatever LATCHKEY_FACEBOOK_TIMEOUT says: a start should
     // not hang on an unreachable Facebook, which the background monitor handles.
     let check = FacebookCredentialCheck(
         graph: GraphClient(
-            client: httpClient, base: configuration.graphBase, timeout: min(timeout, 10), health: health),
+            client: httpClient, base: configuration.graphBase, timeout: min(timeout, 10), health: health,
+            usage: usage),
         health: health)
     let unchecked = try await checkFacebookCredentials(configuration: configuration, check: check, logger: logger)
     let tokens = SessionTokens(
@@ -79,7 +83,7 @@ func buildApplication(
         rules: configuration.abuseLimits, limiter: rateLimiter,
         trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init),
         forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.forwardedHeader) ?? .xForwardedFor,
-        clock: configuration.clock)
+        clock: configuration.clock, facebookUsage: usage)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits)
@@ -90,7 +94,7 @@ func buildApplication(
     router.add(middleware: ErrorMiddleware(routes: table))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
-        origin: origin, health: health, limits: limits,
+        origin: origin, health: health, usage: usage, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
     table.load(router)

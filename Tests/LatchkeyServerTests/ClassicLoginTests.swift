@@ -80,19 +80,29 @@ struct ClassicLoginTests {
     }
 
     @Test(
-        "each Facebook revocation keeps its reason",
+        "each Facebook revocation keeps its reason, with or without Facebook's subcode",
         arguments: [
             ("password_changed", "facebook_password_changed"), ("logged_out", "facebook_logged_out"),
             ("app_removed", "facebook_app_removed"), ("invalidated", "facebook_token_invalid"),
-        ])
-    func revoked(reason: String, code: String) async throws {
+            ("expired", "facebook_token_expired"),
+        ], [true, false])
+    func revoked(reason: (name: String, code: String), sendsSubcode: Bool) async throws {
         try await Stack.run { stack in
             let token = try await stack.facebookToken()
-            _ = try await stack.emulator(
-                "/_emulator/tokens/revoke", ["access_token": .string(token), "reason": .string(reason)])
+            if reason.name == "expired" {
+                _ = try await stack.emulator(
+                    "/_emulator/tokens/expire", ["access_token": .string(token), "send_subcode": .bool(sendsSubcode)])
+            } else {
+                _ = try await stack.emulator(
+                    "/_emulator/tokens/revoke",
+                    [
+                        "access_token": .string(token), "reason": .string(reason.name),
+                        "send_subcode": .bool(sendsSubcode),
+                    ])
+            }
             let response = try await stack.signIn(["accessToken": .string(token)])
             #expect(response.status == .unauthorized)
-            #expect(response.errorCode == code)
+            #expect(response.errorCode == reason.code)
         }
     }
 

@@ -101,6 +101,33 @@ struct FacebookErrorTests {
             fault: ["code": 190, "message": "Error validating access token"],
             status: .unauthorized, code: "facebook_token_invalid"),
         Case(
+            name: "expired, no subcode, Facebook's words (bk-rs capture)", endpoint: "/me",
+            fault: [
+                "code": 190,
+                "message":
+                    "Error validating access token: Session has expired on Thursday, 06-Oct-22 00:00:00 PDT. The current time is Tuesday, 22-Nov-22 19:54:40 PST.",
+            ],
+            status: .unauthorized, code: "facebook_token_expired"),
+        Case(
+            name: "password changed, no subcode", endpoint: "/debug_token",
+            fault: [
+                "code": 190,
+                "message":
+                    "Error validating access token: The session has been invalidated because the user changed their password or Facebook has changed the session for security reasons.",
+            ],
+            status: .unauthorized, code: "facebook_password_changed"),
+        Case(
+            name: "application limit without usage headers (4)", endpoint: "/debug_token",
+            fault: ["preset": "rate_limit_app", "headers": ["X-App-Usage": .null]],
+            status: .serviceUnavailable, code: "facebook_rate_limited"),
+        Case(
+            name: "page limit (32)", endpoint: "/me",
+            fault: ["code": 32, "message": "(#32) Page request limit reached"],
+            status: .serviceUnavailable, code: "facebook_rate_limited"),
+        Case(
+            name: "custom limit (613)", endpoint: "/me", fault: ["preset": "rate_limit_custom"],
+            status: .serviceUnavailable, code: "facebook_rate_limited"),
+        Case(
             name: "malformed token", endpoint: "/me",
             fault: ["code": 190, "message": "Invalid OAuth access token - Cannot parse access token"],
             status: .unauthorized, code: "facebook_token_invalid"),

@@ -24,7 +24,9 @@ extension ServerConfiguration {
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
             "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL", "LATCHKEY_TRUSTED_PROXIES",
             "LATCHKEY_FORWARDED_HEADER",
-            "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", "LATCHKEY_FACEBOOK_REJECTION_TTL", "LATCHKEY_REQUEST_TIMEOUT",
+            "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", "LATCHKEY_FACEBOOK_REJECTION_TTL",
+            "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT", "LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT",
+            "LATCHKEY_REQUEST_TIMEOUT",
             "LATCHKEY_IDLE_TIMEOUT", "LATCHKEY_MAX_CONNECTIONS",
         ] + AbuseLimitRules.settings.map(\.setting)
 
@@ -181,6 +183,8 @@ extension ServerConfiguration {
         if let header = value("LATCHKEY_FORWARDED_HEADER") { forwardedHeader = header.lowercased() }
         if let number = try integer("LATCHKEY_FACEBOOK_MAX_IN_FLIGHT") { facebookMaxInFlight = number }
         if let number = try seconds("LATCHKEY_FACEBOOK_REJECTION_TTL") { facebookRejectionLifetime = number }
+        if let number = try integer("LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT") { facebookUsageWarningPercent = number }
+        if let number = try integer("LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT") { facebookUsageTightenPercent = number }
         if let number = try seconds("LATCHKEY_REQUEST_TIMEOUT") { requestTimeout = number }
         if let number = try seconds("LATCHKEY_IDLE_TIMEOUT") { idleTimeout = number }
         if let number = try integer("LATCHKEY_MAX_CONNECTIONS") { maximumConnections = number }

@@ -111,6 +111,12 @@ public struct ServerConfiguration: Sendable {
     /// Seconds a token Facebook refused is refused again without asking
     /// (`LATCHKEY_FACEBOOK_REJECTION_TTL`; 0 turns it off).
     public var facebookRejectionLifetime: TimeInterval = 60
+    /// Facebook-reported Graph usage (`X-App-Usage`, percent of the app's hourly limit) past
+    /// which a warning is logged (`LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT`).
+    public var facebookUsageWarningPercent: Int = 80
+    /// Usage past which Latchkey tightens its own limits so the app stays out of Facebook's
+    /// throttle (`LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`; see `FacebookUsageMonitor`).
+    public var facebookUsageTightenPercent: Int = 95
     /// Longest a client may take to send a request's body after its head, seconds
     /// (`LATCHKEY_REQUEST_TIMEOUT`); a slower connection is closed.
     public var requestTimeout: TimeInterval = 10
@@ -229,6 +235,13 @@ public struct ServerConfiguration: Sendable {
         }
         guard facebookRejectionLifetime >= 0, facebookRejectionLifetime <= 3600 else {
             throw ConfigurationError("LATCHKEY_FACEBOOK_REJECTION_TTL must be between 0 and 3600 seconds")
+        }
+        guard (1...1000).contains(facebookUsageWarningPercent), (1...1000).contains(facebookUsageTightenPercent),
+            facebookUsageWarningPercent <= facebookUsageTightenPercent
+        else {
+            throw ConfigurationError(
+                "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT and LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT must be between 1 and 1000, the warning no higher"
+            )
         }
         guard requestTimeout > 0, requestTimeout <= 600, idleTimeout > 0, idleTimeout <= 3600 else {
             throw ConfigurationError(

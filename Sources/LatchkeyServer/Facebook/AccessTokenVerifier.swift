@@ -34,13 +34,21 @@ struct AccessTokenVerifier: Sendable {
                 "This is a Limited Login id token (a JWT); send it as idToken, with its nonce.")
         }
         if let rejected = rejections.rejection(of: token, now: clock()) { throw rejected }
+        let tightened = graph.usage.isTightened
+        if tightened, token.contains("|") {
+            // Near Facebook's throttle, an app or client token (`APPID|…`, never a person's) costs
+            // no call: `debug_token` would only call it an app token.
+            throw APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
+        }
         // A single app costs two calls; several, `/app` first and, for apps that require
         // `appsecret_proof`, a `debug_token` each.
         let calls = apps.count == 1 ? 2 : apps.count + 2
         do {
             return try await budget.spending(calls) { try await verifyWithFacebook(token, mapping: mapping) }
         } catch let error as APIError {
-            rejections.remember(error, for: token, now: clock())
+            rejections.remember(
+                error, for: token, now: clock(),
+                atLeast: tightened ? FacebookUsageMonitor.tightenedRejectionLifetime : 0)
             throw error
         }
     }
@@ -83,7 +91,7 @@ struct AccessTokenVerifier: Sendable {
             throw APIError(.internalServerError, .internalError, "No app configured.")
         }
         if apps.count == 1 { return (primary, nil) }
-        let answer = try await graph.get("/app", query: [], bearer: token)
+        let answer = try await graph.get("/app", query: [], bearer: token, app: nil)
         if let failure = answer.failure {
             guard failure.isProofRefusal else { throw FacebookTriage.userToken(failure) }
             // The token's app requires `appsecret_proof` on every call, and the proof needs the
@@ -100,13 +108,16 @@ struct AccessTokenVerifier: Sendable {
         guard let id = answer.body["id"]?.stringValue, let app = apps.first(where: { $0.id == id }) else {
             throw APIError(.unauthorized, .facebookWrongApp, "This Facebook token was issued to another app.")
         }
+        // The call was charged to the token's app, known only now.
+        graph.record(answer, app: app.id)
         return (app, nil)
     }
 
     /// `debug_token` with `app`'s token (in the `Authorization` header): the token's `data`,
     /// checked (§4) to be a valid, unexpired user token of `app`.
     private func inspect(_ token: String, app: ServerConfiguration.FacebookApp) async throws -> JSONValue {
-        let answer = try await graph.get("/debug_token", query: [("input_token", token)], bearer: app.appToken)
+        let answer = try await graph.get(
+            "/debug_token", query: [("input_token", token)], bearer: app.appToken, app: app.id)
         if let failure = answer.failure { throw observed(FacebookTriage.inspection(failure), app: app) }
         guard let data = answer.body["data"], data.isObject else {
             throw APIError.facebookUnavailable("Facebook answered debug_token without data; try again shortly.")
@@ -143,7 +154,7 @@ struct AccessTokenVerifier: Sendable {
     ) async throws -> GraphClient.Answer {
         let proof = AppSecretProof.compute(accessToken: token, secret: app.secret)
         return try await graph.get(
-            "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token)
+            "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token, app: app.id)
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -20,7 +20,7 @@ struct FacebookCredentialCheck: Sendable {
     func check(_ app: ServerConfiguration.FacebookApp) async -> Outcome {
         let answer: GraphClient.Answer
         do {
-            answer = try await graph.get("/app", query: [], bearer: app.appToken)
+            answer = try await graph.get("/app", query: [], bearer: app.appToken, app: app.id)
         } catch {
             return .unreachable
         }

@@ -32,8 +32,9 @@ enum FacebookTriage {
     /// problem or Facebook's.
     static func userToken(_ failure: GraphFailure) -> APIError {
         if let trouble = facebookTrouble(failure) { return trouble }
-        // Facebook's error-handling guide: the subcode names the reason when present (§6.3).
-        switch failure.subcode {
+        // Facebook's error-handling guide: the subcode names the reason when present (§6.3);
+        // without one, Facebook's own words still do.
+        switch failure.reasonSubcode {
         case 463: return APIError(.unauthorized, .facebookTokenExpired, "The Facebook access token has expired.")
         case 460:
             return APIError(
@@ -86,7 +87,7 @@ enum FacebookTriage {
             return .facebookUnavailable(
                 "Facebook could not check the token just now; try again shortly.", cause: failure)
         }
-        if let subcode = failure.subcode, [458, 459, 460, 463, 464, 466, 467].contains(subcode) {
+        if let subcode = failure.reasonSubcode, [458, 459, 460, 463, 464, 466, 467].contains(subcode) {
             // Session subcodes (§6.3) describe a person's login session; our app token has none.
             return userToken(failure)
         }

@@ -19,29 +19,38 @@ struct GraphClient: Sendable {
     let timeout: TimeInterval
     /// Where reachability is recorded for `/ready`.
     let health: FacebookHealth
+    /// Where the usage Facebook reports in response headers is recorded.
+    let usage: FacebookUsageMonitor
 
     /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
     struct Answer: Sendable {
         let status: Int
         let body: JSONValue
+        /// The app usage its headers reported, if any.
+        var usage: FacebookUsage? = nil
 
         /// The error the answer carries at its top level, if any.
         var failure: GraphFailure? { GraphFailure(body["error"], status: status) }
     }
 
     /// A GET whose access token (`bearer`) travels in the `Authorization` header.
-    func get(_ path: String, query: [(String, String)], bearer: String) async throws -> Answer {
+    /// - Parameter app: the app the call is charged to, whose usage its answer reports; `nil` when
+    ///   not known yet (the caller records it once known).
+    func get(_ path: String, query: [(String, String)], bearer: String, app: String?) async throws -> Answer {
         let url = query.isEmpty ? base + path : base + path + "?" + FormEncoding.encode(query)
-        return try await send(.GET, url, bearer: bearer, form: nil)
+        return try await send(.GET, url, bearer: bearer, form: nil, app: app)
     }
 
     /// A form POST: for calls carrying the app secret, which must not sit in a URL.
-    func post(_ path: String, form: [(String, String)]) async throws -> Answer {
-        try await send(.POST, base + path, bearer: nil, form: FormEncoding.encode(form))
+    func post(_ path: String, form: [(String, String)], app: String) async throws -> Answer {
+        try await send(.POST, base + path, bearer: nil, form: FormEncoding.encode(form), app: app)
     }
 
-    private func send(_ method: HTTPMethod, _ url: String, bearer: String?, form: String?) async throws -> Answer {
+    private func send(
+        _ method: HTTPMethod, _ url: String, bearer: String?, form: String?, app: String?
+    ) async throws -> Answer {
         let status: Int
+        let headers: HTTPHeaders
         let bytes: ByteBuffer
         do {
             var request = try HTTPClient.Request(url: url, method: method)
@@ -51,7 +60,7 @@ struct GraphClient: Sendable {
                 request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
                 request.body = .string(form)
             }
-            (status, _, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
+            (status, headers, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
         } catch {
             // A call cancelled because its answer is no longer needed (the concurrent `debug_token`
             // already refused the token) says nothing about Facebook: an attacker's garbage token
@@ -70,6 +79,19 @@ struct GraphClient: Sendable {
                 "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
         }
         health.answered()
-        return Answer(status: status, body: body)
+        let answer = Answer(
+            status: status, body: body,
+            usage: FacebookUsage(
+                appUsage: headers.first(name: "x-app-usage"),
+                businessUseCase: headers.first(name: "x-business-use-case-usage")))
+        if let app { record(answer, app: app) }
+        return answer
+    }
+
+    /// Records the usage `answer` reported for `app`, and a code-4 throttle as the allowance spent
+    /// even when it came without usage headers (Facebook's sometimes do).
+    func record(_ answer: Answer, app: String) {
+        if let reported = answer.usage { usage.record(reported, appID: app) }
+        if answer.failure?.code == 4 { usage.recordThrottle(appID: app) }
     }
 }

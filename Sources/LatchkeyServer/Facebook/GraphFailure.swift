@@ -68,6 +68,24 @@ struct GraphFailure: Error, Sendable, Equatable, CustomStringConvertible {
             || text.contains("access token signature") || text.contains("must provide an app access token")
     }
 
+    /// The session subcode (§6.3): the one sent, or, for a 190 sent without one, the one its
+    /// message names. Facebook's guide says the subcode may be absent, and captured answers carry
+    /// the same messages with and without it (bk-rs/facebook-apis-rs fixtures: "Session has
+    /// expired on …" and the password-change message, both without a subcode), so a person whose
+    /// password changed is told so either way.
+    var reasonSubcode: Int? {
+        if let subcode { return subcode }
+        guard code == 190 else { return nil }
+        let text = message.lowercased()
+        let phrases: [(String, Int)] = [
+            ("session has expired", 463), ("changed their password", 460), ("changed the password", 460),
+            ("has not authorized application", 458), ("user logged out", 467),
+            ("session was invalidated explicitly", 466), ("not a confirmed user", 464),
+            ("follow the instructions given", 459),
+        ]
+        return phrases.first { text.contains($0.0) }?.1
+    }
+
     /// `appsecret_proof` missing or refused (§5.2, type `GraphMethodException`, code 100).
     var isProofRefusal: Bool { code == 100 && message.lowercased().contains("appsecret_proof") }
 }

@@ -16,10 +16,9 @@ final class RejectedTokenCache: Sendable {
         verdicts = ExpiringTable(capacity: maximumEntries)
     }
 
-    /// The answer Facebook gave for `token` within the lifetime, if any.
+    /// The answer Facebook gave for `token` within the lifetime it was remembered for, if any.
     func rejection(of token: String, now: Date) -> APIError? {
-        guard lifetime > 0 else { return nil }
-        return verdicts.update(Self.key(token), now: now.timeIntervalSince1970) { $0?.value }
+        verdicts.update(Self.key(token), now: now.timeIntervalSince1970) { $0?.value }
     }
 
     /// The verdicts that are final for a token whatever the request: a checkpoint can be cleared
@@ -31,7 +30,10 @@ final class RejectedTokenCache: Sendable {
 
     /// Remembers `error` for `token` when it is Facebook's final verdict on the token itself, never
     /// Facebook's trouble or ours.
-    func remember(_ error: APIError, for token: String, now: Date) {
+    /// - Parameter atLeast: a longer lifetime to use instead, as when the app's Graph usage is
+    ///   high (`FacebookUsageMonitor`): then even a TTL of 0 remembers.
+    func remember(_ error: APIError, for token: String, now: Date, atLeast: TimeInterval = 0) {
+        let lifetime = max(self.lifetime, atLeast)
         guard lifetime > 0, error.status == .unauthorized, Self.finalVerdicts.contains(error.code) else { return }
         // The cause stays out: the cached answer is what the client gets, and the log has the first.
         let answer = APIError(error.status, error.code, error.message)

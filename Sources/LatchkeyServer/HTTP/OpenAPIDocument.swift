@@ -87,7 +87,8 @@ enum OpenAPIDocument {
                           "required": [
                             "status",
                             "database",
-                            "facebook"
+                            "facebook",
+                            "facebook_usage"
                           ],
                           "additionalProperties": false,
                           "properties": {
@@ -111,6 +112,51 @@ enum OpenAPIDocument {
                                 "credentials_refused"
                               ],
                               "description": "What the last real Facebook answers said; never a call per probe."
+                            },
+                            "facebook_usage": {
+                              "type": "object",
+                              "description": "Per Facebook app id, the Graph usage Facebook last reported (`X-App-Usage`, `X-Business-Use-Case-Usage`), in percent of the app's limit, and what Latchkey does about it: `warning` past LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT, `tightened` (own limits tightened) past LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT. Reports older than Facebook's rolling hour are `stale` and count as `normal`.",
+                              "additionalProperties": {
+                                "type": "object",
+                                "required": [
+                                  "level",
+                                  "observed_at"
+                                ],
+                                "additionalProperties": false,
+                                "properties": {
+                                  "call_count": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "total_cputime": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "total_time": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "business_use_case": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "The highest figure in X-Business-Use-Case-Usage."
+                                  },
+                                  "level": {
+                                    "enum": [
+                                      "normal",
+                                      "warning",
+                                      "tightened"
+                                    ]
+                                  },
+                                  "observed_at": {
+                                    "type": "integer",
+                                    "description": "Epoch seconds of the answer that carried it."
+                                  },
+                                  "stale": {
+                                    "const": true
+                                  }
+                                }
+                              }
                             }
                           }
                         }
@@ -131,7 +177,8 @@ enum OpenAPIDocument {
                           "required": [
                             "status",
                             "database",
-                            "facebook"
+                            "facebook",
+                            "facebook_usage"
                           ],
                           "additionalProperties": false,
                           "properties": {
@@ -155,6 +202,51 @@ enum OpenAPIDocument {
                                 "credentials_refused"
                               ],
                               "description": "What the last real Facebook answers said; never a call per probe."
+                            },
+                            "facebook_usage": {
+                              "type": "object",
+                              "description": "Per Facebook app id, the Graph usage Facebook last reported (`X-App-Usage`, `X-Business-Use-Case-Usage`), in percent of the app's limit, and what Latchkey does about it: `warning` past LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT, `tightened` (own limits tightened) past LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT. Reports older than Facebook's rolling hour are `stale` and count as `normal`.",
+                              "additionalProperties": {
+                                "type": "object",
+                                "required": [
+                                  "level",
+                                  "observed_at"
+                                ],
+                                "additionalProperties": false,
+                                "properties": {
+                                  "call_count": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "total_cputime": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "total_time": {
+                                    "type": "integer",
+                                    "minimum": 0
+                                  },
+                                  "business_use_case": {
+                                    "type": "integer",
+                                    "minimum": 0,
+                                    "description": "The highest figure in X-Business-Use-Case-Usage."
+                                  },
+                                  "level": {
+                                    "enum": [
+                                      "normal",
+                                      "warning",
+                                      "tightened"
+                                    ]
+                                  },
+                                  "observed_at": {
+                                    "type": "integer",
+                                    "description": "Epoch seconds of the answer that carried it."
+                                  },
+                                  "stale": {
+                                    "const": true
+                                  }
+                                }
+                              }
                             }
                           }
                         }

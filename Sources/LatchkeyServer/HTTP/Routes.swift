@@ -15,6 +15,8 @@ struct Routes: Sendable {
     let origin: ServerOrigin
     /// What the server last heard from Facebook, for `/ready`.
     let health: FacebookHealth
+    /// The Graph usage Facebook last reported per app, for `/ready`.
+    let usage: FacebookUsageMonitor
     /// Abuse limits by client address.
     let limits: AbuseLimits
     let reading: RequestReading
@@ -42,6 +44,8 @@ struct Routes: Sendable {
             let body: JSONValue = [
                 "status": databaseUp ? "ready" : "unavailable", "database": databaseUp ? "ok" : "unreachable",
                 "facebook": .string(health.status.rawValue),
+                // Per app: the last X-App-Usage (and business-use-case) figures, their level and time.
+                "facebook_usage": usage.report,
             ]
             var response = try Response.json(body)
             response.headers[.cacheControl] = "no-store"

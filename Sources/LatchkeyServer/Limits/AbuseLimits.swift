@@ -12,6 +12,21 @@ struct AbuseLimits: Sendable {
     let trustedProxies: [ClientAddress.Network]
     let forwardedHeader: ClientAddress.ForwardedHeader
     let clock: @Sendable () -> Date
+    /// Facebook's reported usage: near the app's Graph limit, limits on what spends Graph calls
+    /// shrink.
+    let facebookUsage: FacebookUsageMonitor
+
+    /// The rule at `keyPath` as it applies now: limits on requests that spend Graph calls
+    /// (sign-ins per address and network, Easy Login starts) shrink to a quarter while Facebook
+    /// reports the app's usage past `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`. The rule keeps its
+    /// name, so what a client already spent still counts.
+    func rule(_ keyPath: KeyPath<AbuseLimitRules, RateRule?>) -> RateRule? {
+        let rule = rules[keyPath: keyPath]
+        switch keyPath {
+        case \.signInPerAddress, \.signInPerNetwork, \.authorizePerAddress: return facebookUsage.effective(rule)
+        default: return rule
+        }
+    }
 
     /// The key of the request's client (`unknown` when the peer has no IP address, as in
     /// in-memory tests).
@@ -29,8 +44,8 @@ struct AbuseLimits: Sendable {
     /// Counts a sign-in for the client's address and, for IPv6, for its /48.
     func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws {
         let address = address(request, context)
-        try await enforce(rules.signInPerAddress, key: address?.key ?? "unknown")
-        if let network = address?.networkKey { try await enforce(rules.signInPerNetwork, key: network) }
+        try await enforce(rule(\.signInPerAddress), key: address?.key ?? "unknown")
+        if let network = address?.networkKey { try await enforce(rule(\.signInPerNetwork), key: network) }
     }
 
     /// Counts one event for `key` under `rule`.
