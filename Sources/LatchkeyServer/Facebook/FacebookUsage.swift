@@ -71,6 +71,8 @@ struct FacebookUsage: Sendable, Equatable {
             number = Double(integer)
         } else if case .double(let double) = value, double.isFinite {
             number = double
+        } else if let text = value.stringValue, let parsed = Double(text), parsed.isFinite {
+            number = parsed
         } else {
             return nil
         }

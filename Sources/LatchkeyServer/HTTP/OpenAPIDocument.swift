@@ -83,82 +83,7 @@ enum OpenAPIDocument {
                     "content": {
                       "application/json": {
                         "schema": {
-                          "type": "object",
-                          "required": [
-                            "status",
-                            "database",
-                            "facebook",
-                            "facebook_usage"
-                          ],
-                          "additionalProperties": false,
-                          "properties": {
-                            "status": {
-                              "enum": [
-                                "ready",
-                                "unavailable"
-                              ]
-                            },
-                            "database": {
-                              "enum": [
-                                "ok",
-                                "unreachable"
-                              ]
-                            },
-                            "facebook": {
-                              "enum": [
-                                "unknown",
-                                "ok",
-                                "unreachable",
-                                "credentials_refused"
-                              ],
-                              "description": "What the last real Facebook answers said; never a call per probe."
-                            },
-                            "facebook_usage": {
-                              "type": "object",
-                              "description": "Per Facebook app id, the Graph usage Facebook last reported (`X-App-Usage`, `X-Business-Use-Case-Usage`), in percent of the app's limit, and what Latchkey does about it: `warning` past LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT, `tightened` (own limits tightened) past LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT. Reports older than Facebook's rolling hour are `stale` and count as `normal`.",
-                              "additionalProperties": {
-                                "type": "object",
-                                "required": [
-                                  "level",
-                                  "observed_at"
-                                ],
-                                "additionalProperties": false,
-                                "properties": {
-                                  "call_count": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "total_cputime": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "total_time": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "business_use_case": {
-                                    "type": "integer",
-                                    "minimum": 0,
-                                    "description": "The highest figure in X-Business-Use-Case-Usage."
-                                  },
-                                  "level": {
-                                    "enum": [
-                                      "normal",
-                                      "warning",
-                                      "tightened"
-                                    ]
-                                  },
-                                  "observed_at": {
-                                    "type": "integer",
-                                    "description": "Epoch seconds of the answer that carried it."
-                                  },
-                                  "stale": {
-                                    "const": true
-                                  }
-                                }
-                              }
-                            }
-                          }
+                          "$ref": "#/components/schemas/Readiness"
                         }
                       }
                     }
@@ -173,82 +98,7 @@ enum OpenAPIDocument {
                     "content": {
                       "application/json": {
                         "schema": {
-                          "type": "object",
-                          "required": [
-                            "status",
-                            "database",
-                            "facebook",
-                            "facebook_usage"
-                          ],
-                          "additionalProperties": false,
-                          "properties": {
-                            "status": {
-                              "enum": [
-                                "ready",
-                                "unavailable"
-                              ]
-                            },
-                            "database": {
-                              "enum": [
-                                "ok",
-                                "unreachable"
-                              ]
-                            },
-                            "facebook": {
-                              "enum": [
-                                "unknown",
-                                "ok",
-                                "unreachable",
-                                "credentials_refused"
-                              ],
-                              "description": "What the last real Facebook answers said; never a call per probe."
-                            },
-                            "facebook_usage": {
-                              "type": "object",
-                              "description": "Per Facebook app id, the Graph usage Facebook last reported (`X-App-Usage`, `X-Business-Use-Case-Usage`), in percent of the app's limit, and what Latchkey does about it: `warning` past LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT, `tightened` (own limits tightened) past LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT. Reports older than Facebook's rolling hour are `stale` and count as `normal`.",
-                              "additionalProperties": {
-                                "type": "object",
-                                "required": [
-                                  "level",
-                                  "observed_at"
-                                ],
-                                "additionalProperties": false,
-                                "properties": {
-                                  "call_count": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "total_cputime": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "total_time": {
-                                    "type": "integer",
-                                    "minimum": 0
-                                  },
-                                  "business_use_case": {
-                                    "type": "integer",
-                                    "minimum": 0,
-                                    "description": "The highest figure in X-Business-Use-Case-Usage."
-                                  },
-                                  "level": {
-                                    "enum": [
-                                      "normal",
-                                      "warning",
-                                      "tightened"
-                                    ]
-                                  },
-                                  "observed_at": {
-                                    "type": "integer",
-                                    "description": "Epoch seconds of the answer that carried it."
-                                  },
-                                  "stale": {
-                                    "const": true
-                                  }
-                                }
-                              }
-                            }
-                          }
+                          "$ref": "#/components/schemas/Readiness"
                         }
                       }
                     }
@@ -1631,6 +1481,84 @@ enum OpenAPIDocument {
                     "type": "array",
                     "items": {
                       "type": "string"
+                    }
+                  }
+                }
+              },
+              "Readiness": {
+                "type": "object",
+                "required": [
+                  "status",
+                  "database",
+                  "facebook",
+                  "facebook_usage"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "status": {
+                    "enum": [
+                      "ready",
+                      "unavailable"
+                    ]
+                  },
+                  "database": {
+                    "enum": [
+                      "ok",
+                      "unreachable"
+                    ]
+                  },
+                  "facebook": {
+                    "enum": [
+                      "unknown",
+                      "ok",
+                      "unreachable",
+                      "credentials_refused"
+                    ],
+                    "description": "What the last real Facebook answers said; never a call per probe."
+                  },
+                  "facebook_usage": {
+                    "type": "object",
+                    "description": "Per Facebook app id, the Graph usage Facebook last reported (`X-App-Usage`, `X-Business-Use-Case-Usage`), in percent of the app's limit, and what Latchkey does about it: `warning` past LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT, `tightened` (own limits tightened) past LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT. Reports older than Facebook's rolling hour are `stale` and count as `normal`.",
+                    "additionalProperties": {
+                      "type": "object",
+                      "required": [
+                        "level",
+                        "observed_at"
+                      ],
+                      "additionalProperties": false,
+                      "properties": {
+                        "call_count": {
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "total_cputime": {
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "total_time": {
+                          "type": "integer",
+                          "minimum": 0
+                        },
+                        "business_use_case": {
+                          "type": "integer",
+                          "minimum": 0,
+                          "description": "The highest figure in X-Business-Use-Case-Usage."
+                        },
+                        "level": {
+                          "enum": [
+                            "normal",
+                            "warning",
+                            "tightened"
+                          ]
+                        },
+                        "observed_at": {
+                          "type": "integer",
+                          "description": "Epoch seconds of the answer that carried it."
+                        },
+                        "stale": {
+                          "const": true
+                        }
+                      }
                     }
                   }
                 }
