@@ -271,6 +271,27 @@ struct FidelityTests {
         }
     }
 
+    @Test("the window counts by minute: a call leaves it at the start of the sixtieth minute after its own")
+    func windowBoundary() async throws {
+        try await withEmulator { emulator in
+            let token = try await emulator.mintToken()
+            try await emulator.post("/_emulator/clock", json: ["advance_seconds": 30])
+            for _ in 1...2 { try await GraphUserTests.me(emulator, token) }
+            func counted() async throws -> JSONValue? {
+                try await emulator.get("/_emulator/usage").json()["apps"]?[Demo.appID]?["calls"]
+            }
+            #expect(try await counted() == 2)
+            try await emulator.post("/_emulator/clock", json: ["advance_seconds": 3569])
+            #expect(try await counted() == 2)
+            try await emulator.post("/_emulator/clock", json: ["advance_seconds": 1])
+            #expect(try await counted() == 0)
+            // `client_id` is charged on the token endpoint only: elsewhere it names nobody.
+            let free = try await emulator.get(EmulatorClient.path("/me", [("client_id", Demo.appID)]))
+            #expect(free.status == .badRequest && free.headers[Self.usage] == nil)
+            #expect(try await counted() == 0)
+        }
+    }
+
     @Test("one person's limit answers 17 for them while others still get through")
     func userLimit() async throws {
         try await withEmulator { emulator in
@@ -349,6 +370,9 @@ struct FidelityTests {
             let badName = try await emulator.post(
                 "/_emulator/faults", json: ["endpoint": "/me", "headers": ["bad name": "x"]])
             #expect(badName.status == .badRequest)
+            let framing = try await emulator.post(
+                "/_emulator/faults", json: ["endpoint": "/me", "headers": ["Content-Length": "5"]])
+            #expect(framing.status == .badRequest)
             let badValue = try await emulator.post(
                 "/_emulator/faults", json: ["endpoint": "/me", "headers": ["X-Test": "a\r\nb"]])
             #expect(badValue.status == .badRequest)
@@ -387,6 +411,9 @@ struct FidelityTests {
             let sized = try await GraphUserTests.me(emulator, token, fields: "picture.type(large){url,width}").json()
             #expect(sized["picture"]?["data"]?["width"] == 200)
             #expect(sized["picture"]?["data"]?.objectValue?.keys.sorted() == ["url", "width"])
+            // Deep nesting is read in one pass: an answer, not a crash.
+            let nested = String(repeating: "{", count: 5_000) + String(repeating: "}", count: 5_000)
+            #expect(try await GraphUserTests.me(emulator, token, fields: "picture" + nested).status == .ok)
             let unknown = try await GraphUserTests.me(emulator, token, fields: "picture{colour}")
             #expect(try unknown.graphError().code == 100)
             #expect(

@@ -269,6 +269,9 @@ struct CodeExchangeErrorTests {
             fault: ["code": 100, "message": "Invalid verification code format."], error: "access_denied",
             code: "facebook_code_invalid"),
         Case(
+            fault: ["code": 100, "message": "This authorization code has been used."], error: "access_denied",
+            code: "facebook_code_invalid"),
+        Case(
             fault: ["code": 1, "subcode": 33, "message": "Error validating client secret."], error: "server_error",
             code: "internal_error"),
         Case(

@@ -70,7 +70,9 @@ struct FacebookUsageTests {
                 try await stack.signIn(["accessToken": .string(try await stack.facebookToken("carol"))]).status == .ok)
             #expect(warnings().count == 2)
 
+            // Reports within a minute merge (highest kept); a later one starts afresh.
             try await stack.emulatorDelete("/_emulator/usage")
+            stack.clock.advance(61)
             #expect(
                 try await stack.signIn(["accessToken": .string(try await stack.facebookToken("dave"))]).status == .ok)
             #expect(try await Self.usage(stack)?["level"] == "normal")
@@ -104,20 +106,24 @@ struct FacebookUsageTests {
             #expect(
                 try await stack.signIn(["accessToken": .string("\(Demo.appID)|\(Demo.secret)")]).errorCode
                     == "facebook_token_not_user")
+            // Remembered for ten minutes, then asked again.
+            stack.clock.advance(301)
+            #expect(try await stack.signIn(["accessToken": .string(other)]).errorCode == "facebook_token_invalid")
+            #expect(try await stack.emulatorGET("/_emulator/calls")["calls"]?["/debug_token"] == 1)
             // A person's real token still signs in.
             #expect(
                 try await stack.signIn(["accessToken": .string(try await stack.facebookToken("bob"))]).status == .ok)
         }
     }
 
-    @Test("tightened: per-address sign-in limits shrink to a quarter; the rule keeps what was spent")
+    @Test("tightened: classic sign-ins per address shrink to a quarter; Limited Login keeps the full limit")
     func tightenedLimits() async throws {
         let rule = RateRule(name: "sign-in-address", limit: 8, period: 60)
         try await Stack.run({
             $0.abuseLimits = .off
             $0.abuseLimits.signInPerAddress = rule
         }) { (stack: Stack) async throws in
-            // Normal: the first three sign-ins of an address pass the limit.
+            // Normal: three classic attempts of one address pass the limit.
             for _ in 1...3 {
                 #expect(try await stack.signIn(["accessToken": .string(Self.madeUp)]).status == .unauthorized)
             }
@@ -129,11 +135,31 @@ struct FacebookUsageTests {
             try await Self.pin(stack, ["call_count": 99])
             #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
             #expect(try await Self.usage(stack)?["level"] == "tightened")
-            // 8 a minute becomes 2: one spent above, one more, then 429 with Retry-After.
-            #expect(try await stack.signIn(["accessToken": .string(Self.madeUp)]).status == .unauthorized)
+            // 8 a minute becomes 2 for classic tokens: two more attempts, then 429 with Retry-After.
+            for _ in 1...2 {
+                #expect(try await stack.signIn(["accessToken": .string(Self.madeUp)]).status == .unauthorized)
+            }
             let limited = try await stack.signIn(["accessToken": .string(Self.madeUp)])
             #expect(limited.status == .tooManyRequests && limited.errorCode == "rate_limited")
             #expect(limited.headers[.retryAfter] != nil)
+            // A Limited Login sign-in costs no Graph call: the full limit (4 of 8 spent) still applies.
+            let idToken = try await stack.idToken("bob")
+            #expect(try await stack.signIn(["idToken": .string(idToken), "nonce": "raw-nonce-123"]).status == .ok)
+        }
+    }
+
+    @Test("another app's token cannot set this app's usage level, however spent that app is")
+    func foreignUsageIgnored() async throws {
+        try await Stack.run({ $0.facebookStartupCheck = .off }) { (stack: Stack) async throws in
+            _ = try await stack.emulator(
+                "/_emulator/usage",
+                ["app_id": .string(Demo.otherAppID), "total_time": 99, "headers_after_calls": 0])
+            let foreign = try await stack.facebookToken(app: Demo.otherAppID)
+            #expect(try await stack.signIn(["accessToken": .string(foreign)]).errorCode == "facebook_token_wrong_app")
+            // Only debug_token, made with this app's token, reported this app's usage.
+            let detail = try #require(try await Self.usage(stack))
+            #expect(detail["level"] == "normal" && detail["total_time"] == 0)
+            #expect(try await stack.get("/ready").json()["facebook_usage"]?[Demo.otherAppID] == nil)
         }
     }
 

@@ -269,6 +269,10 @@ extension EmulatorEndpoints {
             guard HTTPField.Name(name) != nil else {
                 throw ControlError(code: "invalid_field", "'\(name)' is not a header name")
             }
+            // Headers that frame the message would corrupt the connection a client reuses.
+            guard !Self.framingHeaders.contains(name.lowercased()) else {
+                throw ControlError(code: "invalid_field", "'\(name)' frames the message and cannot be set")
+            }
             switch members[name] {
             case .string(let value)?
             where value.utf8.count <= 8192 && value.unicodeScalars.allSatisfy(Self.isFieldScalar):
@@ -280,6 +284,10 @@ extension EmulatorEndpoints {
             }
         }
     }
+
+    private static let framingHeaders: Set<String> = [
+        "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
+    ]
 
     private static func isFieldScalar(_ scalar: Unicode.Scalar) -> Bool {
         scalar == "\t" || (scalar.value >= 0x20 && scalar.value != 0x7F)

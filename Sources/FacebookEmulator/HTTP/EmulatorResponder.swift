@@ -66,7 +66,12 @@ struct EmulatorResponder: HTTPResponder {
         let recorded = RecordedRequest(
             method: method.rawValue, path: request.rawPath, query: request.rawQuery, endpoint: endpoint.name,
             authorizationScheme: scheme)
-        let caller = endpoint.isGraphCall ? CallerHint(token: request.accessToken, clientID: request["client_id"]) : nil
+        // `client_id` names the app only on the token endpoint; elsewhere it would let anyone
+        // spend any app's budget without a credential.
+        let caller =
+            endpoint.isGraphCall
+            ? CallerHint(token: request.accessToken, clientID: endpoint == .accessToken ? request["client_id"] : nil)
+            : nil
         let (fault, usage) = await endpoints.state.recordCall(
             endpoint: endpoint.name, request: recorded, caller: caller)
         var request = request

@@ -53,10 +53,38 @@ struct FieldSelection: Sendable, Equatable {
             let head = item.prefix { $0 != "{" }
             var subfields: [String]?
             if let open = item.firstIndex(of: "{"), let close = item.lastIndex(of: "}"), open < close {
-                subfields = FieldSelection(parsing: String(item[item.index(after: open)..<close])).fields.map(\.name)
+                subfields = Self.names(in: item[item.index(after: open)..<close])
             }
             return Field(name: name, modifiers: Self.modifiers(in: String(head)), subfields: subfields)
         }
+    }
+
+    /// The names at the top level of a braces' contents (`url,width` → `["url", "width"]`), one pass
+    /// and no recursion, so no nesting of braces a client sends can exhaust the stack.
+    private static func names(in text: Substring) -> [String] {
+        var names: [String] = []
+        var depth = 0
+        var current = ""
+        var inName = true
+        for character in text {
+            switch character {
+            case "{", "(":
+                depth += 1
+                inName = false
+            case "}", ")":
+                depth -= 1
+            case "," where depth == 0:
+                names.append(current.trimmingCharacters(in: .whitespaces))
+                current = ""
+                inName = true
+            case "." where depth == 0:
+                inName = false
+            default:
+                if inName && depth == 0 { current.append(character) }
+            }
+        }
+        names.append(current.trimmingCharacters(in: .whitespaces))
+        return names.filter { !$0.isEmpty }
     }
 
     /// Collects `key(value)` pairs that follow dots, e.g. `.type(large).width(200)`.

@@ -44,7 +44,7 @@ actor EmulatorState {
     var usageLimits: [String: UsageLimits] = [:]
     /// Graph calls charged to each app in the rolling hour.
     var appCalls: [String: CallWindow] = [:]
-    /// Calls per person and app, kept only while a per-person limit is set.
+    /// Calls per person and app, counted only while a per-person limit is set.
     var personCalls: [GrantKey: CallWindow] = [:]
 
     struct Lifetimes: Sendable {

@@ -61,6 +61,10 @@ struct AccessTokenVerifier: Sendable {
         let data: JSONValue
         if let inspected { data = inspected } else { data = try await inspect(token, app: app) }
         let answer = try await profile
+        // Facebook charges `/me` to the token's own app: only now that `debug_token` confirmed the
+        // token is `app`'s may its usage headers speak for `app` (another app's token would
+        // otherwise let a stranger set our usage level).
+        graph.record(answer, app: app.id)
         if let failure = answer.failure {
             // `debug_token` vouched for the token: a refused proof now means our secret is wrong.
             throw observed(FacebookTriage.profile(failure), app: app)
@@ -154,7 +158,7 @@ struct AccessTokenVerifier: Sendable {
     ) async throws -> GraphClient.Answer {
         let proof = AppSecretProof.compute(accessToken: token, secret: app.secret)
         return try await graph.get(
-            "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token, app: app.id)
+            "/me", query: [("fields", mapping.graphFields), ("appsecret_proof", proof)], bearer: token, app: nil)
     }
 
     private static func isTokenByte(_ byte: UInt8) -> Bool {

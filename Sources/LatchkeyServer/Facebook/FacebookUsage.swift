@@ -54,9 +54,12 @@ struct FacebookUsage: Sendable, Equatable {
         }
     }
 
-    /// Usage as Facebook's throttling implies it when a code-4 answer came without headers.
-    init(spent: Void) {
-        callCount = 100
+    /// Usage made of these figures.
+    init(callCount: Int? = nil, totalCPUTime: Int? = nil, totalTime: Int? = nil, businessUseCase: Int? = nil) {
+        self.callCount = callCount
+        self.totalCPUTime = totalCPUTime
+        self.totalTime = totalTime
+        self.businessUseCase = businessUseCase
     }
 
     private static func object(_ header: String?) -> [String: JSONValue]? {

@@ -78,9 +78,9 @@ struct Routes: Sendable {
         }
 
         route(.post, "/v1/auth/facebook") { request, context in
-            try await limits.enforceSignIn(request, context)
+            let address = try await limits.enforceSignIn(request, context)
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
-            return try Response.json(try await signIn.signIn(fields, logger: context.logger))
+            return try Response.json(try await signIn.signIn(fields, client: address, logger: context.logger))
         }
         route(.post, "/v1/auth/nonce") { request, context in
             try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))

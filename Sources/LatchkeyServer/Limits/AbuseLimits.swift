@@ -16,15 +16,30 @@ struct AbuseLimits: Sendable {
     /// shrink.
     let facebookUsage: FacebookUsageMonitor
 
-    /// The rule at `keyPath` as it applies now: limits on requests that spend Graph calls
-    /// (sign-ins per address and network, Easy Login starts) shrink to a quarter while Facebook
-    /// reports the app's usage past `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`. The rule keeps its
-    /// name, so what a client already spent still counts.
+    /// The rule at `keyPath` as it applies now: Easy Login's authorize limit, whose every request
+    /// leads to Graph calls, shrinks to a quarter while Facebook reports the app's usage past
+    /// `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`; the rule keeps its name, so what a client already
+    /// spent still counts.
     func rule(_ keyPath: KeyPath<AbuseLimitRules, RateRule?>) -> RateRule? {
         let rule = rules[keyPath: keyPath]
-        switch keyPath {
-        case \.signInPerAddress, \.signInPerNetwork, \.authorizePerAddress: return facebookUsage.effective(rule)
-        default: return rule
+        return keyPath == \.authorizePerAddress ? facebookUsage.effective(rule) : rule
+    }
+
+    /// While usage is tightened, a classic sign-in (two Graph calls) also counts in buckets of a
+    /// quarter of the per-address and per-/48 limits. Separate buckets, because a Limited Login
+    /// sign-in costs no Graph call and keeps the full limit, and the kind is known only once the
+    /// body is read, after the head was counted.
+    func enforceClassicSignIn(_ address: ClientAddress?) async throws {
+        guard facebookUsage.isTightened else { return }
+        try await enforce(Self.tightened(rules.signInPerAddress), key: address?.key ?? "unknown")
+        if let network = address?.networkKey { try await enforce(Self.tightened(rules.signInPerNetwork), key: network) }
+    }
+
+    private static func tightened(_ rule: RateRule?) -> RateRule? {
+        rule.map {
+            RateRule(
+                name: $0.name + "-tightened", limit: max(1, $0.limit / FacebookUsageMonitor.tightenedLimitDivisor),
+                period: $0.period)
         }
     }
 
@@ -42,10 +57,13 @@ struct AbuseLimits: Sendable {
     }
 
     /// Counts a sign-in for the client's address and, for IPv6, for its /48.
-    func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws {
+    /// - Returns: the client's address, for `enforceClassicSignIn`.
+    @discardableResult
+    func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> ClientAddress? {
         let address = address(request, context)
-        try await enforce(rule(\.signInPerAddress), key: address?.key ?? "unknown")
-        if let network = address?.networkKey { try await enforce(rule(\.signInPerNetwork), key: network) }
+        try await enforce(rules.signInPerAddress, key: address?.key ?? "unknown")
+        if let network = address?.networkKey { try await enforce(rules.signInPerNetwork, key: network) }
+        return address
     }
 
     /// Counts one event for `key` under `rule`.

@@ -16,7 +16,9 @@ struct SignInService: Sendable {
 
     static let requestFields: Set<String> = ["accessToken", "idToken", "nonce", "fieldsMapping"]
 
-    func signIn(_ fields: [String: JSONValue], logger: Logger) async throws -> SignInBody {
+    /// - Parameter client: the caller's address, for the tighter limits on classic sign-ins while
+    ///   the app's Graph usage is high.
+    func signIn(_ fields: [String: JSONValue], client: ClientAddress?, logger: Logger) async throws -> SignInBody {
         let accessToken = try RequestReading.string(fields, "accessToken")
         let idToken = try RequestReading.string(fields, "idToken", maxLength: CompactJWS.maximumLength)
         let nonce = try RequestReading.string(fields, "nonce", maxLength: 512)
@@ -30,7 +32,9 @@ struct SignInService: Sendable {
         }
         let identity: FacebookIdentity
         switch (accessToken, idToken) {
-        case (let token?, nil): identity = try await classic.verify(token, mapping: mapping)
+        case (let token?, nil):
+            try await limits.enforceClassicSignIn(client)
+            identity = try await classic.verify(token, mapping: mapping)
         case (nil, let token?): identity = try await limited.verify(token, nonce: nonce)
         default: throw APIError.invalidRequest("Send exactly one of accessToken or idToken.")
         }
