@@ -125,16 +125,13 @@ public final class SQLiteStore: LatchkeyStore {
                         .text(identity.provider), .text(identity.subject),
                     ])
                 var user = stored
-                if login.refreshProperties, !login.mappedProperties.isEmpty {
-                    let merged = stored.properties.merging(login.mappedProperties) { _, mapped in mapped }
-                    // A returning person's profile rarely changes: no write (and no WAL page) then.
-                    if merged != stored.properties {
-                        try db.execute(
-                            "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
-                            [.text(Self.json(merged)), .float(now.timeIntervalSince1970), .text(userID)])
-                        user.properties = merged
-                        user.updatedAt = stamp
-                    }
+                // A returning person's profile rarely changes: no write (and no WAL page) then.
+                if let merged = StorageRules.propertiesAfterSignIn(stored: stored.properties, login: login) {
+                    try db.execute(
+                        "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+                        [.text(Self.json(merged)), .float(now.timeIntervalSince1970), .text(userID)])
+                    user.properties = merged
+                    user.updatedAt = stamp
                 }
                 if row.column("links")?.integer == 1 {
                     user.identities = [
@@ -187,12 +184,12 @@ public final class SQLiteStore: LatchkeyStore {
                         .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
                     ])
             }
+            let event = StorageRules.signInEvent(login, userID: userID, created: created)
             try db.execute(
                 "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
                 [
-                    .float(now.timeIntervalSince1970), .text(created ? "user.created" : "user.signed_in"),
-                    .text(userID),
-                    .text(Self.json(["subject": .string(identity.subject), "app_id": .string(identity.appID)])),
+                    .float(now.timeIntervalSince1970), .text(event.type.rawValue), .text(event.userID),
+                    .text(String(decoding: event.detail.encoded(), as: UTF8.self)),
                 ])
             guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
@@ -209,8 +206,8 @@ public final class SQLiteStore: LatchkeyStore {
     {
         try await transaction { db in
             guard try Self.loadUser(userID, db) != nil else { return nil }
-            var current = try Self.properties(of: userID, db)
-            for (key, value) in properties { current[key] = value == .null ? nil : value }
+            let current = StorageRules.propertiesAfterUpdate(
+                current: try Self.properties(of: userID, db), changes: properties)
             try db.execute(
                 "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
                 [.text(Self.json(current)), .float(now.timeIntervalSince1970), .text(userID)])
@@ -427,19 +424,17 @@ public final class SQLiteStore: LatchkeyStore {
                     [.float(now.timeIntervalSince1970), .text(sessionID)])
                 return .reused
             }
-            let bound =
-                ConstantTime.equals(row.column("client_id")?.string ?? "", presentation.clientID)
-                && ConstantTime.equals(row.column("redirect_uri")?.string ?? "", presentation.redirectURI)
-                && ConstantTime.equals(row.column("code_challenge")?.string ?? "", presentation.codeChallenge)
-            let live = (row.column("expires_at")?.double ?? 0) > now.timeIntervalSince1970
-            let enabled = row.column("disabled")?.integer != 1
-            let redeemed = bound && live && enabled
+            let stored = StoredAuthorizationCode(
+                clientID: row.column("client_id")?.string ?? "", redirectURI: row.column("redirect_uri")?.string ?? "",
+                codeChallenge: row.column("code_challenge")?.string ?? "",
+                expiresAt: Date(timeIntervalSince1970: row.column("expires_at")?.double ?? 0),
+                userDisabled: row.column("disabled")?.integer == 1)
+            let verdict = StorageRules.codeVerdict(stored, presentation: presentation, now: now)
             // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
             try db.execute(
                 "UPDATE authorization_codes SET used_at = ?, redeemed = ? WHERE hash = ?",
-                [.float(now.timeIntervalSince1970), .integer(redeemed ? 1 : 0), hash])
-            guard bound, live else { return .invalid }
-            guard enabled else { return .userDisabled }
+                [.float(now.timeIntervalSince1970), .integer(verdict == .redeem ? 1 : 0), hash])
+            if case .refuse(let refusal) = verdict { return refusal }
             var opened = session
             opened.id = sessionID
             try Self.open(opened, userID: userID, db)

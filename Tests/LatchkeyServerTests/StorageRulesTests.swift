@@ -1,0 +1,81 @@
+import Foundation
+import LatchkeyAPI
+import Testing
+
+@testable import LatchkeyServer
+
+/// The domain rules every storage backend applies (`StorageRules`), checked once here; the storage
+/// contract suite checks that each backend applies them.
+@Suite("Storage rules, shared by every backend")
+struct StorageRulesTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func login(mapped: [String: JSONValue], refresh: Bool) -> LoginRecord {
+        LoginRecord(
+            identity: StoredIdentity(
+                provider: "facebook", subject: "1234", appID: "100000000000001", grantedPermissions: ["email"],
+                firstSeen: now, lastSeen: now),
+            mappedProperties: mapped, refreshProperties: refresh, newUserID: "user-1", session: nil)
+    }
+
+    @Test("a sign-in overwrites mapped properties only when refreshing, and writes nothing unchanged")
+    func signInMerge() {
+        let stored: [String: JSONValue] = ["name": "Alice", "theme": "dark"]
+        #expect(
+            StorageRules.propertiesAfterSignIn(
+                stored: stored, login: Self.login(mapped: ["name": "Alicia"], refresh: true))
+                == ["name": "Alicia", "theme": "dark"])
+        #expect(
+            StorageRules.propertiesAfterSignIn(
+                stored: stored, login: Self.login(mapped: ["name": "Alicia"], refresh: false))
+                == nil)
+        #expect(
+            StorageRules.propertiesAfterSignIn(
+                stored: stored, login: Self.login(mapped: ["name": "Alice"], refresh: true))
+                == nil)
+        #expect(
+            StorageRules.propertiesAfterSignIn(stored: stored, login: Self.login(mapped: [:], refresh: true)) == nil)
+    }
+
+    @Test("a client's update sets keys and removes those given null")
+    func update() {
+        #expect(
+            StorageRules.propertiesAfterUpdate(
+                current: ["a": 1, "b": 2], changes: ["b": .null, "c": "three", "missing": .null])
+                == ["a": 1, "c": "three"])
+    }
+
+    @Test("a sign-in's audit event names what happened, with subject and app, never a token")
+    func auditEvent() {
+        let login = Self.login(mapped: [:], refresh: true)
+        let created = StorageRules.signInEvent(login, userID: "user-1", created: true)
+        #expect(created.type.rawValue == "user.created" && created.userID == "user-1")
+        #expect(created.detail == ["subject": "1234", "app_id": "100000000000001"])
+        #expect(StorageRules.signInEvent(login, userID: "user-1", created: false).type.rawValue == "user.signed_in")
+    }
+
+    @Test("a code redeems only bound to its client, redirect URI and challenge, unexpired, for an enabled user")
+    func codeVerdict() {
+        let stored = StoredAuthorizationCode(
+            clientID: "app", redirectURI: "app://cb", codeChallenge: "challenge", expiresAt: Self.now + 60,
+            userDisabled: false)
+        let good = CodePresentation(
+            hash: Data([1]), clientID: "app", redirectURI: "app://cb", codeChallenge: "challenge")
+        #expect(StorageRules.codeVerdict(stored, presentation: good, now: Self.now) == .redeem)
+        var other = good
+        other.clientID = "other"
+        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
+        other = good
+        other.redirectURI = "app://elsewhere"
+        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
+        other = good
+        other.codeChallenge = "wrong"
+        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
+        #expect(StorageRules.codeVerdict(stored, presentation: good, now: Self.now + 60) == .refuse(.invalid))
+        var disabled = stored
+        disabled.userDisabled = true
+        #expect(StorageRules.codeVerdict(disabled, presentation: good, now: Self.now) == .refuse(.userDisabled))
+        // A wrong binding says invalid even for a disabled user: nothing about the user leaks.
+        #expect(StorageRules.codeVerdict(disabled, presentation: other, now: Self.now) == .refuse(.invalid))
+    }
+}
