@@ -214,10 +214,12 @@ struct FidelityTests {
             let token = try await emulator.mintToken()
             let me = try await GraphUserTests.me(emulator, token)
             #expect(me.headers[Self.usage] == #"{"call_count":0,"total_cputime":0,"total_time":0}"#)
-            #expect(try await emulator.debug(token).isObject)
-            let refused = try await emulator.get(
-                EmulatorClient.path("/debug_token", [("input_token", token), ("access_token", Demo.appToken)]))
-            #expect(refused.headers[Self.usage] != nil)
+            let inspected = try await Self.debugToken(emulator, token)
+            #expect(inspected.status == .ok && inspected.headers[Self.usage] != nil)
+            // An error answer about the app's own token carries it too.
+            try await emulator.post("/_emulator/tokens/expire", json: ["access_token": .string(token)])
+            let refused = try await GraphUserTests.me(emulator, token)
+            #expect(refused.status == .badRequest && refused.headers[Self.usage] != nil)
             #expect(try await emulator.get("/.well-known/oauth/openid/jwks").headers[Self.usage] == nil)
             let dialog = try await emulator.get(
                 EmulatorClient.path(

@@ -140,10 +140,8 @@ extension EmulatorEndpoints {
             ? nil
             : TimeInterval(
                 try input.int("lifetime_seconds", in: 1...3_153_600_000) ?? Int(state.lifetimes.longLivedToken))
-        var record = await state.issueUserToken(appID: app.id, personKey: person.key, lifetime: lifetime)
-        if let sendsSubcode = input.bool("send_subcode") {
-            record = await state.setSendsSubcode(sendsSubcode, token: record.token) ?? record
-        }
+        let record = await state.issueUserToken(
+            appID: app.id, personKey: person.key, lifetime: lifetime, sendsSubcode: input.bool("send_subcode") ?? true)
         return [
             "access_token": .string(record.token),
             "user_id": .string(EmulatorState.appScopedID(appID: app.id, personKey: person.key)),
@@ -266,7 +264,7 @@ extension EmulatorEndpoints {
             throw ControlError(code: "invalid_field", "'headers' must be an object of at most 20 headers")
         }
         return try members.keys.sorted().map { name in
-            guard HTTPField.Name(name) != nil else {
+            guard let field = HTTPField.Name(name) else {
                 throw ControlError(code: "invalid_field", "'\(name)' is not a header name")
             }
             // Headers that frame the message would corrupt the connection a client reuses.
@@ -276,8 +274,8 @@ extension EmulatorEndpoints {
             switch members[name] {
             case .string(let value)?
             where value.utf8.count <= 8192 && value.unicodeScalars.allSatisfy(Self.isFieldScalar):
-                return Fault.HeaderChange(name: name, value: value)
-            case .null?: return Fault.HeaderChange(name: name, value: nil)
+                return Fault.HeaderChange(name: field, value: value)
+            case .null?: return Fault.HeaderChange(name: field, value: nil)
             default:
                 throw ControlError(
                     code: "invalid_field", "header '\(name)' needs a printable string of at most 8 KiB, or null")
@@ -302,7 +300,9 @@ extension EmulatorEndpoints {
         if !fault.headers.isEmpty {
             body["headers"] = .object(
                 Dictionary(
-                    uniqueKeysWithValues: fault.headers.map { ($0.name, $0.value.map(JSONValue.string) ?? .null) }))
+                    uniqueKeysWithValues: fault.headers.map {
+                        ($0.name.rawName, $0.value.map(JSONValue.string) ?? .null)
+                    }))
         }
         if !fault.sendsSubcodes { body["send_subcode"] = false }
         return .object(body)

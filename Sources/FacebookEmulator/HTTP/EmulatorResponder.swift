@@ -90,10 +90,7 @@ struct EmulatorResponder: HTTPResponder {
         }
         // Facebook reports platform usage on most Graph answers, throttled ones included.
         if let usage = usage.usage { response.headers[.init("x-app-usage")!] = usage.headerValue }
-        for change in fault?.headers ?? [] {
-            guard let name = HTTPField.Name(change.name) else { continue }
-            response.headers[name] = change.value
-        }
+        for change in fault?.headers ?? [] { response.headers[change.name] = change.value }
         return response
     }
 }

@@ -21,12 +21,12 @@ public struct Fault: Sendable, Equatable {
     /// One header a fault sets or removes.
     public struct HeaderChange: Sendable, Equatable {
         /// The header's name.
-        public var name: String
+        public var name: HTTPField.Name
         /// Its value; `nil` removes it.
         public var value: String?
 
         /// Creates a change.
-        public init(name: String, value: String?) {
+        public init(name: HTTPField.Name, value: String?) {
             self.name = name
             self.value = value
         }

@@ -15,8 +15,9 @@ extension EmulatorState {
     /// - Parameters:
     ///   - lifetime: seconds until expiry; `nil` gives a short-lived token ending on an hour boundary,
     ///     one to two hours from now, as Facebook's do.
+    ///   - sendsSubcode: whether the token's errors carry a subcode (control API `send_subcode`).
     func issueUserToken(
-        appID: String, personKey: String, lifetime: TimeInterval?, authType: String? = nil
+        appID: String, personKey: String, lifetime: TimeInterval?, authType: String? = nil, sendsSubcode: Bool = true
     )
         -> AccessTokenRecord
     {
@@ -31,7 +32,7 @@ extension EmulatorState {
         let record = AccessTokenRecord(
             token: RandomString.accessToken(), kind: .user, appID: appID, personKey: personKey, issuedAt: issuedAt,
             expiresAt: expiresAt, dataAccessExpiresAt: issuedAt.addingTimeInterval(lifetimes.dataAccess),
-            invalidation: nil, authType: authType)
+            invalidation: nil, authType: authType, sendsSubcode: sendsSubcode)
         tokens[record.token] = record
         return record
     }
@@ -135,12 +136,6 @@ extension EmulatorState {
             count += 1
         }
         return count
-    }
-
-    /// Sets whether a token's errors carry a subcode; the updated record, or `nil` when unknown.
-    func setSendsSubcode(_ sendsSubcode: Bool, token: String) -> AccessTokenRecord? {
-        tokens[token]?.sendsSubcode = sendsSubcode
-        return tokens[token]
     }
 
     /// Makes a token expire now (subcode 463 from then on).

@@ -1,6 +1,5 @@
 import Foundation
 import LatchkeyAPI
-import LatchkeyCrypto
 
 /// What a Graph call presented that names whom it is charged to: its access token (a user token,
 /// an app token, or `APPID|SECRET`) or, on the token endpoint, its `client_id`.
@@ -17,11 +16,9 @@ extension EmulatorState {
             if let record = tokens[token] {
                 return apps[record.appID] == nil ? nil : UsageSubject(appID: record.appID, personKey: record.personKey)
             }
-            let parts = token.split(separator: "|", maxSplits: 1)
-            if parts.count == 2, let app = apps[String(parts[0])], ConstantTime.equals(String(parts[1]), app.secret) {
-                return UsageSubject(appID: app.id, personKey: nil)
-            }
-            return nil
+            // A literal `APPID|SECRET`, charged only with the right secret.
+            guard case .success(.app(let app)) = validate(token: token) else { return nil }
+            return UsageSubject(appID: app.id, personKey: nil)
         }
         if let clientID = hint.clientID, apps[clientID] != nil { return UsageSubject(appID: clientID, personKey: nil) }
         return nil

@@ -87,7 +87,7 @@ struct EasyLoginService: Sendable {
             return fail("server_error", "No Facebook app is configured.")
         }
         do {
-            try await limits.enforce(limits.rule(\.authorizePerAddress), key: address)
+            try await limits.enforce(limits.authorizeRule, key: address)
         } catch {
             // The request is valid, so the app hears why (§4.1.2.1) rather than the browser
             // stopping on a bare 429.

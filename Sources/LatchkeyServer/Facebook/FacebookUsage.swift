@@ -16,9 +16,6 @@ struct FacebookUsage: Sendable, Equatable {
     /// The highest figure in `X-Business-Use-Case-Usage`, when that header came.
     var businessUseCase: Int?
 
-    /// The highest percentage reported: Facebook throttles when any one reaches 100.
-    var highest: Int { [callCount, totalCPUTime, totalTime, businessUseCase].compactMap { $0 }.max() ?? 0 }
-
     /// What `/ready` shows.
     var json: JSONValue {
         var members: [String: JSONValue] = [:]

@@ -10,37 +10,48 @@ import Synchronization
 /// for up to an hour. Shown by `/ready`.
 final class FacebookUsageMonitor: Sendable {
     /// What the usage calls for.
-    enum Level: String, Sendable, Comparable {
+    enum Level: String, Sendable {
         case normal
         /// Past the warning threshold: logged.
         case warning
         /// Past the second threshold: rejected tokens are remembered longer, app-shaped tokens are
-        /// refused locally, and per-address sign-in limits shrink.
+        /// refused locally, and per-address sign-in limits shrink (`AbuseLimits`).
         case tightened
+    }
 
-        private var rank: Int {
-            switch self {
-            case .normal: 0
-            case .warning: 1
-            case .tightened: 2
+    /// One reported figure, merged: the highest value within a window that starts with the first
+    /// report after the previous window ended, so concurrent answers arriving in either order
+    /// agree, and usage that really falls is seen within `mergeWindow`.
+    private struct Peak {
+        var value: Int?
+        var since: Date?
+
+        mutating func add(_ reported: Int?, at now: Date) {
+            guard let reported else { return }
+            if let value, let since, now.timeIntervalSince(since) < FacebookUsageMonitor.mergeWindow {
+                self.value = max(value, reported)
+            } else {
+                value = reported
+                since = now
             }
         }
 
-        static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
+        /// The value, unless older than Facebook's hour.
+        func current(at now: Date) -> Int? {
+            guard let since, now.timeIntervalSince(since) < FacebookUsageMonitor.staleAfter else { return nil }
+            return value
+        }
     }
 
-    /// What is known of one app's usage. Reports are merged rather than replaced: a sign-in's
-    /// concurrent calls answer in either order, and only some answers carry each header, so the
-    /// last answer alone would make the level flap and drop a business-use-case figure. Within a
-    /// window of `mergeWindow` the highest figure of each kind is kept; a report after the window
-    /// starts a new one, so usage that really falls is seen within a minute.
+    /// What is known of one app's usage. Each figure is merged on its own (`Peak`): only some
+    /// answers carry each header, so the last answer alone would make the level flap and drop a
+    /// business-use-case figure.
     private struct Entry {
-        /// `X-App-Usage`'s figures (the highest in the current window) and when that window began.
-        var app: FacebookUsage?
-        var appSince: Date?
-        /// The highest `X-Business-Use-Case-Usage` figure of its current window, and its start.
-        var business: Int?
-        var businessSince: Date?
+        var callCount = Peak()
+        var totalCPUTime = Peak()
+        var totalTime = Peak()
+        /// The highest figure of `X-Business-Use-Case-Usage`.
+        var businessUseCase = Peak()
         /// The last code-4 answer: the allowance is spent for a window whatever the headers say.
         var throttledAt: Date?
         /// The last report of any kind.
@@ -52,16 +63,13 @@ final class FacebookUsageMonitor: Sendable {
         /// The figures as `/ready` shows them.
         var usage: FacebookUsage {
             FacebookUsage(
-                callCount: app?.callCount, totalCPUTime: app?.totalCPUTime, totalTime: app?.totalTime,
-                businessUseCase: business)
+                callCount: callCount.value, totalCPUTime: totalCPUTime.value, totalTime: totalTime.value,
+                businessUseCase: businessUseCase.value)
         }
 
-        /// The highest figure that still counts at `now`.
+        /// The highest figure that still counts at `now`: Facebook throttles when any one reaches 100.
         func highest(at now: Date) -> Int {
-            var figures = [app?.highest ?? 0]
-            if let business, let since = businessSince, now.timeIntervalSince(since) < FacebookUsageMonitor.staleAfter {
-                figures.append(business)
-            }
+            var figures = [callCount, totalCPUTime, totalTime, businessUseCase].compactMap { $0.current(at: now) }
             if let throttledAt, now.timeIntervalSince(throttledAt) < FacebookUsageMonitor.mergeWindow {
                 figures.append(100)
             }
@@ -76,8 +84,6 @@ final class FacebookUsageMonitor: Sendable {
     /// While usage stays high, the warning is repeated at most this often, so a busy server logs
     /// a few lines an hour rather than one per sign-in.
     static let repeatWarningAfter: TimeInterval = 300
-    /// How much per-address limits shrink when tightened.
-    static let tightenedLimitDivisor = 4
     /// How long a refused token is remembered when tightened (the configured time when longer):
     /// within Facebook's hour, a replayed token costs no call however the TTL is set.
     static let tightenedRejectionLifetime: TimeInterval = 600
@@ -102,28 +108,10 @@ final class FacebookUsageMonitor: Sendable {
     /// Records what an answer's headers said about `appID`'s usage.
     func record(_ usage: FacebookUsage, appID: String) {
         update(appID) { entry, now in
-            if usage.callCount != nil || usage.totalCPUTime != nil || usage.totalTime != nil {
-                var figures = FacebookUsage(
-                    callCount: usage.callCount, totalCPUTime: usage.totalCPUTime, totalTime: usage.totalTime)
-                if let kept = entry.app, let since = entry.appSince, now.timeIntervalSince(since) < Self.mergeWindow {
-                    figures.callCount = Self.larger(kept.callCount, figures.callCount)
-                    figures.totalCPUTime = Self.larger(kept.totalCPUTime, figures.totalCPUTime)
-                    figures.totalTime = Self.larger(kept.totalTime, figures.totalTime)
-                } else {
-                    entry.appSince = now
-                }
-                entry.app = figures
-            }
-            if let business = usage.businessUseCase {
-                if let kept = entry.business, let since = entry.businessSince,
-                    now.timeIntervalSince(since) < Self.mergeWindow
-                {
-                    entry.business = max(kept, business)
-                } else {
-                    entry.business = business
-                    entry.businessSince = now
-                }
-            }
+            entry.callCount.add(usage.callCount, at: now)
+            entry.totalCPUTime.add(usage.totalCPUTime, at: now)
+            entry.totalTime.add(usage.totalTime, at: now)
+            entry.businessUseCase.add(usage.businessUseCase, at: now)
         }
     }
 
@@ -131,13 +119,6 @@ final class FacebookUsageMonitor: Sendable {
     /// answer carried usage headers.
     func recordThrottle(appID: String) {
         update(appID) { entry, now in entry.throttledAt = now }
-    }
-
-    private static func larger(_ first: Int?, _ second: Int?) -> Int? {
-        switch (first, second) {
-        case (let first?, let second?): max(first, second)
-        default: first ?? second
-        }
     }
 
     /// Applies `change` to `appID`'s entry and works out the new level, in one locked step (a
@@ -180,13 +161,6 @@ final class FacebookUsageMonitor: Sendable {
         return entries.withLock { entries in
             entries.values.contains { $0.level == .tightened && now.timeIntervalSince($0.observedAt) < Self.staleAfter }
         }
-    }
-
-    /// `rule` as it applies now: a quarter of its limit (at least one) when tightened.
-    func effective(_ rule: RateRule?) -> RateRule? {
-        guard var rule, isTightened else { return rule }
-        rule.limit = max(1, rule.limit / Self.tightenedLimitDivisor)
-        return rule
     }
 
     /// What `/ready` shows: per app, the last usage, its level and when it was seen; stale reports

@@ -16,13 +16,15 @@ struct AbuseLimits: Sendable {
     /// shrink.
     let facebookUsage: FacebookUsageMonitor
 
-    /// The rule at `keyPath` as it applies now: Easy Login's authorize limit, whose every request
-    /// leads to Graph calls, shrinks to a quarter while Facebook reports the app's usage past
-    /// `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`; the rule keeps its name, so what a client already
-    /// spent still counts.
-    func rule(_ keyPath: KeyPath<AbuseLimitRules, RateRule?>) -> RateRule? {
-        let rule = rules[keyPath: keyPath]
-        return keyPath == \.authorizePerAddress ? facebookUsage.effective(rule) : rule
+    /// How much limits on what spends Graph calls shrink while Facebook reports the app's usage
+    /// past `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`.
+    static let tightenedDivisor = 4
+
+    /// Easy Login's authorize limit as it applies now: every start leads to Graph calls, so while
+    /// usage is tightened it shrinks to a quarter in the same bucket (what a client already spent
+    /// still counts).
+    var authorizeRule: RateRule? {
+        facebookUsage.isTightened ? Self.quartered(rules.authorizePerAddress) : rules.authorizePerAddress
     }
 
     /// While usage is tightened, a classic sign-in (two Graph calls) also counts in buckets of a
@@ -31,16 +33,15 @@ struct AbuseLimits: Sendable {
     /// body is read, after the head was counted.
     func enforceClassicSignIn(_ address: ClientAddress?) async throws {
         guard facebookUsage.isTightened else { return }
-        try await enforce(Self.tightened(rules.signInPerAddress), key: address?.key ?? "unknown")
-        if let network = address?.networkKey { try await enforce(Self.tightened(rules.signInPerNetwork), key: network) }
+        try await enforce(Self.quartered(rules.signInPerAddress, bucket: "-tightened"), key: address?.key ?? "unknown")
+        if let network = address?.networkKey {
+            try await enforce(Self.quartered(rules.signInPerNetwork, bucket: "-tightened"), key: network)
+        }
     }
 
-    private static func tightened(_ rule: RateRule?) -> RateRule? {
-        rule.map {
-            RateRule(
-                name: $0.name + "-tightened", limit: max(1, $0.limit / FacebookUsageMonitor.tightenedLimitDivisor),
-                period: $0.period)
-        }
+    /// `rule` with a quarter of its limit (at least one), its name extended by `bucket`.
+    private static func quartered(_ rule: RateRule?, bucket: String = "") -> RateRule? {
+        rule.map { RateRule(name: $0.name + bucket, limit: max(1, $0.limit / tightenedDivisor), period: $0.period) }
     }
 
     /// The key of the request's client (`unknown` when the peer has no IP address, as in
