@@ -29,6 +29,7 @@ let package = Package(
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
         .library(name: "LatchkeySQLite", targets: ["LatchkeySQLite"]),
+        .library(name: "LatchkeyPostgres", targets: ["LatchkeyPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -39,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
@@ -120,6 +123,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // PostgreSQL, for several server processes sharing one database.
+        .target(
+            name: "LatchkeyPostgres",
+            dependencies: [
+                "LatchkeyAPI",
+                "LatchkeyServer",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "LatchkeyExample",
             dependencies: ["Latchkey", "LatchkeyAPI"],
@@ -135,6 +151,7 @@ let package = Package(
                 "FacebookEmulator",
                 "LatchkeyServer",
                 "LatchkeySQLite",
+                "LatchkeyPostgres",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -185,6 +202,7 @@ let package = Package(
                 "LatchkeyCLI",
                 "LatchkeyServer",
                 "LatchkeySQLite",
+                "LatchkeyPostgres",
                 "LatchkeyAPI",
                 "LatchkeyCrypto",
                 "FacebookEmulator",

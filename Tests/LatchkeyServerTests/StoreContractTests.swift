@@ -4,8 +4,8 @@ import LatchkeySQLite
 import LatchkeyServer
 import Testing
 
-/// The storage contract every backend must meet; today it runs on SQLite (in memory and on disk),
-/// and the PostgreSQL store joins the `backends` list when it exists.
+/// The storage contract every backend must meet: SQLite in memory and on disk, and PostgreSQL
+/// (a fresh schema per test, on the cluster `scripts/test` starts).
 @Suite("Storage contract")
 struct StoreContractTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -26,6 +26,9 @@ struct StoreContractTests {
                 throw error
             }
             try await store.close()
+        }
+        if let url = try TestPostgres.url() {
+            try await TestPostgres.withStore(url) { store in try await body("postgres", store) }
         }
     }
 

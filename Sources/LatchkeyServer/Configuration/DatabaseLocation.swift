@@ -8,15 +8,19 @@ public enum DatabaseLocation: Sendable, Equatable {
     case sqliteFile(String)
     /// An in-memory SQLite database (tests).
     case sqliteMemory
+    /// A PostgreSQL database, shared by any number of servers.
+    case postgres(PostgresURL)
 
-    /// Parses `sqlite::memory:`, `sqlite:PATH`, `sqlite://PATH`, `file:PATH` or a bare path.
+    /// Parses `sqlite::memory:`, `sqlite:PATH`, `sqlite://PATH`, `file:PATH`, a bare path, or
+    /// `postgres://user:password@host:port/database?sslmode=…` (also `postgresql://`).
     public init(_ url: String) throws {
         if url == "sqlite::memory:" || url == ":memory:" {
             self = .sqliteMemory
             return
         }
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            throw ConfigurationError("PostgreSQL is not supported yet; use an SQLite path in LATCHKEY_DATABASE_URL")
+        if url.lowercased().hasPrefix("postgres://") || url.lowercased().hasPrefix("postgresql://") {
+            self = .postgres(try PostgresURL(url))
+            return
         }
         var path = url
         for prefix in ["sqlite://", "sqlite:", "file://", "file:"] where path.hasPrefix(prefix) {
@@ -28,6 +32,15 @@ public enum DatabaseLocation: Sendable, Equatable {
                 "LATCHKEY_DATABASE_URL '\(Self.redacted(url))' is neither an SQLite path nor a supported URL")
         }
         self = .sqliteFile(path)
+    }
+
+    /// The location as it may be printed: a path, or the PostgreSQL URL without its password.
+    public var displayName: String {
+        switch self {
+        case .sqliteFile(let path): Self.redacted(path)
+        case .sqliteMemory: "sqlite::memory:"
+        case .postgres(let url): url.description
+        }
     }
 
     /// `url` safe to print: the user information (`scheme://user:password@host`, up to the last

@@ -26,7 +26,7 @@ extension ServerConfiguration {
             "LATCHKEY_FORWARDED_HEADER",
             "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", "LATCHKEY_FACEBOOK_REJECTION_TTL",
             "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT", "LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT",
-            "LATCHKEY_REQUEST_TIMEOUT",
+            "LATCHKEY_REQUEST_TIMEOUT", "LATCHKEY_DATABASE_POOL_SIZE", "LATCHKEY_DATABASE_TIMEOUT",
             "LATCHKEY_IDLE_TIMEOUT", "LATCHKEY_MAX_CONNECTIONS",
         ] + AbuseLimitRules.settings.map(\.setting)
 
@@ -106,6 +106,8 @@ extension ServerConfiguration {
         if let number = try integer("LATCHKEY_PORT") { port = number }
         publicURL = value("LATCHKEY_PUBLIC_URL")
         if let url = value("LATCHKEY_DATABASE_URL") { databaseURL = url }
+        if let number = try integer("LATCHKEY_DATABASE_POOL_SIZE") { databasePoolSize = number }
+        if let number = try seconds("LATCHKEY_DATABASE_TIMEOUT") { databaseTimeout = number }
         let ids = list("LATCHKEY_FACEBOOK_APP_ID") ?? []
         let secrets = list("LATCHKEY_FACEBOOK_APP_SECRET") ?? []
         if !ids.isEmpty {

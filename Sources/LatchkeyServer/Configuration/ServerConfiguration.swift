@@ -36,8 +36,15 @@ public struct ServerConfiguration: Sendable {
     public var port: Int = 8080
     /// The base URL clients reach the server at; the `iss` of access tokens. Defaults to `http://host:port`.
     public var publicURL: String?
-    /// `sqlite:PATH`, a file path, or `file:PATH`; PostgreSQL URLs arrive later.
+    /// `sqlite:PATH`, a file path, `file:PATH`, or `postgres://user:password@host:port/db?sslmode=…`.
     public var databaseURL: String = "latchkey.sqlite"
+    /// PostgreSQL: the most connections one server holds (`LATCHKEY_DATABASE_POOL_SIZE`). Every
+    /// server of a deployment holds up to this many, so their sum must stay under the database's
+    /// `max_connections`.
+    public var databasePoolSize: Int = 10
+    /// PostgreSQL: seconds a store operation may wait for a connection and its answer before the
+    /// request gets 503 `database_unavailable` (`LATCHKEY_DATABASE_TIMEOUT`).
+    public var databaseTimeout: TimeInterval = 5
     /// The Facebook apps served; the first is the default.
     public var facebookApps: [FacebookApp] = []
     /// Graph API base, with or without a version (`https://graph.facebook.com/v21.0`).
@@ -227,6 +234,12 @@ public struct ServerConfiguration: Sendable {
             try FieldMapping.validate(field: field, property: property)
         }
         _ = try DatabaseLocation(databaseURL)
+        guard (1...1000).contains(databasePoolSize) else {
+            throw ConfigurationError("LATCHKEY_DATABASE_POOL_SIZE must be between 1 and 1000")
+        }
+        guard databaseTimeout >= 0.1, databaseTimeout <= 300 else {
+            throw ConfigurationError("LATCHKEY_DATABASE_TIMEOUT must be between 0.1 and 300 seconds")
+        }
         // One sign-in's calls: two with one app; with several, `/app` and up to a `debug_token` each.
         let callsPerSignIn = facebookApps.count <= 1 ? 2 : facebookApps.count + 2
         guard facebookMaxInFlight >= callsPerSignIn, facebookMaxInFlight <= 100_000 else {

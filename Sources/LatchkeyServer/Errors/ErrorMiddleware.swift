@@ -54,6 +54,11 @@ extension APIError {
                     ])
             }
             return error
+        case let error as StoreUnavailable:
+            // The operator's problem, not the client's: logged loudly, answered with a retry hint.
+            logger.error("latchkey.database.unavailable", metadata: ["latchkey.error.cause": "\(error.reason)"])
+            return APIError(
+                .serviceUnavailable, .unavailable, "The database is not answering; try again shortly.", retryAfter: 5)
         case let error as HTTPError: return translate(error)
         case is NIOTooManyBytesError:
             return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")

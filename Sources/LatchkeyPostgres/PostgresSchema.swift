@@ -1,0 +1,79 @@
+/// The PostgreSQL schema, as numbered migrations applied in order and recorded in
+/// `schema_migrations` (its own numbering: the SQLite schema's versions are unrelated).
+///
+/// Dates are `timestamptz` and JSON is `json` (kept as written: `jsonb` would reorder keys and
+/// refuse `\u0000`, which a client's property may hold). Every table an expiry prunes has an
+/// index on that date, so pruning never scans.
+enum PostgresSchema {
+    static let migrations: [[String]] = [
+        [
+            """
+            CREATE TABLE users (
+                id text PRIMARY KEY, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL,
+                disabled boolean NOT NULL DEFAULT false, properties json NOT NULL DEFAULT '{}')
+            """,
+            """
+            CREATE TABLE identities (
+                provider text NOT NULL, subject text NOT NULL, app_id text NOT NULL,
+                user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                granted json NOT NULL DEFAULT '[]', first_seen timestamptz NOT NULL, last_seen timestamptz NOT NULL,
+                PRIMARY KEY (provider, subject))
+            """,
+            "CREATE INDEX identities_user ON identities(user_id)",
+            """
+            CREATE TABLE sessions (
+                id text PRIMARY KEY, user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL, revoked_at timestamptz)
+            """,
+            "CREATE INDEX sessions_user ON sessions(user_id)",
+            "CREATE INDEX sessions_expiry ON sessions(expires_at)",
+            "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL",
+            """
+            CREATE TABLE refresh_tokens (
+                hash bytea PRIMARY KEY, session_id text NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+                created_at timestamptz NOT NULL, expires_at timestamptz NOT NULL, used_at timestamptz)
+            """,
+            "CREATE INDEX refresh_tokens_session ON refresh_tokens(session_id)",
+            """
+            CREATE TABLE single_use (
+                kind text NOT NULL, value text NOT NULL, expires_at timestamptz NOT NULL, PRIMARY KEY (kind, value))
+            """,
+            "CREATE INDEX single_use_expiry ON single_use(expires_at)",
+            "CREATE TABLE nonces (value text PRIMARY KEY, expires_at timestamptz NOT NULL)",
+            "CREATE INDEX nonces_expiry ON nonces(expires_at)",
+            """
+            CREATE TABLE signing_keys (
+                kid text PRIMARY KEY, private_key bytea NOT NULL, created_at timestamptz NOT NULL,
+                retired_at timestamptz)
+            """,
+            """
+            CREATE TABLE audit_events (
+                id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, at timestamptz NOT NULL, type text NOT NULL,
+                user_id text, detail json NOT NULL DEFAULT '{}')
+            """,
+            "CREATE INDEX audit_events_at ON audit_events(at)",
+            """
+            CREATE TABLE pending_authorizations (
+                handle_hash bytea PRIMARY KEY, request json NOT NULL, expires_at timestamptz NOT NULL)
+            """,
+            "CREATE INDEX pending_authorizations_expiry ON pending_authorizations(expires_at)",
+            """
+            CREATE TABLE authorization_codes (
+                hash bytea PRIMARY KEY, client_id text NOT NULL, redirect_uri text NOT NULL,
+                code_challenge text NOT NULL, user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                session_id text NOT NULL, scope json NOT NULL DEFAULT '[]', created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL, used_at timestamptz, redeemed boolean NOT NULL DEFAULT false)
+            """,
+            "CREATE INDEX authorization_codes_expiry ON authorization_codes(expires_at)",
+            // A sign-in is one statement (`PostgresStore+SignIn.swift`); when one of its checks
+            // fails, this aborts the statement, so nothing it wrote stays. NULL means "all good".
+            """
+            CREATE FUNCTION latchkey_refuse(reason text) RETURNS boolean LANGUAGE plpgsql AS $$
+            BEGIN
+                IF reason IS NULL THEN RETURN true; END IF;
+                RAISE EXCEPTION USING ERRCODE = 'LK001', MESSAGE = reason;
+            END $$
+            """,
+        ]
+    ]
+}

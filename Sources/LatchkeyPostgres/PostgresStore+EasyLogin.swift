@@ -1,0 +1,85 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+extension PostgresStore {
+    /// Stores an Easy Login request unless `limit` unexpired ones are waiting: one statement.
+    ///
+    /// The count and the insert share the statement's snapshot, so servers inserting at the same
+    /// moment can each pass the count: the table may overshoot `limit` by at most the requests in
+    /// flight at once (bounded by the pools), which still bounds what a stranger can make us store.
+    public func savePendingAuthorization(
+        _ request: PendingAuthorization, now: Date, limit: Int
+    ) async throws -> Bool {
+        let encoded = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+        return try await withConnection("save pending authorization") { connection in
+            try await !connection.rows(
+                """
+                INSERT INTO pending_authorizations (handle_hash, request, expires_at)
+                SELECT \(request.handleHash), \(encoded)::json, \(request.expiresAt)
+                WHERE (SELECT count(*) FROM pending_authorizations WHERE expires_at > \(now)) < \(limit)
+                RETURNING 1
+                """
+            ).isEmpty
+        }
+    }
+
+    /// Deletes and returns the request: a state value completes at most one flow.
+    public func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
+        let text = try await withConnection("take pending authorization") { connection in
+            try await connection.rows(
+                "DELETE FROM pending_authorizations WHERE handle_hash = \(handleHash) RETURNING request::text"
+            ).first?.decode(String.self)
+        }
+        return try text.map { try JSONDecoder().decode(PendingAuthorization.self, from: Data($0.utf8)) }
+    }
+
+    /// Spends the code and opens its session, or reports why not, in one transaction holding the
+    /// code's row lock; a second redemption revokes the session the first one opened.
+    public func redeemAuthorizationCode(
+        _ presentation: CodePresentation, session: NewSession, now: Date
+    ) async throws -> CodeRedemption {
+        try await transaction("redeem authorization code") { connection in
+            guard
+                let row = try await connection.rows(
+                    """
+                    SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope::text,
+                        c.expires_at, c.used_at IS NOT NULL, c.redeemed, u.disabled
+                    FROM authorization_codes c JOIN users u ON u.id = c.user_id
+                    WHERE c.hash = \(presentation.hash) FOR UPDATE OF c
+                    """
+                ).first
+            else { return .invalid }
+            let (clientID, redirectURI, challenge, userID, sessionID, scope, expiresAt, used, redeemed, disabled) =
+                try row.decode((String, String, String, String, String, String, Date, Bool, Bool, Bool).self)
+            if used {
+                guard redeemed else { return .invalid }
+                try await connection.run(
+                    "UPDATE sessions SET revoked_at = \(now) WHERE id = \(sessionID) AND revoked_at IS NULL")
+                return .reused
+            }
+            let verdict = StorageRules.codeVerdict(
+                StoredAuthorizationCode(
+                    clientID: clientID, redirectURI: redirectURI, codeChallenge: challenge, expiresAt: expiresAt,
+                    userDisabled: disabled),
+                presentation: presentation, now: now)
+            var b = StatementBuilder()
+            // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
+            var parts = [
+                """
+                spent AS (UPDATE authorization_codes SET used_at = \(b.bind(now)), redeemed = \(b.bind(verdict == .redeem)) \
+                WHERE hash = \(b.bind(presentation.hash)))
+                """
+            ]
+            if verdict == .redeem {
+                var opened = session
+                opened.id = sessionID
+                parts += Self.openSession(opened, userID: b.bind(userID), &b)
+            }
+            try await connection.run(b.query("WITH " + parts.joined(separator: ",\n") + "\nSELECT 1"))
+            if case .refuse(let refusal) = verdict { return refusal }
+            return .issued(sessionID: sessionID, userID: userID, scope: Self.decodeStrings(scope))
+        }
+    }
+}

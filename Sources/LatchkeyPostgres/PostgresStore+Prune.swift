@@ -1,0 +1,82 @@
+import Foundation
+import LatchkeyServer
+import PostgresNIO
+
+extension PostgresStore {
+    /// Deletes at most `limit` rows of each table that `cutoffs` calls dead, in one short
+    /// transaction; each table's rows are found through the index on their date.
+    public func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
+        let limit = max(limit, 0)
+        return try await transaction("prune") { connection in
+            var report = PruneReport()
+            report.singleUse = try await Self.delete(
+                "single_use", "expires_at", before: cutoffs.singleUseExpiredBefore, limit: limit, connection)
+            report.nonces = try await Self.delete(
+                "nonces", "expires_at", before: cutoffs.noncesExpiredBefore, limit: limit, connection)
+            report.pendingAuthorizations = try await Self.delete(
+                "pending_authorizations", "expires_at", before: cutoffs.pendingAuthorizationsExpiredBefore,
+                limit: limit, connection)
+            report.authorizationCodes = try await Self.delete(
+                "authorization_codes", "expires_at", before: cutoffs.authorizationCodesExpiredBefore, limit: limit,
+                connection)
+            report.auditEvents = try await Self.delete(
+                "audit_events", "at", before: cutoffs.auditEventsBefore, limit: limit, connection)
+            (report.sessions, report.refreshTokens) = try await Self.deleteEndedSessions(
+                before: cutoffs.sessionsEndedBefore, limit: limit, connection)
+            return report
+        }
+    }
+
+    /// Deletes up to `limit` rows of `table` dated before `date` (by row address, found through
+    /// the date's index); returns how many. Table and column names are this file's constants.
+    private static func delete(
+        _ table: String, _ column: String, before date: Date, limit: Int, _ connection: PostgresConnection
+    ) async throws -> Int {
+        var b = StatementBuilder()
+        let sql = """
+            WITH gone AS (DELETE FROM \(table) WHERE ctid = ANY(ARRAY(
+                SELECT ctid FROM \(table) WHERE \(column) < \(b.bind(date)) LIMIT \(b.bind(limit)))) RETURNING 1)
+            SELECT count(*) FROM gone
+            """
+        return try await connection.rows(b.query(sql)).first?.decode(Int.self) ?? 0
+    }
+
+    /// Deletes ended sessions (revoked, or whose last refresh token expired, before `date`) with
+    /// their refresh tokens: at most `limit` sessions and `limit` tokens, tokens first and a
+    /// session only once it has none left, as `LatchkeyStore.prune` asks (a cascade could delete
+    /// thousands of spent tokens in one go).
+    private static func deleteEndedSessions(
+        before date: Date, limit: Int, _ connection: PostgresConnection
+    ) async throws -> (sessions: Int, refreshTokens: Int) {
+        // Two index ranges (the partial revocation index, the expiry index), not one OR.
+        let ended = try await connection.rows(
+            """
+            (SELECT id FROM sessions WHERE revoked_at IS NOT NULL AND revoked_at < \(date) LIMIT \(limit))
+            UNION (SELECT id FROM sessions WHERE expires_at < \(date) LIMIT \(limit))
+            """
+        ).map { try $0.decode(String.self) }
+        var sessions = 0
+        var tokens = 0
+        for id in ended.prefix(limit) {
+            let deleted =
+                try await connection.rows(
+                    """
+                    WITH gone AS (DELETE FROM refresh_tokens WHERE ctid = ANY(ARRAY(
+                        SELECT ctid FROM refresh_tokens WHERE session_id = \(id) LIMIT \(limit - tokens))) RETURNING 1)
+                    SELECT count(*) FROM gone
+                    """
+                ).first?.decode(Int.self) ?? 0
+            tokens += deleted
+            // Tokens remain when the budget ran out: this session, and the rest, wait for the
+            // next call, which the report asks for (`tokens` reached `limit`).
+            let remaining =
+                try await connection.rows(
+                    "SELECT count(*) FROM refresh_tokens WHERE session_id = \(id)"
+                ).first?.decode(Int.self) ?? 1
+            guard remaining == 0 else { break }
+            try await connection.run("DELETE FROM sessions WHERE id = \(id)")
+            sessions += 1
+        }
+        return (sessions, tokens)
+    }
+}

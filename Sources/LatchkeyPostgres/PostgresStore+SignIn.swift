@@ -1,0 +1,229 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+extension PostgresStore {
+    /// See `LatchkeyStore.signIn`. Two round trips: one read (the identity, its user, their
+    /// properties), the property merge decided in Swift (`StorageRules`), then one statement that
+    /// writes everything or nothing.
+    ///
+    /// The statement checks what the read assumed: the identity still belongs to that user, who
+    /// is not disabled, and (when properties change) whose properties are still the ones merged;
+    /// a first login's identity is inserted with `ON CONFLICT DO NOTHING`. When a check fails the
+    /// statement aborts itself (`latchkey_refuse`), so nothing it wrote stays: a spent `jti` or a
+    /// consumed nonce is refused that way, and a lost race (two first logins of one person, a
+    /// concurrent property update) is read again and written again. Two concurrent first logins
+    /// therefore make one user, the second signing in to it, and neither sees an error.
+    public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
+        try await withConnection("sign-in") { connection in
+            // Each pass loses only to a write that committed meanwhile; a handful is plenty.
+            for _ in 0..<8 {
+                let found = try await Self.readIdentity(login.identity, connection)
+                if let found, found.user.disabled {
+                    throw SignInConflict.userDisabled
+                }
+                let plan = Self.plan(login, found: found, now: now)
+                do {
+                    try await connection.run(plan.statement)
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
+                    switch error.serverInfo?[.message] {
+                    case "replayed": throw SignInConflict.replayed
+                    case "nonce_invalid": throw SignInConflict.nonceInvalid
+                    default: continue  // "changed": read again
+                    }
+                }
+                if let user = plan.user { return (user, plan.created) }
+                guard let user = try await Self.loadUser(plan.userID, connection) else { continue }
+                return (user, plan.created)
+            }
+            throw PostgresStoreError(
+                operation: "sign-in", sqlState: "LK001", message: "the identity kept changing during the sign-in")
+        }
+    }
+
+    /// What the read found: the identity's user as stored, and what the write checks against.
+    struct FoundIdentity {
+        var user: StoredUser
+        var appID: String
+        var firstSeen: Date
+        var links: Int
+        var propertiesText: String
+    }
+
+    /// The identity's user, without a lock: the write statement checks that nothing changed.
+    static func readIdentity(
+        _ identity: StoredIdentity, _ connection: PostgresConnection
+    ) async throws
+        -> FoundIdentity?
+    {
+        guard
+            let row = try await connection.rows(
+                """
+                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text, i.app_id, i.first_seen,
+                    (SELECT count(*) FROM identities j WHERE j.user_id = u.id)
+                FROM identities i JOIN users u ON u.id = i.user_id
+                WHERE i.provider = \(identity.provider) AND i.subject = \(identity.subject)
+                """
+            ).first
+        else { return nil }
+        let (id, created, updated, disabled, properties, appID, firstSeen, links) = try row.decode(
+            (String, Date, Date, Bool, String, String, Date, Int).self)
+        return FoundIdentity(
+            user: StoredUser(
+                id: id, createdAt: created, updatedAt: updated, disabled: disabled,
+                properties: decodeObject(properties), identities: []),
+            appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties)
+    }
+
+    /// The write statement for `login`, and what it returns when it succeeds.
+    struct SignInPlan {
+        var statement: PostgresQuery
+        var userID: String
+        var created: Bool
+        /// The user after the sign-in when known without reading it (one identity: nearly
+        /// everyone); otherwise it is read after the write.
+        var user: StoredUser?
+    }
+
+    static func plan(_ login: LoginRecord, found: FoundIdentity?, now: Date) -> SignInPlan {
+        var b = StatementBuilder()
+        let identity = login.identity
+        let stamp = PostgresTime.stored(now)
+        let nowBind = b.bind(now)
+        var parts: [String] = []
+        var checks: [String] = []
+        if let once = login.singleUse {
+            parts.append(
+                """
+                jti AS (INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', \(b.bind(once.jti)), \
+                \(b.bind(once.jtiExpiresAt))) ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at \
+                WHERE single_use.expires_at < \(nowBind) RETURNING 1)
+                """)
+            checks.append("WHEN NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'")
+            if let nonce = once.serverNonce {
+                parts.append(
+                    "nonce AS (DELETE FROM nonces WHERE value = \(b.bind(nonce)) AND expires_at > \(nowBind) RETURNING 1)"
+                )
+                checks.append("WHEN NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'")
+            }
+        }
+        let userID: String
+        let created: Bool
+        var user: StoredUser?
+        let granted = b.bind(json(identity.grantedPermissions))
+        if let found {
+            userID = found.user.id
+            created = false
+            let id = b.bind(userID)
+            parts.append(
+                """
+                ident AS (UPDATE identities SET granted = \(granted)::json, last_seen = \(nowBind) \
+                WHERE provider = \(b.bind(identity.provider)) AND subject = \(b.bind(identity.subject)) \
+                AND user_id = \(id) RETURNING 1)
+                """)
+            var after = found.user
+            if let merged = StorageRules.propertiesAfterSignIn(stored: found.user.properties, login: login) {
+                parts.append(
+                    """
+                    usr AS (UPDATE users SET properties = \(b.bind(json(merged)))::json, updated_at = \(nowBind) \
+                    WHERE id = \(id) AND NOT disabled AND properties::text = \(b.bind(found.propertiesText)) RETURNING 1)
+                    """)
+                after.properties = merged
+                after.updatedAt = stamp
+            } else {
+                parts.append("usr AS (SELECT 1 FROM users WHERE id = \(id) AND NOT disabled)")
+            }
+            if found.links == 1 {
+                after.identities = [
+                    StoredIdentity(
+                        provider: identity.provider, subject: identity.subject, appID: found.appID,
+                        grantedPermissions: identity.grantedPermissions, firstSeen: found.firstSeen, lastSeen: stamp)
+                ]
+                user = after
+            }
+        } else {
+            userID = login.newUserID
+            created = true
+            let id = b.bind(userID)
+            parts.append(
+                """
+                usr AS (INSERT INTO users (id, created_at, updated_at, disabled, properties) \
+                VALUES (\(id), \(nowBind), \(nowBind), false, \(b.bind(json(login.mappedProperties)))::json) RETURNING 1)
+                """)
+            parts.append(
+                """
+                ident AS (INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen) \
+                VALUES (\(b.bind(identity.provider)), \(b.bind(identity.subject)), \(b.bind(identity.appID)), \(id), \
+                \(granted)::json, \(nowBind), \(nowBind)) ON CONFLICT (provider, subject) DO NOTHING RETURNING 1)
+                """)
+            user = StoredUser(
+                id: userID, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
+                identities: [
+                    StoredIdentity(
+                        provider: identity.provider, subject: identity.subject, appID: identity.appID,
+                        grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
+                ])
+        }
+        checks.append("WHEN NOT EXISTS (SELECT 1 FROM ident) OR NOT EXISTS (SELECT 1 FROM usr) THEN 'changed'")
+        let userBind = b.bind(userID)
+        if let session = login.session {
+            parts.append(contentsOf: openSession(session, userID: userBind, &b))
+        }
+        if let code = login.authorizationCode {
+            parts.append(
+                """
+                code AS (INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id, \
+                session_id, scope, created_at, expires_at) VALUES (\(b.bind(code.hash)), \(b.bind(code.clientID)), \
+                \(b.bind(code.redirectURI)), \(b.bind(code.codeChallenge)), \(userBind), \(b.bind(code.sessionID)), \
+                \(b.bind(json(code.scope)))::json, \(nowBind), \(b.bind(code.expiresAt))))
+                """)
+        }
+        let event = StorageRules.signInEvent(login, userID: userID, created: created)
+        parts.append(
+            """
+            audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES (\(nowBind), \
+            \(b.bind(event.type.rawValue)), \(userBind), \(b.bind(String(decoding: event.detail.encoded(), as: UTF8.self)))::json))
+            """)
+        let sql =
+            "WITH " + parts.joined(separator: ",\n") + "\nSELECT latchkey_refuse(CASE " + checks.joined(separator: " ")
+            + " END)"
+        return SignInPlan(statement: b.query(sql), userID: userID, created: created, user: user)
+    }
+
+    /// The CTEs that insert a session and its first refresh token; the session expires with that
+    /// token until a rotation renews both.
+    static func openSession(_ session: NewSession, userID: String, _ b: inout StatementBuilder) -> [String] {
+        let id = b.bind(session.id)
+        let expires = b.bind(session.refreshExpiresAt)
+        let created = b.bind(session.createdAt)
+        return [
+            """
+            sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at) \
+            VALUES (\(id), \(userID), \(created), \(expires)))
+            """,
+            """
+            tok AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) \
+            VALUES (\(b.bind(session.refreshTokenHash)), \(id), \(created), \(expires)))
+            """,
+        ]
+    }
+
+    // MARK: JSON columns
+
+    static func json(_ value: [String: JSONValue]) -> String {
+        String(decoding: JSONValue.object(value).encoded(), as: UTF8.self)
+    }
+
+    static func json(_ values: [String]) -> String {
+        String(decoding: JSONValue.array(values.map(JSONValue.string)).encoded(), as: UTF8.self)
+    }
+
+    static func decodeObject(_ text: String?) -> [String: JSONValue] {
+        text.flatMap { try? JSONValue.decode(Data($0.utf8)) }?.objectValue ?? [:]
+    }
+
+    static func decodeStrings(_ text: String?) -> [String] {
+        (text.flatMap { try? JSONValue.decode(Data($0.utf8)) })?.arrayValue?.compactMap(\.stringValue) ?? []
+    }
+}

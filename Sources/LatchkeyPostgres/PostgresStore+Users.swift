@@ -1,0 +1,146 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+extension PostgresStore {
+    /// The user with identities, or `nil`: one statement.
+    public func user(id: String) async throws -> StoredUser? {
+        try await withConnection("user") { connection in try await Self.loadUser(id, connection) }
+    }
+
+    /// Merges properties (`.null` removes a key) under the user's row lock, so two concurrent
+    /// updates both land.
+    public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
+    {
+        try await transaction("update properties") { connection in
+            guard
+                let row = try await connection.rows(
+                    "SELECT properties::text FROM users WHERE id = \(userID) FOR UPDATE"
+                ).first
+            else { return nil }
+            let current = StorageRules.propertiesAfterUpdate(
+                current: Self.decodeObject(try row.decode(String.self)), changes: properties)
+            try await connection.run(
+                "UPDATE users SET properties = \(Self.json(current))::json, updated_at = \(now) WHERE id = \(userID)")
+            return try await Self.loadUser(userID, connection)
+        }
+    }
+
+    /// Disables or re-enables a user; disabling revokes every active session, in one statement.
+    public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+        try await withConnection("set user disabled") { connection in
+            let rows = try await connection.rows(
+                """
+                WITH u AS (UPDATE users SET disabled = \(disabled), updated_at = \(now) WHERE id = \(id) RETURNING id),
+                s AS (UPDATE sessions SET revoked_at = \(now)
+                    WHERE \(disabled) AND user_id IN (SELECT id FROM u) AND revoked_at IS NULL)
+                SELECT 1 FROM u
+                """)
+            return !rows.isEmpty
+        }
+    }
+
+    /// The user of an active session: one statement.
+    public func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
+        try await withConnection("active user") { connection in
+            try await Self.loadUser(
+                connection,
+                """
+                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
+                    i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
+                FROM users u JOIN sessions s ON s.user_id = u.id AND s.id = \(sessionID) AND s.revoked_at IS NULL
+                LEFT JOIN identities i ON i.user_id = u.id
+                WHERE u.id = \(id) AND NOT u.disabled
+                """)
+        }
+    }
+
+    /// Whether the session exists, is not revoked, and its user is not disabled.
+    public func isSessionActive(id: String) async throws -> Bool {
+        try await withConnection("session active") { connection in
+            try await !connection.rows(
+                """
+                SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.id = \(id) AND s.revoked_at IS NULL AND NOT u.disabled
+                """
+            ).isEmpty
+        }
+    }
+
+    /// Revokes one session; `true` if it was active.
+    public func revokeSession(id: String, now: Date) async throws -> Bool {
+        try await withConnection("revoke session") { connection in
+            try await !connection.rows(
+                "UPDATE sessions SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING 1"
+            ).isEmpty
+        }
+    }
+
+    /// Revokes every active session of a user; returns how many.
+    public func revokeSessions(userID: String, now: Date) async throws -> Int {
+        try await withConnection("revoke sessions") { connection in
+            try await connection.rows(
+                "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
+            ).count
+        }
+    }
+
+    /// Records a single-use value; `false` on replay. An expired record left for `prune` is taken
+    /// over as if absent (the upsert's `WHERE`), as in every backend.
+    public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
+        try await withConnection("use once") { connection in
+            try await !connection.rows(
+                """
+                INSERT INTO single_use (kind, value, expires_at) VALUES (\(kind), \(value), \(expiresAt))
+                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                WHERE single_use.expires_at < \(now) RETURNING 1
+                """
+            ).isEmpty
+        }
+    }
+
+    /// Stores a server-issued nonce; expired ones are left to `prune`.
+    public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
+        try await withConnection("store nonce") { connection in
+            try await connection.run("INSERT INTO nonces (value, expires_at) VALUES (\(nonce), \(expiresAt))")
+        }
+    }
+
+    // MARK: Reading users
+
+    /// The user with its identities, or `nil`: one statement, one row per identity.
+    static func loadUser(_ id: String, _ connection: PostgresConnection) async throws -> StoredUser? {
+        try await loadUser(
+            connection,
+            """
+            SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
+                i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
+            FROM users u LEFT JOIN identities i ON i.user_id = u.id WHERE u.id = \(id)
+            """)
+    }
+
+    /// The user that `query`'s rows describe (the columns of `loadUser(_:_:)`), or `nil`.
+    static func loadUser(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> StoredUser? {
+        var user: StoredUser?
+        for row in try await connection.rows(query) {
+            let (id, created, updated, disabled, properties, provider, subject, appID, granted, firstSeen, lastSeen) =
+                try row.decode(
+                    (String, Date, Date, Bool, String, String?, String?, String?, String?, Date?, Date?).self)
+            if user == nil {
+                user = StoredUser(
+                    id: id, createdAt: created, updatedAt: updated, disabled: disabled,
+                    properties: decodeObject(properties), identities: [])
+            }
+            if let provider, let subject, let firstSeen, let lastSeen {
+                user?.identities.append(
+                    StoredIdentity(
+                        provider: provider, subject: subject, appID: appID ?? "",
+                        grantedPermissions: decodeStrings(granted), firstSeen: firstSeen, lastSeen: lastSeen))
+            }
+        }
+        // The order every backend returns: first seen, then provider and subject.
+        user?.identities.sort { ($0.firstSeen, $0.provider, $0.subject) < ($1.firstSeen, $1.provider, $1.subject) }
+        return user
+    }
+}

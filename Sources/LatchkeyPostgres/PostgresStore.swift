@@ -1,0 +1,187 @@
+import Foundation
+import LatchkeyServer
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// The store for several servers sharing one PostgreSQL database.
+///
+/// Each operation leases one connection from a bounded pool and runs as one statement where it
+/// can (a sign-in: one read and one write statement; a refresh: one statement), or one transaction
+/// otherwise; the domain rules come from `StorageRules`, as in every backend. Races between
+/// servers are settled by the database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row
+/// locks), never by a lock in one process.
+///
+/// Every operation is bounded by `timeout`: waiting for a connection, and the query itself (the
+/// connection is closed when the time is up, and PostgreSQL's `statement_timeout` ends the query
+/// on its side). A database that is down or unreachable therefore surfaces as `StoreUnavailable`
+/// (503 with `Retry-After`) within the timeout, and the pool opens new connections by itself once
+/// it is back.
+public final class PostgresStore: LatchkeyStore {
+    let client: PostgresClient
+    let logger: Logger
+    let timeout: Duration
+    private let runner: Task<Void, Never>
+
+    /// Connects to `url` (lazily: the first operation opens the first connection).
+    ///
+    /// - Parameters:
+    ///   - url: where the database is, and how to protect the connection.
+    ///   - poolSize: the most connections this store holds.
+    ///   - timeout: the longest an operation waits for a connection and its answer.
+    ///   - logger: for the pool's own events (connection failures); never a query's values.
+    public init(url: PostgresURL, poolSize: Int = 10, timeout: Duration = .seconds(5), logger: Logger) throws {
+        var configuration = PostgresClient.Configuration(
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: try Self.tls(url))
+        configuration.options.maximumConnections = max(1, poolSize)
+        configuration.options.connectTimeout = url.connectTimeout.map { .seconds($0) } ?? timeout
+        let milliseconds = max(
+            1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        // The server ends a statement that outlives the timeout, and a transaction left open by a
+        // vanished client, so neither holds locks other servers wait on.
+        configuration.options.additionalStartupParameters = [
+            ("application_name", url.applicationName), ("statement_timeout", "\(milliseconds)"),
+            ("idle_in_transaction_session_timeout", "\(max(milliseconds * 2, 10_000))"),
+        ]
+        if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.logger = logger
+        self.timeout = timeout
+        let client = self.client
+        // The pool's background work (opening, closing, keeping connections alive), for as long
+        // as the store lives; `close()` ends it.
+        self.runner = Task { await client.run() }
+    }
+
+    /// Closes every connection. The store cannot be used afterwards.
+    public func close() async {
+        runner.cancel()
+        await runner.value
+    }
+
+    private static func tls(_ url: PostgresURL) throws -> PostgresClient.Configuration.TLS {
+        switch url.tls {
+        case .disable: return .disable
+        case .require:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .none
+            return .require(configuration)
+        case .verifyFull:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = .fullVerification
+            if let path = url.rootCertificatePath { configuration.trustRoots = .file(path) }
+            return .require(configuration)
+        }
+    }
+
+    // MARK: Running operations
+
+    /// Runs `body` on one leased connection within the timeout, turning connection failures into
+    /// `StoreUnavailable` and other database errors into `PostgresStoreError` (without the
+    /// query's values, which the driver's own error would print).
+    func withConnection<T: Sendable>(
+        _ operation: StaticString, timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        let client = self.client
+        let timeout = timeout ?? self.timeout
+        do {
+            return try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
+                group.addTask {
+                    .value(
+                        try await client.withConnection { connection in
+                            // Closing the connection is what stops a query stuck on a silent
+                            // network; the pool replaces it.
+                            try await withTaskCancellationHandler {
+                                try await body(connection)
+                            } onCancel: {
+                                connection.close()
+                            }
+                        })
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return .timedOut
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw CancellationError() }
+                switch first {
+                case .value(let value): return value
+                case .timedOut: throw StoreUnavailable("no answer within \(timeout) (\(operation))")
+                }
+            }
+        } catch let error as PSQLError {
+            throw Self.translate(error, operation: operation)
+        }
+    }
+
+    /// Runs `body` in one transaction on one connection (BEGIN … COMMIT, rolled back on error,
+    /// the error rethrown as it was: the driver's own helper would wrap it).
+    func transaction<T: Sendable>(
+        _ operation: StaticString, timeout: Duration? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withConnection(operation, timeout: timeout) { connection in
+            try await connection.run("BEGIN")
+            do {
+                let result = try await body(connection)
+                try await connection.run("COMMIT")
+                return result
+            } catch {
+                // A connection whose rollback fails is closed by the driver and replaced.
+                try? await connection.run("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    private enum Outcome<T: Sendable>: Sendable {
+        case value(T)
+        case timedOut
+    }
+
+    /// A driver error as the store reports it.
+    static func translate(_ error: PSQLError, operation: StaticString) -> any Error {
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        switch error.code {
+        case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+            .queryCancelled, .sslUnsupported, .failedToAddSSLHandler:
+            return StoreUnavailable("\(error.code) (\(operation))")
+        default: break
+        }
+        // Connection exceptions, too many connections, the server shutting down or starting,
+        // statement_timeout: the database, not the request.
+        if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "57014" {
+            return StoreUnavailable("\(message) [\(state)] (\(operation))")
+        }
+        return PostgresStoreError(operation: "\(operation)", sqlState: state, message: message)
+    }
+
+    /// Runs `SELECT 1` (readiness).
+    public func ping() async throws {
+        try await withConnection("ping") { connection in
+            try await connection.run("SELECT 1")
+        }
+    }
+
+    /// The driver logs every query at debug level with its values; a query's values are tokens'
+    /// hashes, nonces and properties, which never go to a log.
+    static let quiet = Logger(label: "latchkey.postgres.query", factory: { _ in SwiftLogNoOpLogHandler() })
+}
+
+/// A database error that is not about availability: a constraint the store did not expect, a
+/// schema changed behind its back. A 500, since it is ours to fix.
+public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
+    /// The store operation.
+    public let operation: String
+    /// PostgreSQL's SQLSTATE.
+    public let sqlState: String
+    /// PostgreSQL's primary message (never the query or its values).
+    public let message: String
+
+    /// For the log.
+    public var description: String { "PostgreSQL error \(sqlState) in \(operation): \(message)" }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import LatchkeyServer
+import Logging
+import Testing
+
+@testable import LatchkeyPostgres
+
+/// The PostgreSQL the tests use: the throwaway cluster `scripts/postgres start` runs (its URL in
+/// `LATCHKEY_TEST_POSTGRES_URL`; `scripts/test` starts and removes it). Each store gets a schema
+/// of its own, so tests run in parallel against one database without seeing each other.
+///
+/// Without the URL, PostgreSQL backends are left out with a note, except with `CI=true`: then
+/// the test fails, so CI never passes by testing less.
+enum TestPostgres {
+    /// The cluster's URL, or `nil` when none was started outside CI.
+    static func url() throws -> PostgresURL? {
+        guard let text = ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"], !text.isEmpty else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                throw TestPostgresMissing()
+            }
+            return nil
+        }
+        return try PostgresURL(text)
+    }
+
+    static let quiet: Logger = {
+        var logger = Logger(label: "test.postgres")
+        logger.logLevel = .critical
+        return logger
+    }()
+
+    /// A fresh, empty schema for `body`'s store(s), dropped afterwards: `body` gets the URL that
+    /// selects it (`options=-c search_path=…`).
+    static func withSchema<T>(_ base: PostgresURL, _ body: (PostgresURL) async throws -> T) async throws -> T {
+        let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try PostgresStore(url: base, poolSize: 1, timeout: .seconds(30), logger: quiet)
+        var scoped = base
+        scoped.options = "-c search_path=\(schema)"
+        do {
+            try await admin.execute("CREATE SCHEMA \(schema)")
+            let result = try await body(scoped)
+            try await admin.execute("DROP SCHEMA \(schema) CASCADE")
+            await admin.close()
+            return result
+        } catch {
+            try? await admin.execute("DROP SCHEMA \(schema) CASCADE")
+            await admin.close()
+            throw error
+        }
+    }
+
+    /// `body` with a migrated store on a fresh schema, closed afterwards.
+    static func withStore<T>(
+        _ base: PostgresURL, timeout: Duration = .seconds(30), _ body: (PostgresStore) async throws -> T
+    ) async throws -> T {
+        try await withSchema(base) { url in
+            let store = try PostgresStore(url: url, poolSize: 4, timeout: timeout, logger: quiet)
+            do {
+                try await store.migrate()
+                let result = try await body(store)
+                await store.close()
+                return result
+            } catch {
+                await store.close()
+                throw error
+            }
+        }
+    }
+}
+
+extension PostgresStore {
+    /// Runs `sql` (tests only: set-up, inspection, damage).
+    func execute(_ sql: String) async throws {
+        try await withConnection("test") { connection in try await connection.run(.init(unsafeSQL: sql)) }
+    }
+
+    /// The first column of the first row of `sql`, as an integer (tests only).
+    func integer(_ sql: String) async throws -> Int {
+        try await withConnection("test") { connection in
+            try await connection.rows(.init(unsafeSQL: sql)).first?.decode(Int.self) ?? 0
+        }
+    }
+}
+
+struct TestPostgresMissing: Error, CustomStringConvertible {
+    var description: String {
+        "CI=true but LATCHKEY_TEST_POSTGRES_URL is not set: run the tests through scripts/test, which starts "
+            + "PostgreSQL (scripts/postgres)"
+    }
+}
