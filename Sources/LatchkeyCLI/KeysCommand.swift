@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import LatchkeySQLite
 import LatchkeyServer
+import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -51,27 +51,12 @@ struct KeysCommand: AsyncParsableCommand {
             return configuration
         }
 
-        /// Runs `body` on the migrated store, closing it afterwards.
+        /// Runs `body` on the migrated store of an existing installation, closing it afterwards.
         func withStore<T>(
-            _ configuration: ServerConfiguration, _ body: (SQLiteStore) async throws -> T
+            _ configuration: ServerConfiguration, _ body: (any LatchkeyStore) async throws -> T
         ) async throws -> T {
-            let location = try DatabaseLocation(configuration.databaseURL)
-            // Never a new, empty database: a key added to a database no server reads is lost work,
-            // and the usual cause is running from another directory or without --dev.
-            if case .sqliteFile(let path) = location, !FileManager.default.fileExists(atPath: path) {
-                throw CommandError(
-                    "no database at \(DatabaseLocation.redacted(path)): `latchkey serve` creates it on first start. Run this from "
-                        + "the directory serve runs in, pass --dev for `serve --dev`'s database, or --database-url.")
-            }
-            let store = try await SQLiteStore.open(location)
-            do {
-                try await store.migrate()
-                let result = try await body(store)
-                try await store.close()
-                return result
-            } catch {
-                try? await store.close()
-                throw error
+            try await StoreOpening.withStore(configuration, logger: Logger(label: "latchkey"), mustExist: true) {
+                try await body($0.store)
             }
         }
     }

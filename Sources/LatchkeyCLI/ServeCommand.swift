@@ -60,18 +60,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var logger = Logger(label: "latchkey")
         logger.logLevel = logLevel
-        let store = try await SQLiteStore.open(try DatabaseLocation(configuration.databaseURL))
-        do {
-            try await run(configuration: configuration, store: store, logger: logger)
-        } catch {
-            try? await store.close()
-            throw error
+        // Migrated by buildApplication, before the server binds.
+        try await StoreOpening.withStore(configuration, logger: logger, migrate: false) { opened in
+            try await run(configuration: configuration, store: opened.store, logger: logger)
         }
-        try await store.close()
     }
 
     /// One pooled Facebook client for the server's lifetime, shut down after it.
-    private func run(configuration: ServerConfiguration, store: SQLiteStore, logger: Logger) async throws {
+    private func run(configuration: ServerConfiguration, store: any LatchkeyStore, logger: Logger) async throws {
         let facebook = HTTPClient.facebook(configuration)
         do {
             try await run(configuration: configuration, store: store, facebook: facebook, logger: logger)
@@ -83,7 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     private func run(
-        configuration: ServerConfiguration, store: SQLiteStore, facebook: HTTPClient, logger: Logger
+        configuration: ServerConfiguration, store: any LatchkeyStore, facebook: HTTPClient, logger: Logger
     ) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort

@@ -60,8 +60,8 @@ struct ConfigurationTests {
             (
                 [
                     "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
-                    "LATCHKEY_DATABASE_URL": "postgres://x/y",
-                ], "PostgreSQL"
+                    "LATCHKEY_DATABASE_URL": "postgres://app@db.example/latchkey?sslmode=prefer",
+                ], "sslmode must be"
             ),
             (
                 [

@@ -35,7 +35,8 @@ struct Stack: Sendable {
     let server: any TestClientProtocol
     let emulatorURL: String
     let clock: TestClock
-    let store: SQLiteStore
+    /// The server's store: in-memory SQLite, or PostgreSQL with `LATCHKEY_TEST_DATABASE=postgres`.
+    let store: any LatchkeyStore
     /// The configuration the server runs with (a random key-encryption key included).
     var configuration = ServerConfiguration()
     /// Everything the server logged, scanned for secrets when the stack stops.
@@ -46,16 +47,18 @@ struct Stack: Sendable {
     /// With `browsable`, the public URL the server learned when it bound.
     var boundURL: String?
 
-    /// Runs `body` against a fresh emulator + server + in-memory SQLite.
+    /// Runs `body` against a fresh emulator + server + store (`TestStores.withServerStore`).
     ///
     /// - Parameter browsable: leave the public URL to the bound address (`http://127.0.0.1:PORT`)
     ///   instead of `http://latchkey.test`, and register its Facebook callback with the emulator, for
     ///   flows where a browser or another program follows the server's redirects.
     /// - Parameter clock: the emulator's and the server's clock; a test whose tokens a server on the
     ///   real clock checks (a child process) starts it at the real time.
+    /// - Parameter store: a store of the test's own (not closed here) instead of a fresh one.
     static func run(
         clock: TestClock = TestClock(),
         browsable: Bool = false,
+        store given: (any LatchkeyStore)? = nil,
         emulatorSeed: @Sendable (inout EmulatorSeed) -> Void = { _ in },
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (Stack) async throws -> Void
@@ -87,30 +90,32 @@ struct Stack: Sendable {
             configuration.keyEncryptionKey = kek.key
             configure(&configuration)
             let configured = configuration
-            let store = try await SQLiteStore.open(.sqliteMemory)
             let logs = LogCapture()
             do {
-                let server = try await buildApplication(
-                    configuration: configured, store: store, logger: logs.logger(label: "latchkey"))
-                try await server.test(.live) { client in
-                    var stack = Stack(
-                        server: client, emulatorURL: base, clock: clock, store: store, configuration: configured,
-                        logs: logs)
-                    if browsable {
-                        let issuer = try await stack.get("/.well-known/oauth-authorization-server").json()["issuer"]
-                        stack.boundURL = try #require(issuer?.stringValue)
-                        _ = try await stack.emulator(
-                            "/_emulator/apps/\(Demo.appID)/redirect-uris",
-                            ["redirect_uri": .string(stack.serverURL.absoluteString + "/v1/oauth/facebook/callback")])
+                try await TestStores.withServerStore(given) { store in
+                    let server = try await buildApplication(
+                        configuration: configured, store: store, logger: logs.logger(label: "latchkey"))
+                    try await server.test(.live) { client in
+                        var stack = Stack(
+                            server: client, emulatorURL: base, clock: clock, store: store, configuration: configured,
+                            logs: logs)
+                        if browsable {
+                            let issuer = try await stack.get("/.well-known/oauth-authorization-server").json()["issuer"]
+                            stack.boundURL = try #require(issuer?.stringValue)
+                            _ = try await stack.emulator(
+                                "/_emulator/apps/\(Demo.appID)/redirect-uris",
+                                [
+                                    "redirect_uri": .string(
+                                        stack.serverURL.absoluteString + "/v1/oauth/facebook/callback")
+                                ])
+                        }
+                        try await body(stack)
                     }
-                    try await body(stack)
                 }
             } catch {
-                try await store.close()
                 logs.expectNoSecrets(kek: kek.encoded, configured)
                 throw error
             }
-            try await store.close()
             // Whatever the test did, even a failed start, the server's log holds no token, code,
             // proof or secret.
             logs.expectNoSecrets(kek: kek.encoded, configured)

@@ -1,0 +1,113 @@
+import Foundation
+
+/// Moving an installation between backends (`latchkey db copy`): every table, column for column,
+/// described once here so each backend only reads or writes its own representation (SQLite keeps
+/// dates as seconds in a REAL and booleans as 0/1; PostgreSQL as `timestamptz` and `boolean`).
+public struct TransferTable: Sendable, Equatable {
+    /// How a column's value travels.
+    public enum Kind: Sendable, Equatable {
+        case text, json, date, bytes, bool, integer
+    }
+
+    /// A column and its kind.
+    public struct Column: Sendable, Equatable {
+        /// The column's name, the same in every backend.
+        public let name: String
+        /// How it travels.
+        public let kind: Kind
+        /// Whether it may be NULL.
+        public let optional: Bool
+    }
+
+    /// The table's name, the same in every backend.
+    public let name: String
+    /// Its columns, in the order `TransferValue` rows carry them.
+    public let columns: [Column]
+
+    init(_ name: String, _ columns: [(String, Kind)], optional: Set<String> = []) {
+        self.name = name
+        self.columns = columns.map { Column(name: $0.0, kind: $0.1, optional: optional.contains($0.0)) }
+    }
+
+    /// Every table, parents before children (foreign keys hold at every step). All rows move,
+    /// short-lived ones included: a `jti` spent just before the move must stay spent after it, and
+    /// an Easy Login in progress must still complete.
+    public static let all: [TransferTable] = [
+        TransferTable(
+            "users",
+            [
+                ("id", .text), ("created_at", .date), ("updated_at", .date), ("disabled", .bool),
+                ("properties", .json),
+            ]),
+        TransferTable(
+            "identities",
+            [
+                ("provider", .text), ("subject", .text), ("app_id", .text), ("user_id", .text), ("granted", .json),
+                ("first_seen", .date), ("last_seen", .date),
+            ]),
+        TransferTable(
+            "sessions",
+            [("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date)],
+            optional: ["revoked_at"]),
+        TransferTable(
+            "refresh_tokens",
+            [
+                ("hash", .bytes), ("session_id", .text), ("created_at", .date), ("expires_at", .date),
+                ("used_at", .date),
+            ],
+            optional: ["used_at"]),
+        TransferTable("single_use", [("kind", .text), ("value", .text), ("expires_at", .date)]),
+        TransferTable("nonces", [("value", .text), ("expires_at", .date)]),
+        TransferTable(
+            "signing_keys", [("kid", .text), ("private_key", .bytes), ("created_at", .date), ("retired_at", .date)],
+            optional: ["retired_at"]),
+        TransferTable(
+            "audit_events", [("id", .integer), ("at", .date), ("type", .text), ("user_id", .text), ("detail", .json)],
+            optional: ["user_id"]),
+        TransferTable(
+            "pending_authorizations", [("handle_hash", .bytes), ("request", .json), ("expires_at", .date)]),
+        TransferTable(
+            "authorization_codes",
+            [
+                ("hash", .bytes), ("client_id", .text), ("redirect_uri", .text), ("code_challenge", .text),
+                ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
+                ("expires_at", .date), ("used_at", .date), ("redeemed", .bool),
+            ],
+            optional: ["used_at"]),
+    ]
+}
+
+/// One column's value in transit.
+public enum TransferValue: Sendable, Equatable {
+    case text(String)
+    case date(Date)
+    case bytes(Data)
+    case bool(Bool)
+    case integer(Int)
+    case null
+}
+
+/// A backend rows can be copied from.
+public protocol TransferSource: Sendable {
+    /// Up to `limit` rows of `table` after position `after` (0 first), in a stable order, and
+    /// the position to continue from.
+    func transferRows(
+        _ table: TransferTable, after: Int, limit: Int
+    ) async throws -> (
+        rows: [[TransferValue]], next: Int
+    )
+    /// How many rows `table` holds.
+    func transferCount(_ table: TransferTable) async throws -> Int
+}
+
+/// A backend rows can be copied into.
+public protocol TransferDestination: Sendable {
+    /// Inserts `rows`, skipping any whose key is already present (a copy run again adds nothing);
+    /// returns how many were new.
+    func transferInsert(_ table: TransferTable, rows: [[TransferValue]]) async throws -> Int
+    /// How many rows `table` holds.
+    func transferCount(_ table: TransferTable) async throws -> Int
+    /// Called once every table is copied (PostgreSQL moves the audit log's id sequence past the
+    /// copied ids).
+    func transferFinished() async throws
+}
