@@ -157,13 +157,7 @@ extension PostgresStore {
                 VALUES (\(b.bind(identity.provider)), \(b.bind(identity.subject)), \(b.bind(identity.appID)), \(id), \
                 \(granted)::json, \(nowBind), \(nowBind)) ON CONFLICT (provider, subject) DO NOTHING RETURNING 1)
                 """)
-            user = StoredUser(
-                id: userID, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
-                identities: [
-                    StoredIdentity(
-                        provider: identity.provider, subject: identity.subject, appID: identity.appID,
-                        grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
-                ])
+            user = StorageRules.createdUser(login, id: userID, at: stamp)
         }
         checks.append("WHEN NOT EXISTS (SELECT 1 FROM ident) OR NOT EXISTS (SELECT 1 FROM usr) THEN 'changed'")
         let userBind = b.bind(userID)

@@ -162,13 +162,7 @@ public final class SQLiteStore: LatchkeyStore {
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
                         .float(now.timeIntervalSince1970),
                     ])
-                signedIn = StoredUser(
-                    id: userID, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
-                    identities: [
-                        StoredIdentity(
-                            provider: identity.provider, subject: identity.subject, appID: identity.appID,
-                            grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
-                    ])
+                signedIn = StorageRules.createdUser(login, id: userID, at: stamp)
             }
             if let session = login.session { try Self.open(session, userID: userID, db) }
             if let code = login.authorizationCode {

@@ -26,6 +26,19 @@ public enum StorageRules {
         return result
     }
 
+    /// The user a first sign-in creates, as a read returns it: the mapped properties, and the one
+    /// identity, first and last seen at `stamp` (the backend's own rounding of now).
+    public static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {
+        let identity = login.identity
+        return StoredUser(
+            id: id, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
+            identities: [
+                StoredIdentity(
+                    provider: identity.provider, subject: identity.subject, appID: identity.appID,
+                    grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
+            ])
+    }
+
     /// The audit event a sign-in records, in the same transaction as the sign-in.
     public static func signInEvent(_ login: LoginRecord, userID: String, created: Bool) -> AuditEvent {
         AuditEvent(
