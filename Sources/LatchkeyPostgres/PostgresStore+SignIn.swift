@@ -34,7 +34,11 @@ extension PostgresStore {
                     }
                 }
                 if let user = plan.user { return (user, plan.created) }
-                guard let user = try await Self.loadUser(plan.userID, connection) else { continue }
+                // Written and committed: running it again would spend the jti twice.
+                guard let user = try await Self.loadUser(plan.userID, connection) else {
+                    throw PostgresStoreError(
+                        operation: "sign-in", sqlState: "", message: "the user vanished right after the sign-in")
+                }
                 return (user, plan.created)
             }
             throw PostgresStoreError(
@@ -132,7 +136,9 @@ extension PostgresStore {
                 after.properties = merged
                 after.updatedAt = stamp
             } else {
-                parts.append("usr AS (SELECT 1 FROM users WHERE id = \(id) AND NOT disabled)")
+                // FOR SHARE: a disable committing meanwhile is waited for and seen, so no session
+                // opens for a user whose sessions it just revoked.
+                parts.append("usr AS (SELECT 1 FROM users WHERE id = \(id) AND NOT disabled FOR SHARE)")
             }
             if found.links == 1 {
                 after.identities = [

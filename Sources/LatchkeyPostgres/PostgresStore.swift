@@ -90,16 +90,32 @@ public final class PostgresStore: LatchkeyStore {
         do {
             return try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
                 group.addTask {
-                    .value(
-                        try await client.withConnection { connection in
-                            // Closing the connection is what stops a query stuck on a silent
-                            // network; the pool replaces it.
-                            try await withTaskCancellationHandler {
-                                try await body(connection)
-                            } onCancel: {
-                                connection.close()
-                            }
-                        })
+                    do {
+                        return .value(
+                            try await client.withConnection { connection in
+                                // Closing the connection is what stops a query stuck on a silent
+                                // network; the pool replaces it.
+                                try await withTaskCancellationHandler {
+                                    do {
+                                        return try await body(connection)
+                                    } catch {
+                                        throw BodyFailure(error: error)
+                                    }
+                                } onCancel: {
+                                    connection.close()
+                                }
+                            })
+                    } catch let failure as BodyFailure {
+                        throw failure.error
+                    } catch is CancellationError {
+                        throw CancellationError()
+                    } catch let error as PSQLError {
+                        throw error
+                    } catch {
+                        // No connection to lease: the pool's own errors (its circuit breaker after
+                        // a minute without the database, its shutdown) are not PSQLErrors.
+                        throw StoreUnavailable("no connection (\(operation)): \(error)")
+                    }
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
@@ -137,6 +153,11 @@ public final class PostgresStore: LatchkeyStore {
         }
     }
 
+    /// An error of the operation itself, told apart from the pool's failing to lease.
+    private struct BodyFailure: Error {
+        let error: any Error
+    }
+
     private enum Outcome<T: Sendable>: Sendable {
         case value(T)
         case timedOut
@@ -154,7 +175,11 @@ public final class PostgresStore: LatchkeyStore {
         }
         // Connection exceptions, too many connections, the server shutting down or starting,
         // statement_timeout: the database, not the request.
-        if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "57014" {
+        // Deadlocks and serialization failures (40P01, 40001) too: the request did nothing wrong,
+        // and a retry succeeds.
+        if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") || state == "57014"
+            || state.hasPrefix("40")
+        {
             return StoreUnavailable("\(message) [\(state)] (\(operation))")
         }
         return PostgresStoreError(operation: "\(operation)", sqlState: state, message: message)

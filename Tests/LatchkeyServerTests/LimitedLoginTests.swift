@@ -129,6 +129,12 @@ struct LimitedLoginTests {
             #expect(
                 try await stack.signIn(["idToken": .string(madeUp), "nonce": "client-made-up"]).errorCode
                     == "nonce_invalid")
+            // Never issued by us, whatever the store can hold (PostgreSQL's text refuses NUL).
+            for odd in ["nul\u{0}byte", "with space", "ünïcode"] {
+                let token = try await stack.idToken(nonce: odd)
+                let answer = try await stack.signIn(["idToken": .string(token), "nonce": .string(odd)])
+                #expect(answer.status == .unauthorized && answer.errorCode == "nonce_invalid", "\(odd)")
+            }
         }
     }
 }

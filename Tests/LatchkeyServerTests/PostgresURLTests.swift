@@ -20,6 +20,8 @@ struct PostgresURLTests {
         #expect(try PostgresURL("postgres://a:b@db.internal/d").tls == .verifyFull)
         #expect(try PostgresURL("postgres://a:b@127.0.0.1/d").tls == .disable)
         #expect(try PostgresURL("postgres://a:b@localhost/d").tls == .disable)
+        #expect(try PostgresURL("postgres://a:b@127.db.example.com/d").tls == .verifyFull)
+        #expect(try PostgresURL("postgres://a:b@127.1.2/d").tls == .verifyFull)
         let url = try PostgresURL(
             "postgres://a:b@h/d?sslmode=verify-full&sslrootcert=/etc/ca.pem&connect_timeout=3"
                 + "&options=-c%20search_path%3Dlk&application_name=node1")
@@ -38,6 +40,7 @@ struct PostgresURLTests {
             ("postgres://a:hunter2@h:99999/d", "port"),
             ("postgres://a:hunter2@h/d?sslmode=require&sslrootcert=/x", "only used with sslmode=verify-full"),
             ("postgres://a:hunter2@h/d?connect_timeout=0", "connect_timeout"),
+            ("postgres://a:hunter2%zz@h/d", "not an escape"),
         ])
     func refused(url: String, fragment: String) {
         #expect {

@@ -73,7 +73,11 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
         self.port = port
         if let colon = userInfo.firstIndex(of: ":") {
             user = String(userInfo[..<colon]).removingPercentEncoding ?? ""
-            password = String(userInfo[userInfo.index(after: colon)...]).removingPercentEncoding
+            // A bad escape must not silently become "no password".
+            guard let decoded = String(userInfo[userInfo.index(after: colon)...]).removingPercentEncoding else {
+                throw Self.invalid(url, "the password holds a '%' that is not an escape (write % as %25)")
+            }
+            password = decoded
         } else {
             user = String(userInfo).removingPercentEncoding ?? ""
             password = nil
@@ -124,7 +128,10 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `host` is this machine, where TLS protects nothing and is off by default.
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" || host == "::1" { return true }
+        // An address in 127.0.0.0/8, not a name that merely starts with "127.".
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
     }
 
     private static func hostAndPort(_ authority: Substring, url: String) throws -> (String, Int) {
