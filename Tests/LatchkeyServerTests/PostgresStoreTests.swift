@@ -62,6 +62,11 @@ struct PostgresStoreTests {
             let signIn = try await stack.signIn(["accessToken": .string(try await stack.facebookToken("bob"))])
             #expect(signIn.status == .serviceUnavailable && signIn.errorCode == "unavailable")
             #expect(try await stack.get("/ready").status == .serviceUnavailable)
+            let refresh = try #require(body["session"]?["refresh_token"]?.stringValue)
+            let token = try await SessionTests.refresh(stack, refresh)
+            #expect(token.status == .serviceUnavailable && token.headers[.retryAfter] == "5")
+            #expect(try token.json()["error"] == "temporarily_unavailable")
+            #expect(try token.json()["error_code"] == "unavailable")
 
             try await cluster.up()
             // The pool reconnects by itself; it may still be waiting out its back-off from the

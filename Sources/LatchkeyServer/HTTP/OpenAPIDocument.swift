@@ -427,7 +427,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`.",
+                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`; or the database does not answer (`unavailable`).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -442,7 +442,8 @@ enum OpenAPIDocument {
                                 "code": {
                                   "enum": [
                                     "facebook_unavailable",
-                                    "facebook_rate_limited"
+                                    "facebook_rate_limited",
+                                    "unavailable"
                                   ]
                                 }
                               }
@@ -526,6 +527,9 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               }
@@ -725,6 +729,37 @@ enum OpenAPIDocument {
                         }
                       }
                     }
+                  },
+                  "503": {
+                    "description": "RFC 6749 §5.2's `temporarily_unavailable`: the database does not answer (`error_code` `unavailable`); retry after `Retry-After`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/OAuthError"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "enum": [
+                                "temporarily_unavailable"
+                              ]
+                            },
+                            "error_code": {
+                              "enum": [
+                                "unavailable"
+                              ]
+                            }
+                          }
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Retry-After": {
+                        "$ref": "#/components/headers/RetryAfter"
+                      }
+                    }
                   }
                 }
               }
@@ -757,6 +792,9 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               },
@@ -863,6 +901,9 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               }
@@ -888,6 +929,9 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               }
@@ -930,6 +974,9 @@ enum OpenAPIDocument {
                   },
                   "500": {
                     "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               }
@@ -1698,6 +1745,36 @@ enum OpenAPIDocument {
                 "headers": {
                   "WWW-Authenticate": {
                     "$ref": "#/components/headers/WWWAuthenticate"
+                  }
+                }
+              },
+              "DatabaseUnavailable": {
+                "description": "The database does not answer (PostgreSQL down, unreachable, or slower than `LATCHKEY_DATABASE_TIMEOUT`); nothing was changed, retry after `Retry-After`.",
+                "content": {
+                  "application/json": {
+                    "schema": {
+                      "allOf": [
+                        {
+                          "$ref": "#/components/schemas/Error"
+                        }
+                      ],
+                      "properties": {
+                        "error": {
+                          "properties": {
+                            "code": {
+                              "enum": [
+                                "unavailable"
+                              ]
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "headers": {
+                  "Retry-After": {
+                    "$ref": "#/components/headers/RetryAfter"
                   }
                 }
               }
