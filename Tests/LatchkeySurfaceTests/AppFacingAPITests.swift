@@ -90,7 +90,19 @@ actor GatedStore: CredentialStore {
         await park(.save)
         self.credentials = credentials
     }
-    func clear() { credentials = nil }
+    private var cleared = false
+    private var clearWatchers: [CheckedContinuation<Void, Never>] = []
+    func clear() {
+        credentials = nil
+        cleared = true
+        for watcher in clearWatchers { watcher.resume() }
+        clearWatchers = []
+    }
+    /// Returns once `clear()` has run (a sign-out reached the store).
+    func waitUntilCleared() async {
+        if cleared { return }
+        await withCheckedContinuation { clearWatchers.append($0) }
+    }
     /// The stored value, read without any gate.
     var current: StoredCredentials? { credentials }
 
@@ -356,6 +368,9 @@ struct AppFacingAPITests {
         let restoring = Task { await relaunched.restoreSession() }
         await store.waitUntilHeld(.load)
         let signingOut = Task { await relaunched.signOut() }
+        // Released only once the sign-out has ended the session and reached the store: otherwise
+        // the restore could finish first, and the test would be about scheduling, not the race.
+        await store.waitUntilCleared()
         await store.release(.load)
         #expect(await !restoring.value)
         await signingOut.value
