@@ -129,14 +129,12 @@ extension LatchkeyClient {
             // A URL forged by someone else must not end the person's real attempt.
             throw LatchkeyError.sdk(.stateMismatch, "The login answer does not belong to this request.")
         } catch {
-            if attempt == self.attempt { dropEasyLogin() }
-            _ = await lastEasyLoginWrite?.value
+            await forgetEasyLogin(attempt)
             throw failSignIn(attempt: attempt, error)
         }
         // The attempt is over whatever happens next: a code is redeemable once. The store forgets
         // it before the code is spent, so no relaunch can try it again.
-        if attempt == self.attempt { dropEasyLogin() }
-        _ = await lastEasyLoginWrite?.value
+        await forgetEasyLogin(attempt)
         do throws(LatchkeyError) {
             let session = try await transport.send(
                 "POST", "v1/oauth/token",
@@ -199,6 +197,12 @@ extension LatchkeyClient {
         pendingEasyLogin = (stored.request, attempt)
         log(.info, "Finishing an Easy Login started before the app was relaunched.")
         return (stored.request, attempt)
+    }
+
+    /// Forgets `attempt` when it is still the current one, and returns once the store did too.
+    func forgetEasyLogin(_ attempt: UInt64) async {
+        if attempt == self.attempt { dropEasyLogin() }
+        _ = await lastEasyLoginWrite?.value
     }
 
     /// Forgets the Easy Login attempt here and in the store.

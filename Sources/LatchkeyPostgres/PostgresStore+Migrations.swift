@@ -34,18 +34,6 @@ extension PostgresStore {
         }
     }
 
-    /// The schema version recorded in the database (0 before the first migration).
-    public func schemaVersion() async throws -> Int {
-        try await withConnection("schema version") { connection in
-            let exists =
-                try await connection.rows("SELECT to_regclass('schema_migrations') IS NOT NULL").first?.decode(
-                    Bool.self) ?? false
-            guard exists else { return 0 }
-            return try await connection.rows("SELECT COALESCE(MAX(version), 0)::int8 FROM schema_migrations").first?
-                .decode(Int.self) ?? 0
-        }
-    }
-
     /// The schema version this binary migrates to.
     public static var knownSchemaVersion: Int { PostgresSchema.migrations.count }
 

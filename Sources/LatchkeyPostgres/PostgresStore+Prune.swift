@@ -58,22 +58,19 @@ extension PostgresStore {
         var sessions = 0
         var tokens = 0
         for id in ended.prefix(limit) {
-            let deleted =
+            // One statement: the count beside the delete reads the rows as they were before it.
+            let (deleted, had) =
                 try await connection.rows(
                     """
                     WITH gone AS (DELETE FROM refresh_tokens WHERE ctid = ANY(ARRAY(
                         SELECT ctid FROM refresh_tokens WHERE session_id = \(id) LIMIT \(limit - tokens))) RETURNING 1)
-                    SELECT count(*) FROM gone
+                    SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM refresh_tokens WHERE session_id = \(id))
                     """
-                ).first?.decode(Int.self) ?? 0
+                ).first?.decode((Int, Int).self) ?? (0, 1)
             tokens += deleted
             // Tokens remain when the budget ran out: this session, and the rest, wait for the
             // next call, which the report asks for (`tokens` reached `limit`).
-            let remaining =
-                try await connection.rows(
-                    "SELECT count(*) FROM refresh_tokens WHERE session_id = \(id)"
-                ).first?.decode(Int.self) ?? 1
-            guard remaining == 0 else { break }
+            guard deleted == had else { break }
             try await connection.run("DELETE FROM sessions WHERE id = \(id)")
             sessions += 1
         }

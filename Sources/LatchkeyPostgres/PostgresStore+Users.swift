@@ -47,8 +47,7 @@ extension PostgresStore {
             try await Self.loadUser(
                 connection,
                 """
-                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
-                    i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
+                SELECT \(unescaped: Self.userColumns)
                 FROM users u JOIN sessions s ON s.user_id = u.id AND s.id = \(sessionID) AND s.revoked_at IS NULL
                 LEFT JOIN identities i ON i.user_id = u.id
                 WHERE u.id = \(id) AND NOT u.disabled
@@ -114,13 +113,18 @@ extension PostgresStore {
         try await loadUser(
             connection,
             """
-            SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
-                i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
-            FROM users u LEFT JOIN identities i ON i.user_id = u.id WHERE u.id = \(id)
+            SELECT \(unescaped: userColumns) FROM users u LEFT JOIN identities i ON i.user_id = u.id WHERE u.id = \(id)
             """)
     }
 
-    /// The user that `query`'s rows describe (the columns of `loadUser(_:_:)`), or `nil`.
+    /// A user row (`u`) joined with each of its identities (`i`, absent when it has none), the
+    /// columns `loadUser(_:_:)` decodes.
+    static let userColumns = """
+        u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
+            i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
+        """
+
+    /// The user that `query`'s rows describe (`userColumns`), or `nil`.
     static func loadUser(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> StoredUser? {
         var user: StoredUser?
         for row in try await connection.rows(query) {

@@ -20,7 +20,6 @@ import PostgresNIO
 /// it is back.
 public final class PostgresStore: LatchkeyStore {
     let client: PostgresClient
-    let logger: Logger
     let timeout: Duration
     private let runner: Task<Void, Never>
 
@@ -37,8 +36,7 @@ public final class PostgresStore: LatchkeyStore {
             tls: try Self.tls(url))
         configuration.options.maximumConnections = max(1, poolSize)
         configuration.options.connectTimeout = url.connectTimeout.map { .seconds($0) } ?? timeout
-        let milliseconds = max(
-            1, Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = max(1, Int((timeout / .milliseconds(1)).rounded(.up)))
         // The server ends a statement that outlives the timeout, and a transaction left open by a
         // vanished client, so neither holds locks other servers wait on.
         configuration.options.additionalStartupParameters = [
@@ -47,7 +45,6 @@ public final class PostgresStore: LatchkeyStore {
         ]
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.logger = logger
         self.timeout = timeout
         let client = self.client
         // The pool's background work (opening, closing, keeping connections alive), for as long

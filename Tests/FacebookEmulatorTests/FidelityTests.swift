@@ -361,14 +361,6 @@ struct FidelityTests {
             let bare = try await GraphUserTests.me(emulator, token)
             #expect(try bare.graphError().code == 4 && bare.headers[Self.usage] == nil)
 
-            try await emulator.post(
-                "/_emulator/faults", json: ["endpoint": "/me", "preset": "rate_limit_custom", "count": 1])
-            #expect(try await GraphUserTests.me(emulator, token).graphError().code == 613)
-            try await emulator.post(
-                "/_emulator/faults",
-                json: ["endpoint": "/me", "code": 32, "message": "(#32) Page request limit reached", "count": 1])
-            #expect(try await GraphUserTests.me(emulator, token).graphError().code == 32)
-
             let badName = try await emulator.post(
                 "/_emulator/faults", json: ["endpoint": "/me", "headers": ["bad name": "x"]])
             #expect(badName.status == .badRequest)

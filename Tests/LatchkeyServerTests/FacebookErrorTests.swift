@@ -97,6 +97,22 @@ struct FacebookErrorTests {
             ],
             status: .forbidden, code: "facebook_checkpoint"),
         Case(
+            name: "checkpoint, no subcode", endpoint: "/me",
+            fault: [
+                "code": 190,
+                "message":
+                    "Error validating access token: You cannot access the app till you log in to www.facebook.com and follow the instructions given.",
+            ],
+            status: .forbidden, code: "facebook_checkpoint"),
+        Case(
+            name: "unconfirmed user, no subcode", endpoint: "/debug_token",
+            fault: [
+                "code": 190,
+                "message":
+                    "Error validating access token: Sessions for the user are not allowed because the user is not a confirmed user.",
+            ],
+            status: .forbidden, code: "facebook_checkpoint"),
+        Case(
             name: "expired, no subcode", endpoint: "/me",
             fault: ["code": 190, "message": "Error validating access token"],
             status: .unauthorized, code: "facebook_token_invalid"),
@@ -117,8 +133,7 @@ struct FacebookErrorTests {
             ],
             status: .unauthorized, code: "facebook_password_changed"),
         Case(
-            name: "application limit without usage headers (4)", endpoint: "/debug_token",
-            fault: ["preset": "rate_limit_app", "headers": ["X-App-Usage": .null]],
+            name: "application limit (4)", endpoint: "/debug_token", fault: ["preset": "rate_limit_app"],
             status: .serviceUnavailable, code: "facebook_rate_limited"),
         Case(
             name: "page limit (32)", endpoint: "/me",

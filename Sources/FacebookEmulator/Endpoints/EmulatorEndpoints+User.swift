@@ -51,11 +51,11 @@ extension EmulatorEndpoints {
         let renderer = try await renderer(id: id, request)
         var modifiers: [String: String] = [:]
         for name in ["type", "width", "height"] { modifiers[name] = request[name] }
-        let source = try renderer.picture(modifiers)
         if let redirect = request["redirect"]?.lowercased(), ["false", "0"].contains(redirect) {
-            return .json(["data": source])
+            return .json(["data": try renderer.picture(modifiers)])
         }
-        return .redirect(to: source["url"]?.stringValue ?? renderer.pictureURL())
+        let (width, height) = ProfileRenderer.pictureSize(modifiers)
+        return .redirect(to: renderer.pictureURL(width: width, height: height))
     }
 
     /// `GET /me/permissions` (§5.3).

@@ -27,6 +27,36 @@ struct FieldSelection: Sendable, Equatable {
             self = .defaultFields
             return
         }
+        let items = Self.topLevelItems(text)
+        var seen = Set<String>()
+        fields = items.compactMap { raw in
+            let item = raw.trimmingCharacters(in: .whitespaces)
+            guard !item.isEmpty else { return nil }
+            let name = Self.name(of: item)
+            guard seen.insert(name).inserted else { return nil }
+            // Modifiers come before the braces; anything inside them belongs to the subfields.
+            let head = item.prefix { $0 != "{" }
+            var subfields: [String]?
+            if let open = item.firstIndex(of: "{"), let close = item.lastIndex(of: "}"), open < close {
+                subfields = Self.names(in: item[item.index(after: open)..<close])
+            }
+            return Field(name: name, modifiers: Self.modifiers(in: String(head)), subfields: subfields)
+        }
+    }
+
+    /// The names at the top level of a braces' contents (`url,width` → `["url", "width"]`).
+    private static func names(in text: Substring) -> [String] {
+        topLevelItems(text).map { name(of: $0.trimmingCharacters(in: .whitespaces)) }.filter { !$0.isEmpty }
+    }
+
+    /// A field item's name: what comes before its modifiers or subfields.
+    private static func name(of item: String) -> String {
+        String(item.prefix { $0 != "." && $0 != "{" && $0 != "(" })
+    }
+
+    /// `text` split at the commas outside braces and parentheses, in one pass and without
+    /// recursion, so no nesting of braces a client sends can exhaust the stack.
+    private static func topLevelItems(_ text: some StringProtocol) -> [String] {
         var items: [String] = []
         var depth = 0
         var current = ""
@@ -43,48 +73,7 @@ struct FieldSelection: Sendable, Equatable {
             current.append(character)
         }
         items.append(current)
-        var seen = Set<String>()
-        fields = items.compactMap { raw in
-            let item = raw.trimmingCharacters(in: .whitespaces)
-            guard !item.isEmpty else { return nil }
-            let name = String(item.prefix { $0 != "." && $0 != "{" && $0 != "(" })
-            guard seen.insert(name).inserted else { return nil }
-            // Modifiers come before the braces; anything inside them belongs to the subfields.
-            let head = item.prefix { $0 != "{" }
-            var subfields: [String]?
-            if let open = item.firstIndex(of: "{"), let close = item.lastIndex(of: "}"), open < close {
-                subfields = Self.names(in: item[item.index(after: open)..<close])
-            }
-            return Field(name: name, modifiers: Self.modifiers(in: String(head)), subfields: subfields)
-        }
-    }
-
-    /// The names at the top level of a braces' contents (`url,width` → `["url", "width"]`), one pass
-    /// and no recursion, so no nesting of braces a client sends can exhaust the stack.
-    private static func names(in text: Substring) -> [String] {
-        var names: [String] = []
-        var depth = 0
-        var current = ""
-        var inName = true
-        for character in text {
-            switch character {
-            case "{", "(":
-                depth += 1
-                inName = false
-            case "}", ")":
-                depth -= 1
-            case "," where depth == 0:
-                names.append(current.trimmingCharacters(in: .whitespaces))
-                current = ""
-                inName = true
-            case "." where depth == 0:
-                inName = false
-            default:
-                if inName && depth == 0 { current.append(character) }
-            }
-        }
-        names.append(current.trimmingCharacters(in: .whitespaces))
-        return names.filter { !$0.isEmpty }
+        return items
     }
 
     /// Collects `key(value)` pairs that follow dots, e.g. `.type(large).width(200)`.

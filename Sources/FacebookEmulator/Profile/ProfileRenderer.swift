@@ -69,18 +69,25 @@ struct ProfileRenderer: Sendable {
         }
     }
 
-    /// A `ProfilePictureSource` (`height`, `is_silhouette`, `url`, `width`) for `type`, `width`
-    /// and `height`, limited to `fields` when the request named them (`picture{url}`), as the
-    /// `picture` field's `data` and the picture edge's `redirect=false` answer carry it.
-    func picture(_ modifiers: [String: String], fields: [String]? = nil) throws -> JSONValue {
+    /// The picture's size for `type` (`small` 50, `normal` 100, `large` 200), `width` and `height`.
+    static func pictureSize(_ modifiers: [String: String]) -> (width: Int, height: Int) {
         let side: Int
         switch modifiers["type"] {
         case "large": side = 200
         case "normal": side = 100
         default: side = 50
         }
-        let width = min(max(modifiers["width"].flatMap(Int.init) ?? side, 1), 2048)
-        let height = min(max(modifiers["height"].flatMap(Int.init) ?? side, 1), 2048)
+        return (
+            min(max(modifiers["width"].flatMap(Int.init) ?? side, 1), 2048),
+            min(max(modifiers["height"].flatMap(Int.init) ?? side, 1), 2048)
+        )
+    }
+
+    /// A `ProfilePictureSource` (`height`, `is_silhouette`, `url`, `width`) for `type`, `width`
+    /// and `height`, limited to `fields` when the request named them (`picture{url}`), as the
+    /// `picture` field's `data` and the picture edge's `redirect=false` answer carry it.
+    func picture(_ modifiers: [String: String], fields: [String]? = nil) throws -> JSONValue {
+        let (width, height) = Self.pictureSize(modifiers)
         let source: [String: JSONValue] = [
             "height": .int(height), "width": .int(width), "is_silhouette": .bool(person.picture == nil),
             "url": .string(pictureURL(width: width, height: height)),

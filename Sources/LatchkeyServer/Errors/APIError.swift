@@ -47,6 +47,10 @@ extension APIError {
     static func malformed(_ message: String) -> APIError { APIError(.badRequest, .malformedRequest, message) }
     static let unauthorized = APIError(.unauthorized, .unauthorized, "A valid access token is required.")
     static let sessionEnded = APIError(.unauthorized, .sessionRevoked, "This session has ended; sign in again.")
+    static let notUserToken = APIError(
+        .unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
+    static let nonceInvalid = APIError(
+        .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
     static func facebookUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> APIError {
         APIError(.serviceUnavailable, .facebookUnavailable, message, retryAfter: 5, cause: cause)
     }

@@ -38,7 +38,7 @@ struct AccessTokenVerifier: Sendable {
         if tightened, token.contains("|") {
             // Near Facebook's throttle, an app or client token (`APPID|…`, never a person's) costs
             // no call: `debug_token` would only call it an app token.
-            throw APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
+            throw APIError.notUserToken
         }
         // A single app costs two calls; several, `/app` first and, for apps that require
         // `appsecret_proof`, a `debug_token` each.
@@ -138,7 +138,7 @@ struct AccessTokenVerifier: Sendable {
                     ?? GraphFailure(status: answer.status, code: 190, message: "is_valid false without an error"))
         }
         guard data["type"]?.stringValue == "USER" else {
-            throw APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
+            throw APIError.notUserToken
         }
         // Facebook answers 400 for another app's token (handled above); this guards any answer that
         // would still name another app.

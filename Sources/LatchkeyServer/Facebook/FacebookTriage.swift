@@ -81,7 +81,7 @@ enum FacebookTriage {
         }
         if failure.code == 190, message.contains("debug only") {
             // A "session info" token (§4): a real token, but not one that signs anybody in.
-            return APIError(.unauthorized, .facebookNotUserToken, "This is not a Facebook user access token.")
+            return APIError.notUserToken
         }
         if failure.code == 1 {
             return .facebookUnavailable(

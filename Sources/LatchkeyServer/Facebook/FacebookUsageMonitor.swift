@@ -56,7 +56,9 @@ final class FacebookUsageMonitor: Sendable {
         var throttledAt: Date?
         /// The last report of any kind.
         var observedAt: Date
-        var level: Level = .normal
+        /// The level at the last report, to log its changes; the level now is derived
+        /// (`level(at:)`), since figures and a throttle stop counting with time alone.
+        var reportedLevel: Level = .normal
         /// When the current elevated level was last logged.
         var loggedAt: Date?
 
@@ -101,8 +103,10 @@ final class FacebookUsageMonitor: Sendable {
         self.logger = logger
     }
 
-    private func level(of highest: Int) -> Level {
-        highest >= tightenPercent ? .tightened : highest >= warningPercent ? .warning : .normal
+    /// The level of `entry`'s figures that still count at `now`.
+    private func level(_ entry: Entry, at now: Date) -> Level {
+        let highest = entry.highest(at: now)
+        return highest >= tightenPercent ? .tightened : highest >= warningPercent ? .warning : .normal
     }
 
     /// Records what an answer's headers said about `appID`'s usage.
@@ -128,15 +132,16 @@ final class FacebookUsageMonitor: Sendable {
         let (previous, current, usage, shouldLog) = entries.withLock { entries in
             var entry = entries[appID] ?? Entry(observedAt: now)
             let previous =
-                now.timeIntervalSince(entry.observedAt) < Self.staleAfter ? entry.level : Level.normal
+                now.timeIntervalSince(entry.observedAt) < Self.staleAfter ? entry.reportedLevel : Level.normal
             change(&entry, now)
             entry.observedAt = now
-            entry.level = level(of: entry.highest(at: now))
+            entry.reportedLevel = level(entry, at: now)
+            let current = entry.reportedLevel
             let repeatDue = entry.loggedAt.map { now.timeIntervalSince($0) >= Self.repeatWarningAfter } ?? true
-            let shouldLog = entry.level != previous || (entry.level != .normal && repeatDue)
+            let shouldLog = current != previous || (current != .normal && repeatDue)
             if shouldLog { entry.loggedAt = now }
             entries[appID] = entry
-            return (previous, entry.level, entry.usage, shouldLog)
+            return (previous, current, entry.usage, shouldLog)
         }
         guard shouldLog else { return }
         var metadata: Logger.Metadata = [
@@ -159,7 +164,7 @@ final class FacebookUsageMonitor: Sendable {
     var isTightened: Bool {
         let now = clock()
         return entries.withLock { entries in
-            entries.values.contains { $0.level == .tightened && now.timeIntervalSince($0.observedAt) < Self.staleAfter }
+            entries.values.contains { level($0, at: now) == .tightened }
         }
     }
 
@@ -175,7 +180,7 @@ final class FacebookUsageMonitor: Sendable {
                 members["throttled_at"] = .int(Int(throttledAt.timeIntervalSince1970))
             }
             let stale = now.timeIntervalSince(entry.observedAt) >= Self.staleAfter
-            members["level"] = .string(stale ? Level.normal.rawValue : entry.level.rawValue)
+            members["level"] = .string(level(entry, at: now).rawValue)
             members["observed_at"] = .int(Int(entry.observedAt.timeIntervalSince1970))
             if stale { members["stale"] = true }
             apps[appID] = .object(members)

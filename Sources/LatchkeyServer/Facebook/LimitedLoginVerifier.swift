@@ -35,11 +35,8 @@ struct LimitedLoginVerifier: Sendable {
         }
         // Server nonces are base64url: anything else was never issued, and is refused before the
         // store sees it (PostgreSQL's text cannot even hold a NUL byte).
-        if configuration.requireServerNonce, let nonce,
-            !nonce.utf8.allSatisfy({ $0.isBase64URL })
-        {
-            throw APIError(
-                .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
+        if configuration.requireServerNonce, let nonce, Base64URL.decode(nonce) == nil {
+            throw APIError.nonceInvalid
         }
         // The jti (and a server nonce) are spent inside the sign-in transaction, so a failure later
         // leaves the token usable, and a replay reports itself before any nonce is touched.
@@ -80,13 +77,5 @@ struct LimitedLoginVerifier: Sendable {
         ]
         for (claim, permission) in byClaim where claims[claim] != nil { permissions.insert(permission) }
         return permissions.sorted()
-    }
-}
-
-extension UInt8 {
-    /// A letter, digit, `-` or `_`.
-    fileprivate var isBase64URL: Bool {
-        (0x30...0x39).contains(self) || (0x41...0x5A).contains(self) || (0x61...0x7A).contains(self) || self == 0x2D
-            || self == 0x5F
     }
 }

@@ -33,10 +33,7 @@ struct AbuseLimits: Sendable {
     /// body is read, after the head was counted.
     func enforceClassicSignIn(_ address: ClientAddress?) async throws {
         guard facebookUsage.isTightened else { return }
-        try await enforce(Self.quartered(rules.signInPerAddress, bucket: "-tightened"), key: address?.key ?? "unknown")
-        if let network = address?.networkKey {
-            try await enforce(Self.quartered(rules.signInPerNetwork, bucket: "-tightened"), key: network)
-        }
+        try await enforceSignIn(address) { Self.quartered($0, bucket: "-tightened") }
     }
 
     /// `rule` with a quarter of its limit (at least one), its name extended by `bucket`.
@@ -59,12 +56,17 @@ struct AbuseLimits: Sendable {
 
     /// Counts a sign-in for the client's address and, for IPv6, for its /48.
     /// - Returns: the client's address, for `enforceClassicSignIn`.
-    @discardableResult
     func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> ClientAddress? {
         let address = address(request, context)
-        try await enforce(rules.signInPerAddress, key: address?.key ?? "unknown")
-        if let network = address?.networkKey { try await enforce(rules.signInPerNetwork, key: network) }
+        try await enforceSignIn(address) { $0 }
         return address
+    }
+
+    /// Counts a sign-in of `address` under the per-address and (IPv6) per-/48 rules, as `rule`
+    /// makes them.
+    private func enforceSignIn(_ address: ClientAddress?, _ rule: (RateRule?) -> RateRule?) async throws {
+        try await enforce(rule(rules.signInPerAddress), key: address?.key ?? "unknown")
+        if let network = address?.networkKey { try await enforce(rule(rules.signInPerNetwork), key: network) }
     }
 
     /// Counts one event for `key` under `rule`.

@@ -15,8 +15,6 @@ public struct TransferTable: Sendable, Equatable {
         public let name: String
         /// How it travels.
         public let kind: Kind
-        /// Whether it may be NULL.
-        public let optional: Bool
     }
 
     /// The table's name, the same in every backend.
@@ -24,9 +22,9 @@ public struct TransferTable: Sendable, Equatable {
     /// Its columns, in the order `TransferValue` rows carry them.
     public let columns: [Column]
 
-    init(_ name: String, _ columns: [(String, Kind)], optional: Set<String> = []) {
+    init(_ name: String, _ columns: [(String, Kind)]) {
         self.name = name
-        self.columns = columns.map { Column(name: $0.0, kind: $0.1, optional: optional.contains($0.0)) }
+        self.columns = columns.map { Column(name: $0.0, kind: $0.1) }
     }
 
     /// Every table, parents before children (foreign keys hold at every step). All rows move,
@@ -47,23 +45,19 @@ public struct TransferTable: Sendable, Equatable {
             ]),
         TransferTable(
             "sessions",
-            [("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date)],
-            optional: ["revoked_at"]),
+            [("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date)]),
         TransferTable(
             "refresh_tokens",
             [
                 ("hash", .bytes), ("session_id", .text), ("created_at", .date), ("expires_at", .date),
                 ("used_at", .date),
-            ],
-            optional: ["used_at"]),
+            ]),
         TransferTable("single_use", [("kind", .text), ("value", .text), ("expires_at", .date)]),
         TransferTable("nonces", [("value", .text), ("expires_at", .date)]),
         TransferTable(
-            "signing_keys", [("kid", .text), ("private_key", .bytes), ("created_at", .date), ("retired_at", .date)],
-            optional: ["retired_at"]),
+            "signing_keys", [("kid", .text), ("private_key", .bytes), ("created_at", .date), ("retired_at", .date)]),
         TransferTable(
-            "audit_events", [("id", .integer), ("at", .date), ("type", .text), ("user_id", .text), ("detail", .json)],
-            optional: ["user_id"]),
+            "audit_events", [("id", .integer), ("at", .date), ("type", .text), ("user_id", .text), ("detail", .json)]),
         TransferTable(
             "pending_authorizations", [("handle_hash", .bytes), ("request", .json), ("expires_at", .date)]),
         TransferTable(
@@ -72,8 +66,7 @@ public struct TransferTable: Sendable, Equatable {
                 ("hash", .bytes), ("client_id", .text), ("redirect_uri", .text), ("code_challenge", .text),
                 ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
                 ("expires_at", .date), ("used_at", .date), ("redeemed", .bool),
-            ],
-            optional: ["used_at"]),
+            ]),
     ]
 }
 

@@ -58,9 +58,7 @@ struct SignInService: Sendable {
             switch conflict {
             case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
             case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
-            case .nonceInvalid:
-                throw APIError(
-                    .unauthorized, .nonceInvalid, "The nonce was not issued by this server, expired, or was used.")
+            case .nonceInvalid: throw APIError.nonceInvalid
             }
         }
         logger.info(
