@@ -63,7 +63,8 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show the session signing keys: id, role (signing, verifying, retired), created, retired.")
+            abstract:
+                "Show the session signing keys: id, role (signing, pending, verifying, retired), created, retired.")
 
         @OptionGroup var options: DatabaseOptions
 
@@ -72,7 +73,8 @@ struct KeysCommand: AsyncParsableCommand {
             let keys = try await options.withStore(configuration) { store in try await store.signingKeys() }
             let roles = SigningKeyRole.roles(
                 keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: Date(),
-                accessTokenLifetime: configuration.accessTokenLifetime)
+                accessTokenLifetime: configuration.accessTokenLifetime,
+                activationDelay: configuration.keyActivationDelay)
             let format = Date.ISO8601FormatStyle()
             print("KID                     ROLE       CREATED                RETIRED")
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
@@ -88,7 +90,13 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a new signing key; running servers use it after their next start.")
+            abstract:
+                "Add a new signing key; running servers publish it, then sign with it after the activation delay.",
+            discussion: """
+                Every running server reads the keys every LATCHKEY_KEY_REFRESH_INTERVAL seconds (60) and publishes the \
+                new key in its JWKS; all of them start signing with it once it is LATCHKEY_KEY_ACTIVATION_DELAY \
+                seconds old (600), so every server and every app backend caching the JWKS knows it first.
+                """)
 
         @OptionGroup var options: DatabaseOptions
 
@@ -100,7 +108,11 @@ struct KeysCommand: AsyncParsableCommand {
             let kid = try await options.withStore(configuration) { store in
                 try await rotateSigningKey(in: store, protection: protection, now: Date())
             }
-            print("New signing key \(kid); previous keys stay published until their tokens expire.")
+            print(
+                """
+                New signing key \(kid): published by running servers within \(Int(configuration.keyRefreshInterval)) s, \
+                signing after \(Int(configuration.keyActivationDelay)) s; previous keys stay published until their tokens expire.
+                """)
         }
     }
 

@@ -26,6 +26,21 @@ extension PostgresStore {
         }
     }
 
+    /// Adds the first key. The table lock (which reads do not wait for) orders servers starting
+    /// together: `NOT EXISTS` alone would let two concurrent inserts each see an empty table.
+    public func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
+        try await transaction("add first signing key") { connection in
+            try await connection.run("LOCK TABLE signing_keys IN EXCLUSIVE MODE")
+            return try await !connection.rows(
+                """
+                INSERT INTO signing_keys (kid, private_key, created_at)
+                SELECT \(key.kid), \(key.privateKey), \(key.createdAt) WHERE NOT EXISTS (SELECT 1 FROM signing_keys)
+                RETURNING 1
+                """
+            ).isEmpty
+        }
+    }
+
     /// Replaces key material, all keys in one transaction.
     public func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
         try await transaction("replace signing key material") { connection in

@@ -477,6 +477,17 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// Adds the first key, in one write transaction (SQLite runs one at a time).
+    public func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
+        try await transaction { db in
+            guard try db.query("SELECT 1 FROM signing_keys LIMIT 1", []).isEmpty else { return false }
+            try db.execute(
+                "INSERT INTO signing_keys (kid, private_key, created_at) VALUES (?, ?, ?)",
+                [.text(key.kid), .blob(key.privateKey), .float(key.createdAt.timeIntervalSince1970)])
+            return true
+        }
+    }
+
     /// Replaces key material, all keys in one transaction.
     public func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
         try await transaction { db in

@@ -8,7 +8,7 @@ import NIOCore
 import NIOHTTP1
 
 /// Builds the Latchkey server: the same call serves `latchkey serve`, `serve --dev` and tests.
-/// The application runs the `PruningService` beside the HTTP server.
+/// The application runs the `PruningService` and the `SessionKeyRefresher` beside the HTTP server.
 ///
 /// - Parameters:
 ///   - configuration: validated here, before anything binds.
@@ -44,9 +44,10 @@ func buildApplication(
     try configuration.validate()
     try await store.migrate()
     let protection = SigningKeyProtection(configuration)
-    let (keys, resealed) = try await SessionKeyRing.load(
+    let (ring, resealed) = try await SessionKeyRing.load(
         from: store, protection: protection, now: configuration.clock(),
-        accessTokenLifetime: configuration.accessTokenLifetime)
+        accessTokenLifetime: configuration.accessTokenLifetime, activationDelay: configuration.keyActivationDelay)
+    let keys = SessionKeys(ring)
     if resealed > 0 {
         logger.notice("latchkey.keys.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
     }
@@ -110,7 +111,11 @@ func buildApplication(
                         bodyTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)), logger: logger),
                 ], idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
-        services: [PruningService(store: store, configuration: configuration, logger: logger)],
+        services: [
+            PruningService(store: store, configuration: configuration, logger: logger),
+            SessionKeyRefresher(
+                store: store, protection: protection, keys: keys, configuration: configuration, logger: logger),
+        ],
         onServerRunning: { channel in
             origin.bound(to: channel.localAddress)
             await onServerRunning(channel)

@@ -18,7 +18,7 @@ struct AccessTokenEncodingTests {
         var configuration = ServerConfiguration()
         configuration.publicURL = "https://auth.example.com"
         return SessionTokens(
-            keys: try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900),
+            keys: SessionKeys(try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900)),
             origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)
     }
 
@@ -62,7 +62,7 @@ struct AccessTokenEncodingTests {
         let (signature, copy) = try Self.flipped(token)
         let parts = copy.split(separator: ".").map(String.init)
         let highS = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
-        let key = tokens.keys.signing.privateKey.publicKey
+        let key = tokens.keys.current.signing.privateKey.publicKey
         // The test means something: the raw check accepts both S values.
         #expect(key.isValidSignature(highS, for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(Base64URL.decode(parts[2]) != signature)

@@ -58,7 +58,7 @@ struct JWTAttackCorpusTests {
         var configuration = ServerConfiguration()
         configuration.publicURL = p256["issuer"]?.stringValue
         let tokens = SessionTokens(
-            keys: try SessionKeyRing(keys: [key], now: Vectors.now, accessTokenLifetime: 900),
+            keys: SessionKeys(try SessionKeyRing(keys: [key], now: Vectors.now, accessTokenLifetime: 900)),
             origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)
         let cases = Vectors.cases("access_tokens")
         #expect(cases.count >= 18)

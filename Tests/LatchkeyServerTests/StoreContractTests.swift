@@ -212,6 +212,29 @@ struct StoreContractTests {
         }
     }
 
+    @Test("the first signing key is added once, whoever else tries at the same moment")
+    func firstSigningKeyOnce() async throws {
+        try await Self.onEveryBackend { name, store in
+            let added = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<6 {
+                    group.addTask {
+                        try await store.addFirstSigningKey(
+                            StoredSigningKey(
+                                kid: "k\(index)", privateKey: Data([UInt8(index)]), createdAt: Self.now, retiredAt: nil)
+                        )
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(added == 1, "\(name)")
+            #expect(try await store.signingKeys().count == 1, "\(name)")
+            #expect(
+                try await !store.addFirstSigningKey(
+                    StoredSigningKey(kid: "late", privateKey: Data([9]), createdAt: Self.now, retiredAt: nil)),
+                "\(name)")
+        }
+    }
+
     @Test("properties merge and null removes")
     func properties() async throws {
         try await Self.onEveryBackend { name, store in

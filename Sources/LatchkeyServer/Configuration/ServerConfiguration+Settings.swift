@@ -23,6 +23,7 @@ extension ServerConfiguration {
             "LATCHKEY_KEY_ENCRYPTION_KEY", "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS",
             "LATCHKEY_AUDIT_RETENTION", "LATCHKEY_PRUNE_INTERVAL", "LATCHKEY_TRUSTED_PROXIES",
+            "LATCHKEY_KEY_REFRESH_INTERVAL", "LATCHKEY_KEY_ACTIVATION_DELAY", "LATCHKEY_REFRESH_RETRY_WINDOW",
             "LATCHKEY_FORWARDED_HEADER",
             "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", "LATCHKEY_FACEBOOK_REJECTION_TTL",
             "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT", "LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT",
@@ -135,6 +136,9 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_AUTHORIZATION_CODE_TTL") { authorizationCodeLifetime = number }
         if let number = try seconds("LATCHKEY_AUDIT_RETENTION") { auditRetention = number }
         if let number = try seconds("LATCHKEY_PRUNE_INTERVAL") { pruneInterval = number }
+        if let number = try seconds("LATCHKEY_KEY_REFRESH_INTERVAL") { keyRefreshInterval = number }
+        if let number = try seconds("LATCHKEY_KEY_ACTIVATION_DELAY") { keyActivationDelay = number }
+        if let number = try seconds("LATCHKEY_REFRESH_RETRY_WINDOW") { refreshRetryWindow = number }
         if let number = try integer("LATCHKEY_EASY_LOGIN_MAX_PENDING") { easyLoginMaximumPending = number }
         if let number = try integer("LATCHKEY_FACEBOOK_MAX_CONNECTIONS") { facebookMaxConnections = number }
         if let entries = list("LATCHKEY_OAUTH_CLIENTS") {

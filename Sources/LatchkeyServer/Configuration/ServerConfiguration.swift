@@ -112,6 +112,18 @@ public struct ServerConfiguration: Sendable {
     public var auditRetention: TimeInterval = 90 * 86_400
     /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
     public var pruneInterval: TimeInterval = 300
+    /// Seconds between two reads of the session signing keys (`SessionKeyRefresher`,
+    /// `LATCHKEY_KEY_REFRESH_INTERVAL`): how soon a key added by `latchkey keys rotate` is
+    /// published by every running server.
+    public var keyRefreshInterval: TimeInterval = 60
+    /// Seconds a new session signing key is only published before it signs
+    /// (`LATCHKEY_KEY_ACTIVATION_DELAY`): long enough for every server to read it (at least two
+    /// refresh intervals) and for app backends caching the JWKS (`max-age=300`) to fetch it.
+    public var keyActivationDelay: TimeInterval = 600
+    /// Seconds after a refresh during which the same refresh token, presented again, gets the same
+    /// new refresh token instead of revoking the session (`LATCHKEY_REFRESH_RETRY_WINDOW`; 0 turns
+    /// it off): the app lost the answer to its refresh and retries.
+    public var refreshRetryWindow: TimeInterval = 10
     /// Most Graph calls in flight at once; beyond, a sign-in gets a fast 503 instead of queueing
     /// (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`).
     public var facebookMaxInFlight: Int = 256
@@ -229,6 +241,18 @@ public struct ServerConfiguration: Sendable {
         }
         guard pruneInterval >= 1, pruneInterval <= 86_400 else {
             throw ConfigurationError("LATCHKEY_PRUNE_INTERVAL must be between 1 and 86400 seconds")
+        }
+        guard keyRefreshInterval >= 0.1, keyRefreshInterval <= 3600 else {
+            throw ConfigurationError("LATCHKEY_KEY_REFRESH_INTERVAL must be between 0.1 and 3600 seconds")
+        }
+        // Two intervals: a server whose one refresh failed has still read the key before it signs.
+        guard keyActivationDelay >= 2 * keyRefreshInterval, keyActivationDelay <= 30 * 86_400 else {
+            throw ConfigurationError(
+                "LATCHKEY_KEY_ACTIVATION_DELAY must be at least twice LATCHKEY_KEY_REFRESH_INTERVAL (and at most 30 days)"
+            )
+        }
+        guard refreshRetryWindow >= 0, refreshRetryWindow <= 300 else {
+            throw ConfigurationError("LATCHKEY_REFRESH_RETRY_WINDOW must be between 0 and 300 seconds")
         }
         for (field, property) in defaultFieldsMapping {
             try FieldMapping.validate(field: field, property: property)

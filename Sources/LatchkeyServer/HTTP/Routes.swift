@@ -59,7 +59,8 @@ struct Routes: Sendable {
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
             headers[.cacheControl] = "public, max-age=300"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.jwks)))
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.current.jwks)))
         }
         route(.get, "/openapi.json") { _, _ in
             var headers = HTTPFields()

@@ -2,23 +2,30 @@ import Foundation
 import HTTPTypes
 import LatchkeyAPI
 import NIOCore
+import Synchronization
 
-/// The session signing keys in memory: the newest signs, every key whose tokens may still be
-/// alive verifies and is published in the JWKS. Loaded once at start (and created on first start),
-/// so no request touches the database or parses a key.
+/// The session signing keys in memory at one moment: one key signs; every key whose tokens may
+/// still be alive, and every key about to sign, verifies and is published in the JWKS. Built at
+/// start and again by `SessionKeyRefresher`, so no request touches the database or parses a key.
 struct SessionKeyRing: Sendable {
     let signing: SessionSigningKey
     let verifying: [String: SessionSigningKey]
     /// The JWKS document, serialised once.
     let jwks: Data
 
-    init(keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval) throws {
+    /// The ring of `keys` at `now` (`SigningKeyRole.roles` decides each key's part).
+    init(
+        keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval, activationDelay: TimeInterval = 0
+    )
+        throws
+    {
         let roles = SigningKeyRole.roles(
-            keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: now, accessTokenLifetime: accessTokenLifetime)
-        guard let newest = keys.first(where: { roles[$0.kid] == .signing }) else {
+            keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: now, accessTokenLifetime: accessTokenLifetime,
+            activationDelay: activationDelay)
+        guard let signing = keys.first(where: { roles[$0.kid] == .signing }) else {
             throw ConfigurationError("no session signing key")
         }
-        signing = newest
+        self.signing = signing
         let live = keys.filter { roles[$0.kid] != .retired }
         verifying = Dictionary(live.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first })
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
@@ -27,16 +34,39 @@ struct SessionKeyRing: Sendable {
     /// Loads the keys from the store, creating the first one on first start, and stores again,
     /// sealed under the current key-encryption key, every key kept plain or under an earlier one.
     ///
+    /// Servers starting together on an empty database agree on one first key
+    /// (`LatchkeyStore.addFirstSigningKey`): two first keys would each sign on one server only.
     /// - Returns: the ring, and how many stored keys were sealed again.
     static func load(
-        from store: any LatchkeyStore, protection: SigningKeyProtection, now: Date, accessTokenLifetime: TimeInterval
+        from store: any LatchkeyStore, protection: SigningKeyProtection, now: Date, accessTokenLifetime: TimeInterval,
+        activationDelay: TimeInterval = 0
     ) async throws -> (ring: SessionKeyRing, resealed: Int) {
         if try await store.signingKeys().isEmpty {
-            _ = try await rotateSigningKey(in: store, protection: protection, now: now)
+            let key = SessionSigningKey.generate(now: now)
+            _ = try await store.addFirstSigningKey(
+                StoredSigningKey(
+                    kid: key.kid, privateKey: try protection.seal(key.rawPrivateKey, kid: key.kid), createdAt: now,
+                    retiredAt: nil))
         }
         let (keys, resealed) = try await openAndReseal(in: store, protection: protection)
-        return (try SessionKeyRing(keys: keys, now: now, accessTokenLifetime: accessTokenLifetime), resealed)
+        let ring = try SessionKeyRing(
+            keys: keys, now: now, accessTokenLifetime: accessTokenLifetime, activationDelay: activationDelay)
+        return (ring, resealed)
     }
+}
+
+/// A server's current `SessionKeyRing`, replaced whole by `SessionKeyRefresher`: a request reads
+/// one ring, so the key it signs with and the JWKS it serves always belong together.
+final class SessionKeys: Sendable {
+    private let ring: Mutex<SessionKeyRing>
+
+    init(_ ring: SessionKeyRing) { self.ring = Mutex(ring) }
+
+    /// The ring now.
+    var current: SessionKeyRing { ring.withLock { $0 } }
+
+    /// Puts `new` in place for every later request.
+    func replace(with new: SessionKeyRing) { ring.withLock { $0 = new } }
 }
 
 /// Opens every stored key (so a wrong or missing key-encryption key is found now, not at the next
@@ -51,6 +81,17 @@ private func openAndReseal(
     in store: any LatchkeyStore, protection: SigningKeyProtection
 ) async throws -> (keys: [SessionSigningKey], resealed: Int) {
     let rows = try await store.signingKeys()
+    let keys = try openSigningKeys(rows, protection: protection)
+    var resealed: [String: Data] = [:]
+    for (row, key) in zip(rows, keys) where protection.needsResealing(row.privateKey) {
+        resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
+    }
+    if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
+    return (keys, resealed.count)
+}
+
+/// Opens stored keys, refusing a plain key among sealed ones and a row whose key is another's.
+func openSigningKeys(_ rows: [StoredSigningKey], protection: SigningKeyProtection) throws -> [SessionSigningKey] {
     let plain = rows.filter { !SigningKeyProtection.isSealed($0.privateKey) }
     if let row = plain.first, plain.count < rows.count {
         throw ConfigurationError(
@@ -70,12 +111,7 @@ private func openAndReseal(
         }
         return key
     }
-    var resealed: [String: Data] = [:]
-    for (row, key) in zip(rows, keys) where protection.needsResealing(row.privateKey) {
-        resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
-    }
-    if !resealed.isEmpty { try await store.replaceSigningKeyMaterial(resealed) }
-    return (keys, resealed.count)
+    return keys
 }
 
 /// Adds a new session signing key to `store`, sealed as `protection` says, retiring the current
@@ -106,28 +142,43 @@ public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKe
 public enum SigningKeyRole: String, Sendable {
     /// Signs new access tokens.
     case signing
+    /// Added less than the activation delay ago: published and verifying, so every server and
+    /// every app backend caching the JWKS knows it before any server signs with it.
+    case pending
     /// Signs nothing new; published and verifying until its tokens expire.
     case verifying
     /// Its tokens have all expired; no longer published.
     case retired
 
-    /// Each key's role: the newest unretired key signs; a retired key verifies until the last
-    /// token it signed has expired; the most recently retired one always verifies (a running
-    /// server keeps signing with it until it restarts, so its retirement time says nothing about
-    /// when its last token was issued).
+    /// Each key's role at `now`.
+    ///
+    /// A key signs once it is `activationDelay` old (the newest such key), so that every server
+    /// has read it and published it first; until then the key before it goes on signing. When no
+    /// key is that old (a first start), the oldest key signs, the same one on every server. A key
+    /// that stopped signing verifies until the last token it signed has expired, and the one just
+    /// before the signing key always verifies (a server whose refresh failed may still sign with
+    /// it). `retiredAt` is only shown (`keys list`): a key stops signing when its successor starts.
     public static func roles(
-        _ keys: [(kid: String, createdAt: Date, retiredAt: Date?)], now: Date, accessTokenLifetime: TimeInterval
+        _ keys: [(kid: String, createdAt: Date, retiredAt: Date?)], now: Date, accessTokenLifetime: TimeInterval,
+        activationDelay: TimeInterval = 0
     ) -> [String: SigningKeyRole] {
-        let newest =
-            keys.filter { $0.retiredAt == nil }.max { $0.createdAt < $1.createdAt }?.kid ?? keys.first?.kid
-        let lastRetired = keys.filter { $0.retiredAt != nil }
-            .max { ($0.retiredAt ?? .distantPast) < ($1.retiredAt ?? .distantPast) }?.kid
+        let ordered = keys.sorted { ($0.createdAt, $0.kid) < ($1.createdAt, $1.kid) }
+        guard
+            let signingIndex = ordered.lastIndex(where: { now.timeIntervalSince($0.createdAt) >= activationDelay })
+                ?? (ordered.isEmpty ? nil : 0)
+        else { return [:] }
         var roles: [String: SigningKeyRole] = [:]
-        for key in keys {
-            let verifies =
-                key.kid == lastRetired
-                || (key.retiredAt.map { now.timeIntervalSince($0) < accessTokenLifetime } ?? true)
-            roles[key.kid] = key.kid == newest ? .signing : verifies ? .verifying : .retired
+        for (index, key) in ordered.enumerated() {
+            if index == signingIndex {
+                roles[key.kid] = .signing
+            } else if index > signingIndex {
+                roles[key.kid] = .pending
+            } else {
+                let stoppedSigning = ordered[index + 1].createdAt.addingTimeInterval(activationDelay)
+                let verifies =
+                    index == signingIndex - 1 || now.timeIntervalSince(stoppedSigning) < accessTokenLifetime
+                roles[key.kid] = verifies ? .verifying : .retired
+            }
         }
         return roles
     }

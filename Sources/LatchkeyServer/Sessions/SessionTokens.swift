@@ -11,7 +11,8 @@ import NIOCore
 /// `jti`) that app backends verify offline with `/.well-known/jwks.json`. Refresh tokens are 256
 /// random bits, stored only as SHA-256 hashes.
 struct SessionTokens: Sendable {
-    let keys: SessionKeyRing
+    /// The signing keys, kept current by `SessionKeyRefresher`.
+    let keys: SessionKeys
     let origin: ServerOrigin
     let accessTokenLifetime: TimeInterval
     let refreshTokenLifetime: TimeInterval
@@ -47,8 +48,9 @@ struct SessionTokens: Sendable {
             "iat": .int(issuedAt), "exp": .int(issuedAt + Int(accessTokenLifetime)),
             "jti": .string(Self.randomToken(bytes: 12)),
         ]
-        let header: JSONValue = ["alg": "ES256", "typ": "JWT", "kid": .string(keys.signing.kid)]
-        return try CompactJWS.make(header: header, claims: claims, sign: keys.signing.sign)
+        let signing = keys.current.signing
+        let header: JSONValue = ["alg": "ES256", "typ": "JWT", "kid": .string(signing.kid)]
+        return try CompactJWS.make(header: header, claims: claims, sign: signing.sign)
     }
 
     /// The session body for a new access token and `refreshToken`.
@@ -76,7 +78,7 @@ struct SessionTokens: Sendable {
         // no key-source or `crit` headers, a well-formed kid, before the key ring is consulted.
         guard token.utf8.last != UInt8(ascii: "="), let jws = CompactJWS(token, maximumLength: 4096),
             let kid = try? JOSEHeader.check(jws.header, algorithm: "ES256"),
-            let key = keys.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
+            let key = keys.current.verifying[kid], key.verify(jws.signature, for: jws.signingInput)
         else { throw APIError.unauthorized }
         let claims = jws.claims
         guard claims["iss"]?.stringValue == issuer, claims["aud"]?.stringValue == Self.audience,

@@ -98,6 +98,11 @@ public protocol LatchkeyStore: Sendable {
     /// Adds a signing key and retires the others at `now`.
     func addSigningKey(_ key: StoredSigningKey) async throws
 
+    /// Adds `key` only if no signing key is stored yet, atomically: of several servers starting
+    /// together on an empty database, exactly one adds its key and every one then loads that key.
+    /// - Returns: whether `key` was added.
+    func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool
+
     /// Replaces the stored private-key material of existing keys (kid → bytes), all in one
     /// transaction: sealing plain keys, or sealing them again under a new key-encryption key.
     func replaceSigningKeyMaterial(_ material: [String: Data]) async throws

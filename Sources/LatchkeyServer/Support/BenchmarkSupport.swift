@@ -41,7 +41,7 @@ import LatchkeyAPI
             var configuration = ServerConfiguration()
             configuration.publicURL = "https://auth.example.com"
             tokens = SessionTokens(
-                keys: try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900),
+                keys: SessionKeys(try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900)),
                 origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)
         }
 

@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Reads the session signing keys from the database every `keyRefreshInterval` and puts the ring
+/// they make now in place, in the application's service group.
+///
+/// This is how a key added by `latchkey keys rotate` reaches every running server without a
+/// restart: each publishes it in its JWKS at its next refresh, and signs with it only once it is
+/// `keyActivationDelay` old (`SigningKeyRole.roles`), by which time every server has read it. The
+/// roles also move with time alone (a pending key starts signing, a retired one leaves the JWKS),
+/// so the ring is rebuilt at every refresh even when the rows did not change.
+///
+/// A refresh that fails (the database down, a key that no longer opens) keeps the ring in use and
+/// is logged; the next interval tries again. Nothing is written here: sealing keys again is the
+/// start's and `keys rewrap`'s work.
+struct SessionKeyRefresher: Service {
+    let store: any LatchkeyStore
+    let protection: SigningKeyProtection
+    let keys: SessionKeys
+    let configuration: ServerConfiguration
+    let logger: Logger
+
+    /// Refreshes every interval until the service group shuts down.
+    func run() async {
+        let interval = Duration.milliseconds(Int64(configuration.keyRefreshInterval * 1000))
+        do {
+            try await cancelWhenGracefulShutdown {
+                while true {
+                    try await Task.sleep(for: interval)
+                    await refreshOnce()
+                }
+            }
+        } catch {
+            // Cancelled while waiting: shutting down.
+        }
+    }
+
+    /// Reads the keys once and replaces the ring.
+    /// - Returns: whether the ring was replaced.
+    @discardableResult
+    func refreshOnce() async -> Bool {
+        let ring: SessionKeyRing
+        do {
+            let rows = try await store.signingKeys()
+            ring = try SessionKeyRing(
+                keys: try openSigningKeys(rows, protection: protection), now: configuration.clock(),
+                accessTokenLifetime: configuration.accessTokenLifetime,
+                activationDelay: configuration.keyActivationDelay)
+        } catch is ConfigurationError {
+            // Its text names the key; the log says what to check on this server instead.
+            logger.error(
+                "latchkey.keys.refresh_failed",
+                metadata: [
+                    "latchkey.error.cause":
+                        "a stored signing key does not open here: every server needs the same LATCHKEY_KEY_ENCRYPTION_KEY (and previous keys)"
+                ])
+            return false
+        } catch {
+            logger.warning("latchkey.keys.refresh_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return false
+        }
+        let before = keys.current
+        keys.replace(with: ring)
+        if before.signing.kid != ring.signing.kid || Set(before.verifying.keys) != Set(ring.verifying.keys) {
+            logger.notice(
+                "latchkey.keys.changed",
+                metadata: [
+                    "latchkey.keys.signing": "\(ring.signing.kid)",
+                    "latchkey.keys.published": "\(ring.verifying.keys.sorted().joined(separator: ","))",
+                ])
+        }
+        return true
+    }
+}
