@@ -74,6 +74,10 @@ enum PostgresSchema {
                 RAISE EXCEPTION USING ERRCODE = 'LK001', MESSAGE = reason;
             END $$
             """,
-        ]
+        ],
+        [
+            // The retry window: a spent token remembers its successor (`rotateRefreshToken`).
+            "ALTER TABLE refresh_tokens ADD COLUMN successor_hash bytea"
+        ],
     ]
 }

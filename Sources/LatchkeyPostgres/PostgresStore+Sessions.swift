@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyServer
+import NIOCore
 import PostgresNIO
 
 extension PostgresStore {
@@ -24,13 +25,13 @@ extension PostgresStore {
     /// on one server or two, exactly one matches; the other waits for its row lock, no longer
     /// matches, and is judged by `judgeRefusedRotation` as a reuse, which revokes the session.
     public func rotateRefreshToken(
-        hash: Data, newHash: Data, now: Date, newExpiresAt: Date
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
     ) async throws -> RefreshOutcome {
         try await withConnection("rotate refresh token") { connection in
             let rotated = try await connection.rows(
                 """
                 WITH spent AS (
-                    UPDATE refresh_tokens r SET used_at = \(now) FROM sessions s, users u
+                    UPDATE refresh_tokens r SET used_at = \(now), successor_hash = \(newHash) FROM sessions s, users u
                     WHERE r.hash = \(hash) AND r.used_at IS NULL AND r.expires_at > \(now)
                         AND s.id = r.session_id AND s.revoked_at IS NULL AND u.id = s.user_id AND NOT u.disabled
                     RETURNING r.session_id, s.user_id),
@@ -44,34 +45,49 @@ extension PostgresStore {
                 let (sessionID, userID) = try row.decode((String, String).self)
                 return .rotated(sessionID: sessionID, userID: userID)
             }
-            return try await Self.judgeRefusedRotation(hash: hash, now: now, connection)
+            return try await Self.judgeRefusedRotation(
+                hash: hash, now: now, retryWindowStart: retryWindowStart, retryCandidates: retryCandidates, connection)
         }
     }
 
     /// Why a token did not rotate, acting on it: a spent token revokes its session (someone holds
-    /// a copy, RFC 6819 §5.2.2.3), as does a disabled user's; the rest is `.invalid`. One
-    /// statement, so the verdict and the revocation agree.
+    /// a copy, RFC 6819 §5.2.2.3) unless it is a retry within the window, and a disabled user's
+    /// session is revoked too; the rest is `.invalid`. One statement, so the verdict and the
+    /// revocation agree. A concurrent rotation of the same token has committed by now (this runs
+    /// after the rotation's `UPDATE` waited for its row lock), so its retry is seen as one.
     static func judgeRefusedRotation(
-        hash: Data, now: Date, _ connection: PostgresConnection
+        hash: Data, now: Date, retryWindowStart: Date, retryCandidates: [Data], _ connection: PostgresConnection
     ) async throws -> RefreshOutcome {
+        let candidates = retryCandidates.map { ByteBuffer(bytes: $0) }
         guard
             let row = try await connection.rows(
                 """
                 WITH t AS (
-                    SELECT r.session_id, r.used_at IS NOT NULL AS spent, r.expires_at > \(now) AS live,
-                        s.revoked_at IS NOT NULL AS revoked, u.disabled
+                    SELECT r.session_id, s.user_id, r.used_at IS NOT NULL AS spent, r.expires_at > \(now) AS live,
+                        s.revoked_at IS NOT NULL AS revoked, u.disabled, r.successor_hash,
+                        -- COALESCE: a token spent before successors were recorded has none, and a
+                        -- NULL here would keep its reuse from revoking.
+                        COALESCE(r.used_at > \(retryWindowStart) AND NOT u.disabled
+                            AND r.successor_hash = ANY(\(candidates)::bytea[])
+                            AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash
+                                AND n.used_at IS NULL AND n.expires_at > \(now)), false) AS retry
                     FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                     WHERE r.hash = \(hash)),
                 revoked AS (
                     UPDATE sessions SET revoked_at = \(now)
-                    WHERE id IN (SELECT session_id FROM t WHERE NOT revoked AND (spent OR (live AND disabled)))
+                    WHERE id IN (
+                        SELECT session_id FROM t WHERE NOT revoked AND ((spent AND NOT retry) OR (live AND disabled)))
                         AND revoked_at IS NULL)
-                SELECT session_id, spent, live, revoked, disabled FROM t
+                SELECT session_id, user_id, spent, live, revoked, disabled, retry, successor_hash FROM t
                 """
             ).first
         else { return .invalid }
-        let (sessionID, spent, live, revoked, disabled) = try row.decode((String, Bool, Bool, Bool, Bool).self)
+        let (sessionID, userID, spent, live, revoked, disabled, retry, successor) = try row.decode(
+            (String, String, Bool, Bool, Bool, Bool, Bool, Data?).self)
         if revoked { return .invalid }
+        if spent, retry, let successor {
+            return .retried(sessionID: sessionID, userID: userID, successorHash: successor)
+        }
         if spent { return .reused(sessionID: sessionID) }
         guard live else { return .invalid }
         // `setUserDisabled` already revokes sessions; this guards rows changed outside the store.

@@ -71,5 +71,9 @@ enum SQLiteSchema {
             // Partial: most sessions are never revoked, and need no entry.
             "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL",
         ],
+        [
+            // The retry window: a spent token remembers its successor (`rotateRefreshToken`).
+            "ALTER TABLE refresh_tokens ADD COLUMN successor_hash BLOB"
+        ],
     ]
 }

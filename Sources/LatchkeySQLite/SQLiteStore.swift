@@ -227,21 +227,32 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// Spends a refresh token; a spent one revokes its session (reuse detection).
+    /// Spends a refresh token; a spent one revokes its session (reuse detection) unless it is a
+    /// retry within the window (see `LatchkeyStore.rotateRefreshToken`).
     public func rotateRefreshToken(
-        hash: Data, newHash: Data, now: Date, newExpiresAt: Date
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
     ) async throws
         -> RefreshOutcome
     {
         try await transaction { db in
             let rows = try db.query(
-                "SELECT session_id, expires_at, used_at FROM refresh_tokens WHERE hash = ?", [.blob(hash)])
+                "SELECT session_id, expires_at, used_at, successor_hash FROM refresh_tokens WHERE hash = ?",
+                [.blob(hash)])
             guard let row = rows.first, let sessionID = row.column("session_id")?.string,
                 let session = try Self.session(sessionID, db)
             else { return .invalid }
             let userID = session.userID
             if session.revoked { return .invalid }
-            if row.column("used_at")?.isNull == false {
+            if let usedAt = row.column("used_at")?.double {
+                if usedAt > retryWindowStart.timeIntervalSince1970, !session.userDisabled,
+                    let successor = row.column("successor_hash")?.blob, retryCandidates.contains(successor),
+                    try !db.query(
+                        "SELECT 1 FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
+                        [.blob(successor), .float(now.timeIntervalSince1970)]
+                    ).isEmpty
+                {
+                    return .retried(sessionID: sessionID, userID: userID, successorHash: successor)
+                }
                 // A spent token again: someone holds a copy. End the whole session (RFC 6819 §5.2.2.3).
                 try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
@@ -259,8 +270,8 @@ public final class SQLiteStore: LatchkeyStore {
                 return .userDisabled(sessionID: sessionID)
             }
             try db.execute(
-                "UPDATE refresh_tokens SET used_at = ? WHERE hash = ?",
-                [.float(now.timeIntervalSince1970), .blob(hash)])
+                "UPDATE refresh_tokens SET used_at = ?, successor_hash = ? WHERE hash = ?",
+                [.float(now.timeIntervalSince1970), .blob(newHash), .blob(hash)])
             try db.execute(
                 "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
                 [

@@ -74,11 +74,61 @@ struct SessionTests {
             let access = try #require(try rotated.json()["access_token"]?.stringValue)
             #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
 
+            // Past the retry window, the spent token again is a reuse.
+            stack.clock.advance(stack.configuration.refreshRetryWindow + 0.001)
             let reused = try await Self.refresh(stack, first, form: false)
             #expect(reused.status == .badRequest && reused.errorCode == "refresh_token_reused")
             // The thief's and the owner's tokens are both dead now.
             #expect(try await Self.refresh(stack, second).errorCode == "refresh_token_invalid")
             #expect(try await stack.get("/v1/users/me", bearer: access).errorCode == "session_revoked")
+        }
+    }
+
+    @Test(
+        "a refresh retried within the window (the answer was lost) gets the same new refresh token; once that token is used, the old one is a reuse"
+    )
+    func retryWithinWindow() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
+            let answer = try await Self.refresh(stack, first).json()
+            let second = try #require(answer["refresh_token"]?.stringValue)
+            stack.clock.advance(stack.configuration.refreshRetryWindow - 1)
+            let retried = try await Self.refresh(stack, first)
+            #expect(retried.status == .ok)
+            #expect(try retried.json()["refresh_token"]?.stringValue == second)
+            let access = try #require(try retried.json()["access_token"]?.stringValue)
+            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+
+            // The app got its answer this time and moved on: the old token names a spent successor.
+            let third = try #require(try await Self.refresh(stack, second).json()["refresh_token"]?.stringValue)
+            #expect(try await Self.refresh(stack, first).errorCode == "refresh_token_reused")
+            #expect(try await Self.refresh(stack, third).errorCode == "refresh_token_invalid")
+        }
+    }
+
+    @Test("concurrent refreshes of one token (an app racing itself) all get the same successor; the session lives")
+    func concurrentRetries() async throws {
+        try await Stack.run { (stack: Stack) async throws in
+            let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
+            let answers = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<6 {
+                    group.addTask { try await Self.refresh(stack, first).json()["refresh_token"]?.stringValue }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(answers.count == 6 && Set(answers).count == 1 && answers[0] != nil)
+            let next = try #require(answers[0])
+            #expect(try await Self.refresh(stack, next).status == .ok)
+        }
+    }
+
+    @Test("with the retry window off, a spent token at once revokes the session")
+    func retryWindowOff() async throws {
+        try await Stack.run({ $0.refreshRetryWindow = 0 }) { (stack: Stack) async throws in
+            let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
+            let second = try #require(try await Self.refresh(stack, first).json()["refresh_token"]?.stringValue)
+            #expect(try await Self.refresh(stack, first).errorCode == "refresh_token_reused")
+            #expect(try await Self.refresh(stack, second).errorCode == "refresh_token_invalid")
         }
     }
 

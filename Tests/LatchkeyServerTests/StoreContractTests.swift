@@ -141,6 +141,65 @@ struct StoreContractTests {
         }
     }
 
+    @Test(
+        "a spent token within the retry window names its unspent successor and changes nothing; otherwise it revokes"
+    )
+    func refreshRetryWindow() async throws {
+        try await Self.onEveryBackend { name, store in
+            _ = try await store.signIn(Self.login(subject: "s", userID: "u", sessionID: "sess"), now: Self.now)
+            let at = Self.now.addingTimeInterval(10)
+            let expires = at.addingTimeInterval(3600)
+            func rotate(
+                _ token: String, _ next: String, now: Date, windowStart: Date, candidates: [String]
+            )
+                async throws -> RefreshOutcome
+            {
+                try await store.rotateRefreshToken(
+                    hash: Data(token.utf8), newHash: Data(next.utf8), now: now, newExpiresAt: expires,
+                    retryWindowStart: windowStart, retryCandidates: candidates.map { Data($0.utf8) })
+            }
+            #expect(
+                try await rotate("sess", "next", now: at, windowStart: at, candidates: ["next"])
+                    == .rotated(sessionID: "sess", userID: "u"), "\(name)")
+            let soon = at.addingTimeInterval(5)
+            let start = soon.addingTimeInterval(-10)
+            // Retried: the stored successor among the candidates, nothing spent or revoked.
+            for _ in 0..<2 {
+                #expect(
+                    try await rotate("sess", "other", now: soon, windowStart: start, candidates: ["x", "next"])
+                        == .retried(sessionID: "sess", userID: "u", successorHash: Data("next".utf8)), "\(name)")
+            }
+            #expect(
+                try await store.refreshTokenFamily(hash: Data("next".utf8))
+                    == RefreshTokenFamily(sessionID: "sess", spent: false), "\(name)")
+            #expect(try await store.refreshTokenFamily(hash: Data("other".utf8)) == nil, "\(name)")
+            // A successor the caller cannot name is no retry.
+            #expect(
+                try await rotate("sess", "y", now: soon, windowStart: start, candidates: ["x"])
+                    == .reused(sessionID: "sess"), "\(name)")
+            #expect(try await !store.isSessionActive(id: "sess"), "\(name)")
+
+            for (session, case_) in [("late", "window passed"), ("moved", "successor spent"), ("gone", "disabled")] {
+                _ = try await store.signIn(
+                    Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
+                _ = try await rotate(session, "\(session)-1", now: at, windowStart: at, candidates: [])
+                var windowStart = start
+                if session == "late" { windowStart = at }
+                if session == "moved" {
+                    _ = try await rotate("\(session)-1", "\(session)-2", now: soon, windowStart: soon, candidates: [])
+                }
+                if session == "gone" {
+                    // Disabling revokes too; the retry must not answer for a revoked session.
+                    _ = try await store.setUserDisabled(id: "u-\(session)", disabled: true, now: soon)
+                }
+                let outcome = try await rotate(
+                    session, "z", now: soon, windowStart: windowStart, candidates: ["\(session)-1"])
+                #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(case_)")
+                #expect(try await !store.isSessionActive(id: session), "\(name) \(case_)")
+            }
+        }
+    }
+
     @Test("single-use values, jtis and server nonces are spent once, atomically with the sign-in")
     func singleUse() async throws {
         try await Self.onEveryBackend { name, store in

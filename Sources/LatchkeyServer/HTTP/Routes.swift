@@ -236,14 +236,27 @@ struct Routes: Sendable {
         guard !family.ended else { throw Self.invalidRefreshToken }
         if !family.spent { try await limits.enforce(limits.rules.refreshPerSession, key: family.sessionID) }
         let now = configuration.clock()
-        let next = SessionTokens.newRefreshToken()
+        // The successor is derived from the token, not drawn at random: an app that lost the
+        // answer and sends the same token again within the retry window is given the same
+        // successor, on any server, rather than having its session revoked as a reuse.
+        let successors = tokens.keys.current.refreshSuccessors(of: presented)
+        let window = configuration.refreshRetryWindow
         switch try await store.rotateRefreshToken(
-            hash: hash, newHash: next.hash, now: now,
-            newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime))
+            hash: hash, newHash: successors[0].hash, now: now,
+            newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime),
+            retryWindowStart: now.addingTimeInterval(-window), retryCandidates: window > 0 ? successors.map(\.hash) : []
+        )
         {
         case .rotated(let sessionID, let userID):
             return try Response.json(
-                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: next.token, now: now))
+                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: successors[0].token, now: now))
+        case .retried(let sessionID, let userID, let successorHash):
+            // The store matched one of the candidates; a new access token goes with it.
+            guard let successor = successors.first(where: { $0.hash == successorHash }) else {
+                throw Self.invalidRefreshToken
+            }
+            return try Response.json(
+                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: successor.token, now: now))
         case .reused:
             // RFC 6749 §5.2: a bad grant is 400 (401 is for client authentication).
             throw APIError(

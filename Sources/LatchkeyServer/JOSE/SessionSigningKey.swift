@@ -16,6 +16,10 @@ public struct SessionSigningKey: Sendable {
     let privateKey: P256.Signing.PrivateKey
     /// The public key as a JWK.
     public let jwk: JSONValue
+    /// Derives refresh tokens' successors (`refreshSuccessor(of:)`): HKDF of the private scalar,
+    /// bound to that purpose, so it is as secret and as shared between servers as the key itself
+    /// and says nothing about it.
+    let successorKey: SymmetricKey
 
     /// Wraps a stored key.
     /// - Parameter rawPrivateKey: the 32-byte P-256 scalar, as stored.
@@ -38,6 +42,17 @@ public struct SessionSigningKey: Sendable {
             "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": .string(kid),
             "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y)),
         ]
+        self.successorKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
+            info: Data("latchkey refresh-token successor v1".utf8), outputByteCount: 32)
+    }
+
+    /// The refresh token that replaces `token` when this key signs: HMAC-SHA256 of it under
+    /// `successorKey`, 256 bits like a random one. The same on every server, so an app retrying a
+    /// refresh whose answer it lost gets the same token again; unpredictable without the key, so
+    /// a copy of a spent token (a log, a backup) never names the token that replaced it.
+    func refreshSuccessor(of token: String) -> String {
+        Base64URL.encode(Data(HMAC<SHA256>.authenticationCode(for: Data(token.utf8), using: successorKey)))
     }
 
     /// A new random key.

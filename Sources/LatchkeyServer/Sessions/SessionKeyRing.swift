@@ -31,6 +31,17 @@ struct SessionKeyRing: Sendable {
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
     }
 
+    /// The refresh tokens that may replace `token`: derived under the signing key first (the one a
+    /// rotation now stores), then under every other published key (the one that signed when a
+    /// retried rotation happened, if the keys changed in between), each with its hash.
+    func refreshSuccessors(of token: String) -> [(token: String, hash: Data)] {
+        let others = verifying.values.filter { $0.kid != signing.kid }.sorted { $0.kid < $1.kid }
+        return ([signing] + others).map { key in
+            let successor = key.refreshSuccessor(of: token)
+            return (successor, SessionTokens.hash(successor))
+        }
+    }
+
     /// Loads the keys from the store, creating the first one on first start, and stores again,
     /// sealed under the current key-encryption key, every key kept plain or under an earlier one.
     ///

@@ -32,9 +32,17 @@ public protocol LatchkeyStore: Sendable {
     /// token, whose rotation must run to revoke the session.
     func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily?
 
-    /// Spends a refresh token and stores its successor for the same session; a spent token, or a
-    /// disabled user, revokes the session.
-    func rotateRefreshToken(hash: Data, newHash: Data, now: Date, newExpiresAt: Date) async throws -> RefreshOutcome
+    /// Spends a refresh token and stores its successor (`newHash`, remembered as the token's
+    /// successor) for the same session; a disabled user revokes the session.
+    ///
+    /// A spent token is a reuse, which revokes the session, except an app's retry after it lost
+    /// the answer: the token was spent after `retryWindowStart`, its stored successor is one of
+    /// `retryCandidates` (the server derives the successor from the token, so only a holder of the
+    /// server's keys can name it), and that successor is still unspent. Then nothing changes and
+    /// the outcome is `.retried` with that successor. Empty candidates turn this off.
+    func rotateRefreshToken(
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
+    ) async throws -> RefreshOutcome
 
     /// Disables or re-enables a user; disabling revokes their sessions. Returns whether the user exists.
     @discardableResult
@@ -109,4 +117,17 @@ public protocol LatchkeyStore: Sendable {
 
     /// Checks the database answers (readiness).
     func ping() async throws
+}
+
+extension LatchkeyStore {
+    /// Rotates with no retry window: presenting a spent token again always revokes the session.
+    public func rotateRefreshToken(
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date
+    ) async throws
+        -> RefreshOutcome
+    {
+        try await rotateRefreshToken(
+            hash: hash, newHash: newHash, now: now, newExpiresAt: newExpiresAt, retryWindowStart: now,
+            retryCandidates: [])
+    }
 }

@@ -50,7 +50,7 @@ public struct TransferTable: Sendable, Equatable {
             "refresh_tokens",
             [
                 ("hash", .bytes), ("session_id", .text), ("created_at", .date), ("expires_at", .date),
-                ("used_at", .date),
+                ("used_at", .date), ("successor_hash", .bytes),
             ]),
         TransferTable("single_use", [("kind", .text), ("value", .text), ("expires_at", .date)]),
         TransferTable("nonces", [("value", .text), ("expires_at", .date)]),
