@@ -541,12 +541,15 @@ final class ChildServers: Sendable {
     let binary: URL
     let database: String
     let emulator: String
+    /// Settings added to (or replacing) the ones below.
+    let extra: [String: String]
     private let started = Mutex<[ChildServer]>([])
 
-    init(binary: URL, database: String, emulator: String) {
+    init(binary: URL, database: String, emulator: String, extra: [String: String] = [:]) {
         self.binary = binary
         self.database = database
         self.emulator = emulator
+        self.extra = extra
     }
 
     /// One key-encryption key for every start, so the restarted server opens the sealed keys.
@@ -571,6 +574,7 @@ final class ChildServers: Sendable {
         ] {
             environment[name] = value
         }
+        environment.merge(extra) { _, added in added }
         let server = try await ChildServer.launch(binary: binary, environment: environment)
         started.withLock { $0.append(server) }
         return try await server.ready()

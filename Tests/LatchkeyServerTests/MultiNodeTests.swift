@@ -1,0 +1,217 @@
+import AsyncHTTPClient
+import FacebookEmulator
+import Foundation
+import LatchkeyAPI
+import LatchkeyPostgres
+import LatchkeyServer
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Three real `latchkey serve` processes on one PostgreSQL schema, requests spread over them:
+/// they must behave as one server. Nothing shared may live in one process (replay protection,
+/// rotation and reuse detection, sessions, signing keys).
+@Suite(
+    "Many nodes on one PostgreSQL",
+    .enabled(
+        if: TestEnvironment.isCI
+            || (LatchkeyBinary.url != nil && ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"] != nil),
+        "needs the latchkey binary and scripts/test's PostgreSQL"),
+    .timeLimit(.minutes(2)))
+struct MultiNodeTests {
+    static let nodes = 3
+
+    /// Three nodes on a fresh schema (keys re-read every 0.2 s, new keys signing after 1 s), the
+    /// emulator in this process, one HTTP client; everything stopped afterwards.
+    static func withNodes(
+        _ body: @escaping @Sendable (Stack, [ChildServer], Cluster) async throws -> Void
+    ) async throws {
+        let binary = try #require(LatchkeyBinary.url, "build the latchkey executable (swift build) first")
+        let base = try #require(try TestPostgres.url())
+        let text = try #require(ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"])
+        try await TestPostgres.withSchema(base) { scoped in
+            let options = (scoped.options ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let database = text + (text.contains("?") ? "&" : "?") + "options=" + options
+            let inspector = try PostgresStore(
+                url: scoped, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+            // Limited Login's `iat` and `exp` are checked against the real clock in the children.
+            try await Stack.run(clock: TestClock(Date())) { (stack: Stack) async throws in
+                let settings = [
+                    "LATCHKEY_KEY_REFRESH_INTERVAL": "0.2", "LATCHKEY_KEY_ACTIVATION_DELAY": "1",
+                    "LATCHKEY_LIMIT_REFRESH_PER_SESSION": "off",
+                ]
+                let servers = ChildServers(
+                    binary: binary, database: database, emulator: stack.emulatorURL, extra: settings)
+                defer { servers.killAll() }
+                var started: [ChildServer] = []
+                for _ in 0..<nodes { started.append(try await servers.start()) }
+                let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                let cluster = Cluster(
+                    client: client, database: database, binary: binary, environment: settings, inspector: inspector)
+                do {
+                    try await body(stack, started, cluster)
+                } catch {
+                    try? await client.shutdown()
+                    throw error
+                }
+                try await client.shutdown()
+            }
+            await inspector.close()
+        }
+    }
+
+    /// What a test needs beside the nodes.
+    struct Cluster: Sendable {
+        let client: HTTPClient
+        /// The database URL every node was given.
+        let database: String
+        let binary: URL
+        let environment: [String: String]
+        /// A connection to the nodes' schema, to count rows.
+        let inspector: PostgresStore
+
+        func call(
+            _ node: ChildServer, _ method: HTTPMethod, _ path: String, json: JSONValue? = nil, bearer: String? = nil
+        ) async throws -> (status: Int, body: JSONValue) {
+            var request = HTTPClientRequest(url: node.url + path)
+            request.method = method
+            if let json {
+                request.headers.add(name: "Content-Type", value: "application/json")
+                request.body = .bytes(ByteBuffer(bytes: json.encoded()))
+            }
+            if let bearer { request.headers.add(name: "Authorization", value: "Bearer \(bearer)") }
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            let body = (try? JSONValue.decode(Data(buffer: bytes))) ?? .null
+            return (Int(response.status.code), body)
+        }
+
+        func refresh(_ node: ChildServer, _ token: String) async throws -> (status: Int, body: JSONValue) {
+            try await call(
+                node, .POST, "/v1/oauth/token", json: ["grant_type": "refresh_token", "refresh_token": .string(token)])
+        }
+
+        /// Latchkey's error code in an answer (both error shapes).
+        static func code(_ body: JSONValue) -> String? {
+            body["error"]?["code"]?.stringValue ?? body["error_code"]?.stringValue
+        }
+    }
+
+    @Test(
+        "concurrent first logins of one person on different nodes make one user; rotation, retry, reuse, replay and logout agree across nodes"
+    )
+    func actAsOne() async throws {
+        try await Self.withNodes { stack, nodes, cluster in
+            // One person signing in on every node at once, twice each: one user.
+            let token = try await stack.facebookToken()
+            let answers = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+                for index in 0..<(2 * nodes.count) {
+                    group.addTask {
+                        try await cluster.call(
+                            nodes[index % nodes.count], .POST, "/v1/auth/facebook",
+                            json: ["accessToken": .string(token)])
+                    }
+                }
+                return try await group.reduce(into: [(Int, JSONValue)]()) { $0.append($1) }
+            }
+            #expect(answers.allSatisfy { $0.0 == 200 }, "\(answers.map(\.0))")
+            #expect(Set(answers.compactMap { $0.1["user"]?["id"]?.stringValue }).count == 1)
+            #expect(try await cluster.inspector.integer("SELECT count(*) FROM users") == 1)
+            #expect(try await cluster.inspector.integer("SELECT count(*) FROM identities") == 1)
+
+            // Rotated on node 0; the lost-answer retry on node 1 gets the same successor; used on
+            // node 2; the old token again on node 0 is then a reuse that ends the session everywhere.
+            let first = try #require(answers[0].1["session"]?["refresh_token"]?.stringValue)
+            let rotated = try await cluster.refresh(nodes[0], first)
+            let second = try #require(rotated.body["refresh_token"]?.stringValue)
+            let retried = try await cluster.refresh(nodes[1], first)
+            #expect(retried.status == 200 && retried.body["refresh_token"]?.stringValue == second)
+            let third = try await cluster.refresh(nodes[2], second)
+            let access = try #require(third.body["access_token"]?.stringValue)
+            let thirdToken = try #require(third.body["refresh_token"]?.stringValue)
+            #expect(try await cluster.call(nodes[1], .GET, "/v1/users/me", bearer: access).status == 200)
+            let reused = try await cluster.refresh(nodes[0], first)
+            #expect(Cluster.code(reused.body) == "refresh_token_reused")
+            #expect(Cluster.code(try await cluster.refresh(nodes[1], thirdToken).body) == "refresh_token_invalid")
+            for node in nodes {
+                let me = try await cluster.call(node, .GET, "/v1/users/me", bearer: access)
+                #expect(me.status == 401 && Cluster.code(me.body) == "session_revoked")
+            }
+
+            // A Limited Login id token spent on one node is refused on another.
+            let idToken = try await stack.idToken()
+            let limited: JSONValue = ["idToken": .string(idToken), "nonce": "raw-nonce-123"]
+            #expect(try await cluster.call(nodes[0], .POST, "/v1/auth/facebook", json: limited).status == 200)
+            let replayed = try await cluster.call(nodes[1], .POST, "/v1/auth/facebook", json: limited)
+            #expect(Cluster.code(replayed.body) == "id_token_replayed", "\(replayed)")
+
+            // A logout on one node ends the session on all of them at once.
+            let session = try await cluster.call(
+                nodes[2], .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
+            let bearer = try #require(session.body["session"]?["access_token"]?.stringValue)
+            for node in nodes {
+                #expect(try await cluster.call(node, .GET, "/v1/users/me", bearer: bearer).status == 200)
+            }
+            #expect(try await cluster.call(nodes[1], .POST, "/v1/auth/logout", json: [:], bearer: bearer).status == 204)
+            for node in nodes {
+                #expect(
+                    Cluster.code(try await cluster.call(node, .GET, "/v1/users/me", bearer: bearer).body)
+                        == "session_revoked")
+            }
+        }
+    }
+
+    @Test(
+        "a key rotated with the CLI is published by every node, then signs on every node, and tokens verify everywhere")
+    func keyRotationReachesEveryNode() async throws {
+        try await Self.withNodes { stack, nodes, cluster in
+            let token = try await stack.facebookToken()
+            let before = try #require(
+                try await cluster.call(nodes[0], .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
+                    .body["session"]?["access_token"]?.stringValue)
+            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
+            environment["LATCHKEY_DATABASE_URL"] = cluster.database
+            environment["LATCHKEY_KEY_ENCRYPTION_KEY"] = ChildServers.kek
+            environment["LATCHKEY_FACEBOOK_APP_ID"] = Demo.appID
+            environment.merge(cluster.environment) { _, added in added }
+            let rotate = try await ChildProcess.run(cluster.binary, ["keys", "rotate"], environment: environment)
+            #expect(rotate.status == 0, "\(rotate.output)")
+            let kid = try #require(rotate.output.split(separator: " ").dropFirst(3).first.map { String($0.dropLast()) })
+
+            // Each node publishes the new key at its next refresh (0.2 s); waited for, not timed.
+            for node in nodes {
+                try await Self.eventually("node \(node.url) publishes \(kid)") {
+                    let jwks = try await cluster.call(node, .GET, "/.well-known/jwks.json").body
+                    return jwks["keys"]?.arrayValue?.contains { $0["kid"]?.stringValue == kid } == true
+                }
+            }
+            // Once it is a second old, every node signs with it.
+            for node in nodes {
+                try await Self.eventually("node \(node.url) signs with \(kid)") {
+                    let answer = try await cluster.call(
+                        node, .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
+                    guard let access = answer.body["session"]?["access_token"]?.stringValue else { return false }
+                    guard try KeyRotationTests.kid(access) == kid else { return false }
+                    for other in nodes {
+                        #expect(try await cluster.call(other, .GET, "/v1/users/me", bearer: access).status == 200)
+                    }
+                    return true
+                }
+            }
+            for node in nodes {
+                #expect(try await cluster.call(node, .GET, "/v1/users/me", bearer: before).status == 200)
+            }
+        }
+    }
+
+    /// Polls `condition` until it holds, for at most 20 s: waiting for background work in other
+    /// processes (a key refresh), never a timing assertion.
+    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out waiting until \(what)")
+    }
+}
