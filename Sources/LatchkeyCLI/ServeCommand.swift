@@ -61,25 +61,38 @@ struct ServeCommand: AsyncParsableCommand {
         var logger = Logger(label: "latchkey")
         logger.logLevel = logLevel
         // Migrated by buildApplication, before the server binds.
+        // Closed by its service in the group, and again (a no-op) by `withStore` on the way out.
         try await StoreOpening.withStore(configuration, logger: logger, migrate: false) { opened in
-            try await run(configuration: configuration, store: opened.store, logger: logger)
+            try await run(configuration: configuration, opened: opened, logger: logger)
         }
     }
 
-    /// One pooled Facebook client for the server's lifetime, shut down after it.
-    private func run(configuration: ServerConfiguration, store: any LatchkeyStore, logger: Logger) async throws {
+    /// One pooled Facebook client for the server's lifetime, shut down by its service after the
+    /// server stopped (or here, when the server never got built).
+    private func run(configuration: ServerConfiguration, opened: StoreOpening.Opened, logger: Logger) async throws {
         let facebook = HTTPClient.facebook(configuration)
+        let resources: [any Service] = [
+            ClosingService(description: "database", close: { await opened.close() }),
+            ClosingService(description: "Facebook HTTP client", close: { try? await facebook.shutdown() }),
+        ]
         do {
-            try await run(configuration: configuration, store: store, facebook: facebook, logger: logger)
-        } catch {
+            try await run(
+                configuration: configuration, store: opened.store, facebook: facebook, resources: resources,
+                logger: logger)
+        } catch ServeFailure.beforeStart(let error) {
             try? await facebook.shutdown()
             throw error
         }
-        try await facebook.shutdown()
+    }
+
+    /// A failure before the service group ran, when nothing closes the resources but the caller.
+    private enum ServeFailure: Error {
+        case beforeStart(any Error)
     }
 
     private func run(
-        configuration: ServerConfiguration, store: any LatchkeyStore, facebook: HTTPClient, logger: Logger
+        configuration: ServerConfiguration, store: any LatchkeyStore, facebook: HTTPClient, resources: [any Service],
+        logger: Logger
     ) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
@@ -88,23 +101,33 @@ struct ServeCommand: AsyncParsableCommand {
                 ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
                 : "Latchkey listening on http://\(configuration.host):\(port)"
         }
-        let server = try await buildApplication(
-            configuration: configuration, store: store, httpClient: facebook, logger: logger
-        ) { channel in
-            banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
+        let server: any Service
+        do {
+            server = try await buildApplication(
+                configuration: configuration, store: store, httpClient: facebook, logger: logger
+            ) { channel in
+                banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
+            }
+        } catch {
+            throw ServeFailure.beforeStart(error)
         }
-        var services: [any Service] = [server]
+        // Shut down in reverse: the server (and the emulator) first, then what they use.
+        var services = resources + [server]
         if dev {
-            var emulatorLogger = logger
-            emulatorLogger.logLevel = .warning
-            services.append(
-                try await buildEmulator(
-                    configuration: EmulatorConfiguration(
-                        host: "127.0.0.1", port: emulatorPort,
-                        seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
-                    logger: emulatorLogger
-                ) { _ in banner.listening(.emulator) }
-            )
+            do {
+                var emulatorLogger = logger
+                emulatorLogger.logLevel = .warning
+                services.append(
+                    try await buildEmulator(
+                        configuration: EmulatorConfiguration(
+                            host: "127.0.0.1", port: emulatorPort,
+                            seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
+                        logger: emulatorLogger
+                    ) { _ in banner.listening(.emulator) }
+                )
+            } catch {
+                throw ServeFailure.beforeStart(error)
+            }
         }
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

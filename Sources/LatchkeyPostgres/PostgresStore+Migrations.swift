@@ -39,6 +39,8 @@ extension PostgresStore {
 
     /// The first key of the migration lock: "LK" (the second is the schema's hash).
     static let migrationLockClass: Int32 = 0x4C4B
+    /// The advisory lock class `prune` takes, so one server prunes at a time.
+    static let pruneLockClass: Int32 = 0x4C50
 }
 
 /// The database was migrated by a newer Latchkey than this one.

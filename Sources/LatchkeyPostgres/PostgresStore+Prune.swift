@@ -5,10 +5,19 @@ import PostgresNIO
 extension PostgresStore {
     /// Deletes at most `limit` rows of each table that `cutoffs` calls dead, in one short
     /// transaction; each table's rows are found through the index on their date.
+    ///
+    /// With many servers on one database, one prunes at a time: the transaction first tries an
+    /// advisory lock, and a server that does not get it deletes nothing (an empty report ends its
+    /// run; the one holding the lock is doing the work). Two pruners would only fight over the
+    /// same rows' locks while sign-ins wait on them.
     public func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
         let limit = max(limit, 0)
         return try await transaction("prune") { connection in
             var report = PruneReport()
+            let locked = try await connection.rows(
+                "SELECT pg_try_advisory_xact_lock(\(Self.pruneLockClass), hashtext(current_schema()))"
+            ).first?.decode(Bool.self)
+            guard locked == true else { return report }
             report.singleUse = try await Self.delete(
                 "single_use", "expires_at", before: cutoffs.singleUseExpiredBefore, limit: limit, connection)
             report.nonces = try await Self.delete(

@@ -16,6 +16,23 @@ import Testing
 struct PostgresStoreTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
+    @Test("with many servers, one prunes at a time: a prune while another holds the lock deletes nothing")
+    func pruneOneAtATime() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base) { store in
+            #expect(try await store.useOnce(kind: "jti", value: "old", expiresAt: Self.now, now: Self.now))
+            let cutoffs = PruneCutoffs(now: Self.now.addingTimeInterval(60), configuration: ServerConfiguration())
+            let whileHeld = try await store.transaction("another server pruning") { connection in
+                try await connection.run(
+                    "SELECT pg_advisory_xact_lock(\(PostgresStore.pruneLockClass), hashtext(current_schema()))")
+                return try await store.prune(cutoffs, limit: 100)
+            }
+            #expect(whileHeld == PruneReport())
+            #expect(try await store.integer("SELECT count(*) FROM single_use") == 1)
+            #expect(try await store.prune(cutoffs, limit: 100).singleUse == 1)
+        }
+    }
+
     @Test("servers migrating together: one applies the schema, the others find it done; a newer schema is refused")
     func migrations() async throws {
         guard let base = try TestPostgres.url() else { return }
