@@ -67,7 +67,10 @@ extension PostgresStore {
                         s.revoked_at IS NOT NULL AS revoked, u.disabled, r.successor_hash,
                         -- COALESCE: a token spent before successors were recorded has none, and a
                         -- NULL here would keep its reuse from revoking.
-                        COALESCE(r.used_at > \(retryWindowStart) AND NOT u.disabled
+                        -- Bounded on both sides: a node whose clock lags the one that spent the
+                        -- token must not stretch the window by the lag.
+                        COALESCE(r.used_at > \(retryWindowStart)
+                            AND r.used_at <= \(now) + (\(now) - \(retryWindowStart)) AND NOT u.disabled
                             AND r.successor_hash = ANY(\(candidates)::bytea[])
                             AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash
                                 AND n.used_at IS NULL AND n.expires_at > \(now)), false) AS retry

@@ -244,7 +244,10 @@ public final class SQLiteStore: LatchkeyStore {
             let userID = session.userID
             if session.revoked { return .invalid }
             if let usedAt = row.column("used_at")?.double {
-                if usedAt > retryWindowStart.timeIntervalSince1970, !session.userDisabled,
+                // Bounded on both sides, as on PostgreSQL: a lagging clock must not stretch it.
+                let window = now.timeIntervalSince(retryWindowStart)
+                if usedAt > retryWindowStart.timeIntervalSince1970, usedAt <= now.timeIntervalSince1970 + window,
+                    !session.userDisabled,
                     let successor = row.column("successor_hash")?.blob, retryCandidates.contains(successor),
                     try !db.query(
                         "SELECT 1 FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?",

@@ -17,6 +17,9 @@ import Testing
         if: TestEnvironment.isCI
             || (LatchkeyBinary.url != nil && ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"] != nil),
         "needs the latchkey binary and scripts/test's PostgreSQL"),
+    // Its nodes are always on PostgreSQL: the second pass (the in-process server on PostgreSQL)
+    // would only run the same processes again, beside everything else.
+    .disabled(if: TestStores.postgres, "runs in the first pass"),
     .timeLimit(.minutes(2)))
 struct MultiNodeTests {
     static let nodes = 3

@@ -197,6 +197,30 @@ struct StoreContractTests {
                 #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(case_)")
                 #expect(try await !store.isSessionActive(id: session), "\(name) \(case_)")
             }
+
+            // A retry changes nothing, the window included: it still runs from the rotation. And a
+            // node whose clock lags the one that rotated cannot stretch the window by the lag.
+            for session in ["again", "lagging"] {
+                _ = try await store.signIn(
+                    Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
+                _ = try await rotate(session, "\(session)-1", now: at, windowStart: at, candidates: [])
+                let candidates = ["\(session)-1"]
+                if session == "again" {
+                    let retried = try await rotate(
+                        session, "z", now: at.addingTimeInterval(9), windowStart: at.addingTimeInterval(-1),
+                        candidates: candidates)
+                    #expect(retried != .reused(sessionID: session), "\(name)")
+                    let late = try await rotate(
+                        session, "z", now: at.addingTimeInterval(11), windowStart: at.addingTimeInterval(1),
+                        candidates: candidates)
+                    #expect(late == .reused(sessionID: session), "\(name) retry moved the window")
+                } else {
+                    let lagging = try await rotate(
+                        session, "z", now: at.addingTimeInterval(-15), windowStart: at.addingTimeInterval(-25),
+                        candidates: candidates)
+                    #expect(lagging == .reused(sessionID: session), "\(name) lagging clock")
+                }
+            }
         }
     }
 

@@ -251,6 +251,9 @@ struct Routes: Sendable {
             return try Response.json(
                 try tokens.body(userID: userID, sessionID: sessionID, refreshToken: successors[0].token, now: now))
         case .retried(let sessionID, let userID, let successorHash):
+            // A retry spends nothing, so limiting it here loses no token and hides no reuse; it
+            // keeps a spent token from minting access tokens without end inside the window.
+            try await limits.enforce(limits.rules.refreshPerSession, key: sessionID)
             // The store matched one of the candidates; a new access token goes with it.
             guard let successor = successors.first(where: { $0.hash == successorHash }) else {
                 throw Self.invalidRefreshToken

@@ -53,7 +53,7 @@ struct SessionKeyRefresher: Service {
                 "latchkey.keys.refresh_failed",
                 metadata: [
                     "latchkey.error.cause":
-                        "a stored signing key does not open here: every server needs the same LATCHKEY_KEY_ENCRYPTION_KEY (and previous keys)"
+                        "a stored signing key does not open here or was not written by Latchkey: check that every server has the same LATCHKEY_KEY_ENCRYPTION_KEY, then run `latchkey keys list` with this server's settings"
                 ])
             return false
         } catch {

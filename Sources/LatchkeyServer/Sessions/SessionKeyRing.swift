@@ -166,7 +166,8 @@ public enum SigningKeyRole: String, Sendable {
     /// A key signs once it is `activationDelay` old (the newest such key), so that every server
     /// has read it and published it first; until then the key before it goes on signing. When no
     /// key is that old (a first start), the oldest key signs, the same one on every server. A key
-    /// that stopped signing verifies until the last token it signed has expired, and the one just
+    /// that stopped signing verifies until the last token it signed has expired (with the delay
+    /// again as a margin for servers that switched late), and the one just
     /// before the signing key always verifies (a server whose refresh failed may still sign with
     /// it). `retiredAt` is only shown (`keys list`): a key stops signing when its successor starts.
     public static func roles(
@@ -186,8 +187,11 @@ public enum SigningKeyRole: String, Sendable {
                 roles[key.kid] = .pending
             } else {
                 let stoppedSigning = ordered[index + 1].createdAt.addingTimeInterval(activationDelay)
+                // Plus the delay again: servers move to the next key only at their next refresh,
+                // and one whose refreshes fail keeps signing with this one meanwhile.
                 let verifies =
-                    index == signingIndex - 1 || now.timeIntervalSince(stoppedSigning) < accessTokenLifetime
+                    index == signingIndex - 1
+                    || now.timeIntervalSince(stoppedSigning) < accessTokenLifetime + activationDelay
                 roles[key.kid] = verifies ? .verifying : .retired
             }
         }
