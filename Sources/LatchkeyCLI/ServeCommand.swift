@@ -67,33 +67,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    /// One pooled Facebook client for the server's lifetime, shut down by its service after the
-    /// server stopped (or here, when the server never got built).
+    /// One pooled Facebook client for the server's lifetime. The client and the database are
+    /// services of the group, listed first: the group shuts down in reverse order, so the server
+    /// (and the emulator) drain their requests before what they use goes away.
     private func run(configuration: ServerConfiguration, opened: StoreOpening.Opened, logger: Logger) async throws {
-        let facebook = HTTPClient.facebook(configuration)
-        let resources: [any Service] = [
-            ClosingService(description: "database", close: { await opened.close() }),
-            ClosingService(description: "Facebook HTTP client", close: { try? await facebook.shutdown() }),
-        ]
-        do {
-            try await run(
-                configuration: configuration, store: opened.store, facebook: facebook, resources: resources,
-                logger: logger)
-        } catch ServeFailure.beforeStart(let error) {
-            try? await facebook.shutdown()
-            throw error
-        }
-    }
-
-    /// A failure before the service group ran, when nothing closes the resources but the caller.
-    private enum ServeFailure: Error {
-        case beforeStart(any Error)
-    }
-
-    private func run(
-        configuration: ServerConfiguration, store: any LatchkeyStore, facebook: HTTPClient, resources: [any Service],
-        logger: Logger
-    ) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
         let banner = StartupBanner(expected: dev ? [.server, .emulator] : [.server]) { port in
@@ -101,34 +78,21 @@ struct ServeCommand: AsyncParsableCommand {
                 ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
                 : "Latchkey listening on http://\(configuration.host):\(port)"
         }
-        let server: any Service
+        let facebook = HTTPClient.facebook(configuration)
+        let servers: [any Service]
         do {
-            server = try await buildApplication(
-                configuration: configuration, store: store, httpClient: facebook, logger: logger
-            ) { channel in
-                banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
-            }
+            servers = try await buildServers(
+                configuration: configuration, store: opened.store, facebook: facebook, banner: banner, logger: logger)
         } catch {
-            throw ServeFailure.beforeStart(error)
+            // The group never ran, so its service does not close the client.
+            try? await facebook.shutdown()
+            throw error
         }
-        // Shut down in reverse: the server (and the emulator) first, then what they use.
-        var services = resources + [server]
-        if dev {
-            do {
-                var emulatorLogger = logger
-                emulatorLogger.logLevel = .warning
-                services.append(
-                    try await buildEmulator(
-                        configuration: EmulatorConfiguration(
-                            host: "127.0.0.1", port: emulatorPort,
-                            seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
-                        logger: emulatorLogger
-                    ) { _ in banner.listening(.emulator) }
-                )
-            } catch {
-                throw ServeFailure.beforeStart(error)
-            }
-        }
+        let services: [any Service] =
+            [
+                ClosingService(description: "database", close: { await opened.close() }),
+                ClosingService(description: "Facebook HTTP client", close: { try? await facebook.shutdown() }),
+            ] + servers
         let group = ServiceGroup(
             configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         do {
@@ -147,4 +111,31 @@ struct ServeCommand: AsyncParsableCommand {
                 "\(part.rawValue) cannot listen on \(port): the port \(reason); choose another with \(setting)")
         }
     }
+
+    /// The server, and in `--dev` the emulator beside it.
+    private func buildServers(
+        configuration: ServerConfiguration, store: any LatchkeyStore, facebook: HTTPClient, banner: StartupBanner,
+        logger: Logger
+    ) async throws -> [any Service] {
+        var servers: [any Service] = [
+            try await buildApplication(
+                configuration: configuration, store: store, httpClient: facebook, logger: logger
+            ) { channel in
+                banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
+            }
+        ]
+        if dev {
+            var emulatorLogger = logger
+            emulatorLogger.logLevel = .warning
+            servers.append(
+                try await buildEmulator(
+                    configuration: EmulatorConfiguration(
+                        host: "127.0.0.1", port: emulatorPort,
+                        seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL)),
+                    logger: emulatorLogger
+                ) { _ in banner.listening(.emulator) })
+        }
+        return servers
+    }
+
 }

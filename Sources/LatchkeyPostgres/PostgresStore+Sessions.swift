@@ -25,7 +25,7 @@ extension PostgresStore {
     /// on one server or two, exactly one matches; the other waits for its row lock, no longer
     /// matches, and is judged by `judgeRefusedRotation` as a reuse, which revokes the session.
     public func rotateRefreshToken(
-        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws -> RefreshOutcome {
         try await withConnection("rotate refresh token") { connection in
             let rotated = try await connection.rows(
@@ -46,7 +46,7 @@ extension PostgresStore {
                 return .rotated(sessionID: sessionID, userID: userID)
             }
             return try await Self.judgeRefusedRotation(
-                hash: hash, now: now, retryWindowStart: retryWindowStart, retryCandidates: retryCandidates, connection)
+                hash: hash, now: now, retryWindow: retryWindow, retryCandidates: retryCandidates, connection)
         }
     }
 
@@ -56,9 +56,10 @@ extension PostgresStore {
     /// revocation agree. A concurrent rotation of the same token has committed by now (this runs
     /// after the rotation's `UPDATE` waited for its row lock), so its retry is seen as one.
     static func judgeRefusedRotation(
-        hash: Data, now: Date, retryWindowStart: Date, retryCandidates: [Data], _ connection: PostgresConnection
+        hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ connection: PostgresConnection
     ) async throws -> RefreshOutcome {
         let candidates = retryCandidates.map { ByteBuffer(bytes: $0) }
+        let bounds = StorageRules.retryBounds(now: now, window: retryWindow)
         guard
             let row = try await connection.rows(
                 """
@@ -67,10 +68,7 @@ extension PostgresStore {
                         s.revoked_at IS NOT NULL AS revoked, u.disabled, r.successor_hash,
                         -- COALESCE: a token spent before successors were recorded has none, and a
                         -- NULL here would keep its reuse from revoking.
-                        -- Bounded on both sides: a node whose clock lags the one that spent the
-                        -- token must not stretch the window by the lag.
-                        COALESCE(r.used_at > \(retryWindowStart)
-                            AND r.used_at <= \(now) + (\(now) - \(retryWindowStart)) AND NOT u.disabled
+                        COALESCE(r.used_at > \(bounds.spentAfter) AND r.used_at <= \(bounds.spentBy) AND NOT u.disabled
                             AND r.successor_hash = ANY(\(candidates)::bytea[])
                             AND EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash
                                 AND n.used_at IS NULL AND n.expires_at > \(now)), false) AS retry

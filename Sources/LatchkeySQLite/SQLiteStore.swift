@@ -230,7 +230,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Spends a refresh token; a spent one revokes its session (reuse detection) unless it is a
     /// retry within the window (see `LatchkeyStore.rotateRefreshToken`).
     public func rotateRefreshToken(
-        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws
         -> RefreshOutcome
     {
@@ -244,9 +244,8 @@ public final class SQLiteStore: LatchkeyStore {
             let userID = session.userID
             if session.revoked { return .invalid }
             if let usedAt = row.column("used_at")?.double {
-                // Bounded on both sides, as on PostgreSQL: a lagging clock must not stretch it.
-                let window = now.timeIntervalSince(retryWindowStart)
-                if usedAt > retryWindowStart.timeIntervalSince1970, usedAt <= now.timeIntervalSince1970 + window,
+                let bounds = StorageRules.retryBounds(now: now, window: retryWindow)
+                if usedAt > bounds.spentAfter.timeIntervalSince1970, usedAt <= bounds.spentBy.timeIntervalSince1970,
                     !session.userDisabled,
                     let successor = row.column("successor_hash")?.blob, retryCandidates.contains(successor),
                     try !db.query(

@@ -558,6 +558,13 @@ final class ChildServers: Sendable {
     /// Starts a server and waits for the line naming its port (bounded: a server that never
     /// starts fails the test instead of hanging it).
     func start() async throws -> ChildServer {
+        let server = try await ChildServer.launch(binary: binary, environment: environment)
+        started.withLock { $0.append(server) }
+        return try await server.ready()
+    }
+
+    /// What every server is started with (also what a CLI command against their database needs).
+    var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
         for (name, value) in [
             ("LATCHKEY_HOST", "127.0.0.1"), ("LATCHKEY_PORT", "0"), ("LATCHKEY_DATABASE_URL", database),
@@ -575,9 +582,7 @@ final class ChildServers: Sendable {
             environment[name] = value
         }
         environment.merge(extra) { _, added in added }
-        let server = try await ChildServer.launch(binary: binary, environment: environment)
-        started.withLock { $0.append(server) }
-        return try await server.ready()
+        return environment
     }
 
     /// Kills every server started (those already stopped are left alone).

@@ -97,6 +97,23 @@ struct KeyRefreshTests {
                 == ["x": .signing, "y": .pending])
     }
 
+    @Test(
+        "a refresh retried after the signing key changed still names the successor the old key made; other tokens' do not match"
+    )
+    func successorsAcrossKeyChange() throws {
+        let now = Date(timeIntervalSince1970: 100_000)
+        let old = SessionSigningKey.generate(now: now.addingTimeInterval(-5000))
+        let new = SessionSigningKey.generate(now: now.addingTimeInterval(-1000))
+        let before = try SessionKeyRing(keys: [old], now: now, accessTokenLifetime: 900)
+        let after = try SessionKeyRing(keys: [new, old], now: now, accessTokenLifetime: 900, activationDelay: 600)
+        #expect(after.signing.kid == new.kid)
+        let rotatedWith = before.refreshSuccessors(of: "token")[0]
+        let candidates = after.refreshSuccessors(of: "token")
+        #expect(candidates.count == 2 && candidates[0].token != rotatedWith.token)
+        #expect(candidates.contains { $0.token == rotatedWith.token && $0.hash == rotatedWith.hash })
+        #expect(!after.refreshSuccessors(of: "other").contains { $0.hash == rotatedWith.hash })
+    }
+
     static func published(_ keys: SessionKeys) throws -> Set<String> {
         let jwks = try JSONValue.decode(keys.current.jwks)
         return Set(jwks["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? [])

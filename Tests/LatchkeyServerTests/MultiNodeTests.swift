@@ -50,7 +50,7 @@ struct MultiNodeTests {
                 for _ in 0..<nodes { started.append(try await servers.start()) }
                 let client = HTTPClient(eventLoopGroupProvider: .singleton)
                 let cluster = Cluster(
-                    client: client, database: database, binary: binary, environment: settings, inspector: inspector)
+                    client: client, binary: binary, environment: servers.environment, inspector: inspector)
                 do {
                     try await body(stack, started, cluster)
                 } catch {
@@ -66,9 +66,8 @@ struct MultiNodeTests {
     /// What a test needs beside the nodes.
     struct Cluster: Sendable {
         let client: HTTPClient
-        /// The database URL every node was given.
-        let database: String
         let binary: URL
+        /// What every node was started with, for a CLI command against their database.
         let environment: [String: String]
         /// A connection to the nodes' schema, to count rows.
         let inspector: PostgresStore
@@ -172,14 +171,12 @@ struct MultiNodeTests {
             let before = try #require(
                 try await cluster.call(nodes[0], .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
                     .body["session"]?["access_token"]?.stringValue)
-            var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
-            environment["LATCHKEY_DATABASE_URL"] = cluster.database
-            environment["LATCHKEY_KEY_ENCRYPTION_KEY"] = ChildServers.kek
-            environment["LATCHKEY_FACEBOOK_APP_ID"] = Demo.appID
-            environment.merge(cluster.environment) { _, added in added }
-            let rotate = try await ChildProcess.run(cluster.binary, ["keys", "rotate"], environment: environment)
-            #expect(rotate.status == 0, "\(rotate.output)")
-            let kid = try #require(rotate.output.split(separator: " ").dropFirst(3).first.map { String($0.dropLast()) })
+            let rotate = try await ChildProcess.run(
+                cluster.binary, ["keys", "rotate"], environment: cluster.environment)
+            try #require(rotate.status == 0, "\(rotate.output)")
+            // The newest stored key, not the one that signed `before`.
+            let kid = try #require(try await cluster.inspector.signingKeys().first?.kid)
+            try #require(try kid != KeyRotationTests.kid(before))
 
             // Each node publishes the new key at its next refresh (0.2 s); waited for, not timed.
             for node in nodes {

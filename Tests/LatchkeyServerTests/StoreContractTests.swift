@@ -150,23 +150,22 @@ struct StoreContractTests {
             let at = Self.now.addingTimeInterval(10)
             let expires = at.addingTimeInterval(3600)
             func rotate(
-                _ token: String, _ next: String, now: Date, windowStart: Date, candidates: [String]
+                _ token: String, _ next: String, now: Date, window: TimeInterval = 10, candidates: [String]
             )
                 async throws -> RefreshOutcome
             {
                 try await store.rotateRefreshToken(
                     hash: Data(token.utf8), newHash: Data(next.utf8), now: now, newExpiresAt: expires,
-                    retryWindowStart: windowStart, retryCandidates: candidates.map { Data($0.utf8) })
+                    retryWindow: window, retryCandidates: candidates.map { Data($0.utf8) })
             }
             #expect(
-                try await rotate("sess", "next", now: at, windowStart: at, candidates: ["next"])
+                try await rotate("sess", "next", now: at, window: 0, candidates: ["next"])
                     == .rotated(sessionID: "sess", userID: "u"), "\(name)")
             let soon = at.addingTimeInterval(5)
-            let start = soon.addingTimeInterval(-10)
             // Retried: the stored successor among the candidates, nothing spent or revoked.
             for _ in 0..<2 {
                 #expect(
-                    try await rotate("sess", "other", now: soon, windowStart: start, candidates: ["x", "next"])
+                    try await rotate("sess", "other", now: soon, candidates: ["x", "next"])
                         == .retried(sessionID: "sess", userID: "u", successorHash: Data("next".utf8)), "\(name)")
             }
             #expect(
@@ -175,52 +174,40 @@ struct StoreContractTests {
             #expect(try await store.refreshTokenFamily(hash: Data("other".utf8)) == nil, "\(name)")
             // A successor the caller cannot name is no retry.
             #expect(
-                try await rotate("sess", "y", now: soon, windowStart: start, candidates: ["x"])
-                    == .reused(sessionID: "sess"), "\(name)")
+                try await rotate("sess", "y", now: soon, candidates: ["x"]) == .reused(sessionID: "sess"), "\(name)")
             #expect(try await !store.isSessionActive(id: "sess"), "\(name)")
 
-            for (session, case_) in [("late", "window passed"), ("moved", "successor spent"), ("gone", "disabled")] {
+            let cases: [(session: String, what: String, at: Date)] = [
+                ("late", "window passed", at.addingTimeInterval(11)), ("moved", "successor spent", soon),
+                ("gone", "disabled", soon),
+                // A node whose clock lags the one that rotated cannot stretch the window by the lag.
+                ("lagging", "lagging clock", at.addingTimeInterval(-15)),
+            ]
+            for (session, what, when) in cases {
                 _ = try await store.signIn(
                     Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
-                _ = try await rotate(session, "\(session)-1", now: at, windowStart: at, candidates: [])
-                var windowStart = start
-                if session == "late" { windowStart = at }
+                _ = try await rotate(session, "\(session)-1", now: at, window: 0, candidates: [])
                 if session == "moved" {
-                    _ = try await rotate("\(session)-1", "\(session)-2", now: soon, windowStart: soon, candidates: [])
+                    _ = try await rotate("\(session)-1", "\(session)-2", now: soon, window: 0, candidates: [])
                 }
                 if session == "gone" {
                     // Disabling revokes too; the retry must not answer for a revoked session.
                     _ = try await store.setUserDisabled(id: "u-\(session)", disabled: true, now: soon)
                 }
-                let outcome = try await rotate(
-                    session, "z", now: soon, windowStart: windowStart, candidates: ["\(session)-1"])
-                #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(case_)")
-                #expect(try await !store.isSessionActive(id: session), "\(name) \(case_)")
+                let outcome = try await rotate(session, "z", now: when, candidates: ["\(session)-1"])
+                #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(what)")
+                #expect(try await !store.isSessionActive(id: session), "\(name) \(what)")
             }
 
-            // A retry changes nothing, the window included: it still runs from the rotation. And a
-            // node whose clock lags the one that rotated cannot stretch the window by the lag.
-            for session in ["again", "lagging"] {
-                _ = try await store.signIn(
-                    Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
-                _ = try await rotate(session, "\(session)-1", now: at, windowStart: at, candidates: [])
-                let candidates = ["\(session)-1"]
-                if session == "again" {
-                    let retried = try await rotate(
-                        session, "z", now: at.addingTimeInterval(9), windowStart: at.addingTimeInterval(-1),
-                        candidates: candidates)
-                    #expect(retried != .reused(sessionID: session), "\(name)")
-                    let late = try await rotate(
-                        session, "z", now: at.addingTimeInterval(11), windowStart: at.addingTimeInterval(1),
-                        candidates: candidates)
-                    #expect(late == .reused(sessionID: session), "\(name) retry moved the window")
-                } else {
-                    let lagging = try await rotate(
-                        session, "z", now: at.addingTimeInterval(-15), windowStart: at.addingTimeInterval(-25),
-                        candidates: candidates)
-                    #expect(lagging == .reused(sessionID: session), "\(name) lagging clock")
-                }
-            }
+            // A retry changes nothing, the window included: it still runs from the rotation.
+            _ = try await store.signIn(Self.login(subject: "again", userID: "u-a", sessionID: "again"), now: Self.now)
+            _ = try await rotate("again", "again-1", now: at, window: 0, candidates: [])
+            #expect(
+                try await rotate("again", "z", now: at.addingTimeInterval(9), candidates: ["again-1"])
+                    == .retried(sessionID: "again", userID: "u-a", successorHash: Data("again-1".utf8)), "\(name)")
+            #expect(
+                try await rotate("again", "z", now: at.addingTimeInterval(11), candidates: ["again-1"])
+                    == .reused(sessionID: "again"), "\(name) retry moved the window")
         }
     }
 

@@ -240,16 +240,14 @@ struct Routes: Sendable {
         // answer and sends the same token again within the retry window is given the same
         // successor, on any server, rather than having its session revoked as a reuse.
         let successors = tokens.keys.current.refreshSuccessors(of: presented)
-        let window = configuration.refreshRetryWindow
+        let issued: (sessionID: String, userID: String, refreshToken: String)
         switch try await store.rotateRefreshToken(
             hash: hash, newHash: successors[0].hash, now: now,
             newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime),
-            retryWindowStart: now.addingTimeInterval(-window), retryCandidates: window > 0 ? successors.map(\.hash) : []
-        )
+            retryWindow: configuration.refreshRetryWindow, retryCandidates: successors.map(\.hash))
         {
         case .rotated(let sessionID, let userID):
-            return try Response.json(
-                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: successors[0].token, now: now))
+            issued = (sessionID, userID, successors[0].token)
         case .retried(let sessionID, let userID, let successorHash):
             // A retry spends nothing, so limiting it here loses no token and hides no reuse; it
             // keeps a spent token from minting access tokens without end inside the window.
@@ -258,8 +256,7 @@ struct Routes: Sendable {
             guard let successor = successors.first(where: { $0.hash == successorHash }) else {
                 throw Self.invalidRefreshToken
             }
-            return try Response.json(
-                try tokens.body(userID: userID, sessionID: sessionID, refreshToken: successor.token, now: now))
+            issued = (sessionID, userID, successor.token)
         case .reused:
             // RFC 6749 §5.2: a bad grant is 400 (401 is for client authentication).
             throw APIError(
@@ -270,6 +267,9 @@ struct Routes: Sendable {
         case .userDisabled:
             throw APIError(.badRequest, .userDisabled, "This account is disabled.")
         }
+        return try Response.json(
+            try tokens.body(
+                userID: issued.userID, sessionID: issued.sessionID, refreshToken: issued.refreshToken, now: now))
     }
 
     var discovery: JSONValue {

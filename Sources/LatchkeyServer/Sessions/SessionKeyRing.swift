@@ -53,11 +53,7 @@ struct SessionKeyRing: Sendable {
         activationDelay: TimeInterval = 0
     ) async throws -> (ring: SessionKeyRing, resealed: Int) {
         if try await store.signingKeys().isEmpty {
-            let key = SessionSigningKey.generate(now: now)
-            _ = try await store.addFirstSigningKey(
-                StoredSigningKey(
-                    kid: key.kid, privateKey: try protection.seal(key.rawPrivateKey, kid: key.kid), createdAt: now,
-                    retiredAt: nil))
+            _ = try await store.addFirstSigningKey(try newSealedKey(protection: protection, now: now))
         }
         let (keys, resealed) = try await openAndReseal(in: store, protection: protection)
         let ring = try SessionKeyRing(
@@ -133,12 +129,16 @@ public func rotateSigningKey(
     in store: any LatchkeyStore, protection: SigningKeyProtection, now: Date
 ) async throws -> String {
     _ = try await openAndReseal(in: store, protection: protection)
-    let key = SessionSigningKey.generate(now: now)
-    try await store.addSigningKey(
-        StoredSigningKey(
-            kid: key.kid, privateKey: try protection.seal(key.rawPrivateKey, kid: key.kid), createdAt: now,
-            retiredAt: nil))
+    let key = try newSealedKey(protection: protection, now: now)
+    try await store.addSigningKey(key)
     return key.kid
+}
+
+/// A new random signing key, sealed as `protection` says, ready to store.
+private func newSealedKey(protection: SigningKeyProtection, now: Date) throws -> StoredSigningKey {
+    let key = SessionSigningKey.generate(now: now)
+    return StoredSigningKey(
+        kid: key.kid, privateKey: try protection.seal(key.rawPrivateKey, kid: key.kid), createdAt: now, retiredAt: nil)
 }
 
 /// Seals again, under the current key-encryption key of `protection`, every stored signing key

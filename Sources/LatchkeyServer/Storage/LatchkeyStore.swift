@@ -36,12 +36,13 @@ public protocol LatchkeyStore: Sendable {
     /// successor) for the same session; a disabled user revokes the session.
     ///
     /// A spent token is a reuse, which revokes the session, except an app's retry after it lost
-    /// the answer: the token was spent after `retryWindowStart`, its stored successor is one of
+    /// the answer: the token was spent less than `retryWindow` seconds ago (and, since servers'
+    /// clocks differ, not more than that ahead of `now` either), its stored successor is one of
     /// `retryCandidates` (the server derives the successor from the token, so only a holder of the
     /// server's keys can name it), and that successor is still unspent. Then nothing changes and
-    /// the outcome is `.retried` with that successor. Empty candidates turn this off.
+    /// the outcome is `.retried` with that successor. A window of 0 turns this off.
     func rotateRefreshToken(
-        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindowStart: Date, retryCandidates: [Data]
+        hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws -> RefreshOutcome
 
     /// Disables or re-enables a user; disabling revokes their sessions. Returns whether the user exists.
@@ -127,7 +128,6 @@ extension LatchkeyStore {
         -> RefreshOutcome
     {
         try await rotateRefreshToken(
-            hash: hash, newHash: newHash, now: now, newExpiresAt: newExpiresAt, retryWindowStart: now,
-            retryCandidates: [])
+            hash: hash, newHash: newHash, now: now, newExpiresAt: newExpiresAt, retryWindow: 0, retryCandidates: [])
     }
 }

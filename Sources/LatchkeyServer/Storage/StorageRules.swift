@@ -26,6 +26,14 @@ public enum StorageRules {
         return result
     }
 
+    /// When a spent refresh token must have been spent for presenting it again to count as a
+    /// retry (`LatchkeyStore.rotateRefreshToken`): after `spentAfter`, at `spentBy` at the latest.
+    /// Bounded on both sides because servers' clocks differ: one whose clock lags the server that
+    /// spent the token must not stretch the window by its lag. A window of 0 is empty.
+    public static func retryBounds(now: Date, window: TimeInterval) -> (spentAfter: Date, spentBy: Date) {
+        (now.addingTimeInterval(-window), now.addingTimeInterval(window))
+    }
+
     /// The user a first sign-in creates, as a read returns it: the mapped properties, and the one
     /// identity, first and last seen at `stamp` (the backend's own rounding of now).
     public static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {
