@@ -9,6 +9,13 @@ extension PostgresConnection {
         try await self.query(query, logger: PostgresStore.quiet).collect()
     }
 
+    /// Runs a prepared statement and returns every row, decoded.
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
+        var rows: [Statement.Row] = []
+        for try await row in try await execute(statement, logger: PostgresStore.quiet) { rows.append(row) }
+        return rows
+    }
+
     /// Runs `query`, discarding any rows.
     func run(_ query: PostgresQuery) async throws {
         _ = try await rows(query)

@@ -7,15 +7,8 @@ extension PostgresStore {
     /// The session a refresh token belongs to and whether it was spent: one statement.
     public func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
         try await withConnection("refresh token family") { connection in
-            guard
-                let row = try await connection.rows(
-                    """
-                    SELECT r.session_id, r.used_at IS NOT NULL, s.revoked_at IS NOT NULL
-                    FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = \(hash)
-                    """
-                ).first
+            guard let (sessionID, spent, ended) = try await connection.rows(Prepared.RefreshFamily(hash: hash)).first
             else { return nil }
-            let (sessionID, spent, ended) = try row.decode((String, Bool, Bool).self)
             return RefreshTokenFamily(sessionID: sessionID, spent: spent, ended: ended)
         }
     }
@@ -29,20 +22,8 @@ extension PostgresStore {
     ) async throws -> RefreshOutcome {
         try await withConnection("rotate refresh token") { connection in
             let rotated = try await connection.rows(
-                """
-                WITH spent AS (
-                    UPDATE refresh_tokens r SET used_at = \(now), successor_hash = \(newHash) FROM sessions s, users u
-                    WHERE r.hash = \(hash) AND r.used_at IS NULL AND r.expires_at > \(now)
-                        AND s.id = r.session_id AND s.revoked_at IS NULL AND u.id = s.user_id AND NOT u.disabled
-                    RETURNING r.session_id, s.user_id),
-                successor AS (
-                    INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
-                    SELECT \(newHash), session_id, \(now), \(newExpiresAt) FROM spent),
-                renewed AS (UPDATE sessions SET expires_at = \(newExpiresAt) WHERE id IN (SELECT session_id FROM spent))
-                SELECT session_id, user_id FROM spent
-                """)
-            if let row = rotated.first {
-                let (sessionID, userID) = try row.decode((String, String).self)
+                Prepared.RotateRefresh(now: now, newHash: newHash, hash: hash, newExpiresAt: newExpiresAt))
+            if let (sessionID, userID) = rotated.first {
                 return .rotated(sessionID: sessionID, userID: userID)
             }
             return try await Self.judgeRefusedRotation(

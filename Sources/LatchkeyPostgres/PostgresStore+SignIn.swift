@@ -62,17 +62,10 @@ extension PostgresStore {
         -> FoundIdentity?
     {
         guard
-            let row = try await connection.rows(
-                """
-                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text, i.app_id, i.first_seen,
-                    (SELECT count(*) FROM identities j WHERE j.user_id = u.id)
-                FROM identities i JOIN users u ON u.id = i.user_id
-                WHERE i.provider = \(identity.provider) AND i.subject = \(identity.subject)
-                """
+            let (id, created, updated, disabled, properties, appID, firstSeen, links) = try await connection.rows(
+                Prepared.ReadIdentity(provider: identity.provider, subject: identity.subject)
             ).first
         else { return nil }
-        let (id, created, updated, disabled, properties, appID, firstSeen, links) = try row.decode(
-            (String, Date, Date, Bool, String, String, Date, Int).self)
         return FoundIdentity(
             user: StoredUser(
                 id: id, createdAt: created, updatedAt: updated, disabled: disabled,

@@ -44,26 +44,15 @@ extension PostgresStore {
     /// The user of an active session: one statement.
     public func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
         try await withConnection("active user") { connection in
-            try await Self.loadUser(
-                connection,
-                """
-                SELECT \(unescaped: Self.userColumns)
-                FROM users u JOIN sessions s ON s.user_id = u.id AND s.id = \(sessionID) AND s.revoked_at IS NULL
-                LEFT JOIN identities i ON i.user_id = u.id
-                WHERE u.id = \(id) AND NOT u.disabled
-                """)
+            try Self.user(
+                from: try await connection.rows(Prepared.ActiveUser(userID: id, sessionID: sessionID)))
         }
     }
 
     /// Whether the session exists, is not revoked, and its user is not disabled.
     public func isSessionActive(id: String) async throws -> Bool {
         try await withConnection("session active") { connection in
-            try await !connection.rows(
-                """
-                SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.id = \(id) AND s.revoked_at IS NULL AND NOT u.disabled
-                """
-            ).isEmpty
+            try await !connection.rows(Prepared.SessionActive(sessionID: id)).isEmpty
         }
     }
 
@@ -102,7 +91,7 @@ extension PostgresStore {
     /// Stores a server-issued nonce; expired ones are left to `prune`.
     public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await withConnection("store nonce") { connection in
-            try await connection.run("INSERT INTO nonces (value, expires_at) VALUES (\(nonce), \(expiresAt))")
+            _ = try await connection.rows(Prepared.StoreNonce(nonce: nonce, expiresAt: expiresAt))
         }
     }
 
@@ -110,11 +99,7 @@ extension PostgresStore {
 
     /// The user with its identities, or `nil`: one statement, one row per identity.
     static func loadUser(_ id: String, _ connection: PostgresConnection) async throws -> StoredUser? {
-        try await loadUser(
-            connection,
-            """
-            SELECT \(unescaped: userColumns) FROM users u LEFT JOIN identities i ON i.user_id = u.id WHERE u.id = \(id)
-            """)
+        try user(from: try await connection.rows(Prepared.LoadUser(userID: id)))
     }
 
     /// A user row (`u`) joined with each of its identities (`i`, absent when it has none), the
@@ -124,10 +109,10 @@ extension PostgresStore {
             i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
         """
 
-    /// The user that `query`'s rows describe (`userColumns`), or `nil`.
-    static func loadUser(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> StoredUser? {
+    /// The user that `rows` describe (`userColumns`), or `nil`.
+    static func user(from rows: [PostgresRow]) throws -> StoredUser? {
         var user: StoredUser?
-        for row in try await connection.rows(query) {
+        for row in rows {
             let (id, created, updated, disabled, properties, provider, subject, appID, granted, firstSeen, lastSeen) =
                 try row.decode(
                     (String, Date, Date, Bool, String, String?, String?, String?, String?, Date?, Date?).self)
