@@ -21,6 +21,8 @@ import PostgresNIO
 public final class PostgresStore: LatchkeyStore {
     let client: PostgresClient
     let timeout: Duration
+    /// The connections' event loops, which also run each operation's timer.
+    static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
     private let runner: Task<Void, Never>
 
     /// Connects to `url` (lazily: the first operation opens the first connection).
@@ -44,7 +46,8 @@ public final class PostgresStore: LatchkeyStore {
             ("idle_in_transaction_session_timeout", "\(max(milliseconds * 2, 10_000))"),
         ]
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.client = PostgresClient(
+            configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
         self.timeout = timeout
         let client = self.client
         // The pool's background work (opening, closing, keeping connections alive), for as long
@@ -85,44 +88,34 @@ public final class PostgresStore: LatchkeyStore {
         let client = self.client
         let timeout = timeout ?? self.timeout
         do {
-            return try await withThrowingTaskGroup(of: Outcome<T>.self) { group in
-                group.addTask {
-                    do {
-                        return .value(
-                            try await client.withConnection { connection in
-                                // Closing the connection is what stops a query stuck on a silent
-                                // network; the pool replaces it.
-                                try await withTaskCancellationHandler {
-                                    do {
-                                        return try await body(connection)
-                                    } catch {
-                                        throw BodyFailure(error: error)
-                                    }
-                                } onCancel: {
-                                    connection.close()
-                                }
-                            })
-                    } catch let failure as BodyFailure {
-                        throw failure.error
-                    } catch is CancellationError {
-                        throw CancellationError()
-                    } catch let error as PSQLError {
-                        throw error
-                    } catch {
-                        // No connection to lease: the pool's own errors (its circuit breaker after
-                        // a minute without the database, its shutdown) are not PSQLErrors.
-                        throw StoreUnavailable("no connection (\(operation)): \(error)")
+            return try await Deadline.run(
+                within: timeout, on: Self.eventLoops.any(),
+                timedOut: { StoreUnavailable("no answer within \(timeout) (\(operation))") }
+            ) {
+                do {
+                    return try await client.withConnection { connection in
+                        // Closing the connection is what stops a query stuck on a silent
+                        // network; the pool replaces it.
+                        try await withTaskCancellationHandler {
+                            do {
+                                return try await body(connection)
+                            } catch {
+                                throw BodyFailure(error: error)
+                            }
+                        } onCancel: {
+                            connection.close()
+                        }
                     }
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return .timedOut
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw CancellationError() }
-                switch first {
-                case .value(let value): return value
-                case .timedOut: throw StoreUnavailable("no answer within \(timeout) (\(operation))")
+                } catch let failure as BodyFailure {
+                    throw failure.error
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch let error as PSQLError {
+                    throw error
+                } catch {
+                    // No connection to lease: the pool's own errors (its circuit breaker after
+                    // a minute without the database, its shutdown) are not PSQLErrors.
+                    throw StoreUnavailable("no connection (\(operation)): \(error)")
                 }
             }
         } catch let error as PSQLError {
@@ -153,11 +146,6 @@ public final class PostgresStore: LatchkeyStore {
     /// An error of the operation itself, told apart from the pool's failing to lease.
     private struct BodyFailure: Error {
         let error: any Error
-    }
-
-    private enum Outcome<T: Sendable>: Sendable {
-        case value(T)
-        case timedOut
     }
 
     /// A driver error as the store reports it.

@@ -715,6 +715,12 @@ final class ChildServer: Sendable {
 
     /// Returns once the server has exited.
     func exited() async { await exit.value() }
+
+    /// The end of what the server printed (its warnings and errors).
+    var printed: String { output.withLock { $0 } }
+
+    /// Whether the server has not ended.
+    var isRunning: Bool { exit.current == nil }
 }
 
 enum ChildServerError: Error, CustomStringConvertible {

@@ -27,6 +27,7 @@ struct MultiNodeTests {
     /// Three nodes on a fresh schema (keys re-read every 0.2 s, new keys signing after 1 s), the
     /// emulator in this process, one HTTP client; everything stopped afterwards.
     static func withNodes(
+        settings extra: [String: String] = [:],
         _ body: @escaping @Sendable (Stack, [ChildServer], Cluster) async throws -> Void
     ) async throws {
         let binary = try #require(LatchkeyBinary.url, "build the latchkey executable (swift build) first")
@@ -39,10 +40,12 @@ struct MultiNodeTests {
                 url: scoped, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
             // Limited Login's `iat` and `exp` are checked against the real clock in the children.
             try await Stack.run(clock: TestClock(Date())) { (stack: Stack) async throws in
-                let settings = [
+                let settings = extra.merging([
                     "LATCHKEY_KEY_REFRESH_INTERVAL": "0.2", "LATCHKEY_KEY_ACTIVATION_DELAY": "1",
                     "LATCHKEY_LIMIT_REFRESH_PER_SESSION": "off",
-                ]
+                    "LATCHKEY_FACEBOOK_DIALOG_URL": "\(stack.emulatorURL)/dialog/oauth",
+                    "LATCHKEY_OAUTH_CLIENTS": "\(Demo.clientID)=\(Demo.appRedirect)",
+                ]) { given, _ in given }
                 let servers = ChildServers(
                     binary: binary, database: database, emulator: stack.emulatorURL, extra: settings)
                 defer { servers.killAll() }
@@ -160,6 +163,68 @@ struct MultiNodeTests {
                     Cluster.code(try await cluster.call(node, .GET, "/v1/users/me", bearer: bearer).body)
                         == "session_revoked")
             }
+        }
+    }
+
+    @Test("a refresh token replayed on another node after the retry window revokes the session on every node")
+    func replayAfterWindow() async throws {
+        try await Self.withNodes(settings: ["LATCHKEY_REFRESH_RETRY_WINDOW": "1"]) { stack, nodes, cluster in
+            let token = try await stack.facebookToken()
+            let signedIn = try await cluster.call(
+                nodes[0], .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
+            let first = try #require(signedIn.body["session"]?["refresh_token"]?.stringValue)
+            let rotated = try await cluster.refresh(nodes[0], first)
+            let second = try #require(rotated.body["refresh_token"]?.stringValue)
+            let access = try #require(rotated.body["access_token"]?.stringValue)
+            // Within the window (1 s here) a replay is the lost-answer retry and changes nothing;
+            // replayed until the window has passed, waited for, not timed.
+            var outcome = try await cluster.refresh(nodes[1], first)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while outcome.status == 200, ContinuousClock.now < deadline {
+                #expect(outcome.body["refresh_token"]?.stringValue == second)
+                try await Task.sleep(for: .milliseconds(100))
+                outcome = try await cluster.refresh(nodes[1], first)
+            }
+            #expect(Cluster.code(outcome.body) == "refresh_token_reused", "\(outcome)")
+            #expect(Cluster.code(try await cluster.refresh(nodes[2], second).body) == "refresh_token_invalid")
+            for node in nodes {
+                #expect(
+                    Cluster.code(try await cluster.call(node, .GET, "/v1/users/me", bearer: access).body)
+                        == "session_revoked")
+            }
+        }
+    }
+
+    @Test("an Easy Login started on one node comes back from Facebook to a second and is redeemed on a third")
+    func easyLoginAcrossNodes() async throws {
+        try await Self.withNodes { stack, nodes, cluster in
+            let request = AuthorizeRequest()
+            let dialog = try #require(try await TestBrowser.get(request.url(base: nodes[0].url)).location)
+            try #require(dialog.hasPrefix(stack.emulatorURL), "\(dialog)")
+            // Facebook sends the browser to the public URL; the load balancer picks another node.
+            let back = try #require(try await TestBrowser.get(dialog + "&emulator_user=alice").location)
+            let path = try #require(back.range(of: "/v1/oauth/facebook/callback"), "\(back)")
+            let answer = try #require(try await TestBrowser.get(nodes[1].url + back[path.lowerBound...]).location)
+            #expect(answer.hasPrefix(request.redirectURI + "?"), "\(answer)")
+            let code = try #require(TestBrowser.query(answer)["code"], "\(answer)")
+            var token = HTTPClientRequest(url: nodes[2].url + "/v1/oauth/token")
+            token.method = .POST
+            token.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+            token.body = .bytes(ByteBuffer(string: FormEncoding.encode(request.tokenForm(code: code))))
+            let issued = try await CrashRecoveryTests.send(token, cluster.client)
+            let access = try #require(issued.body?["access_token"]?.stringValue, "\(issued)")
+            for node in nodes {
+                #expect(try await cluster.call(node, .GET, "/v1/users/me", bearer: access).status == 200)
+            }
+            // The code is spent everywhere: a replay on another node is refused and ends the session.
+            var replay = token
+            replay.url = nodes[0].url + "/v1/oauth/token"
+            #expect(
+                try await CrashRecoveryTests.send(replay, cluster.client).body?["error_code"]
+                    == "authorization_code_reused")
+            #expect(
+                Cluster.code(try await cluster.call(nodes[1], .GET, "/v1/users/me", bearer: access).body)
+                    == "session_revoked")
         }
     }
 

@@ -73,7 +73,12 @@ struct ResilienceTests {
 
     @Test("unreachable JWKS with no cached keys is 503")
     func jwksDown() async throws {
-        try await Stack.run({ $0.jwksURL = "http://127.0.0.1:1/jwks" }) { stack in
+        // The HTTP client keeps retrying a refused connection until the request's deadline, so
+        // the 503 comes after the Facebook timeout: a short one here, not the harness's 30 s.
+        try await Stack.run({
+            $0.jwksURL = "http://127.0.0.1:1/jwks"
+            $0.facebookTimeout = 1
+        }) { stack in
             let token = try await stack.idToken()
             let response = try await stack.signIn(["idToken": .string(token), "nonce": "raw-nonce-123"])
             #expect(response.status == .serviceUnavailable && response.errorCode == "facebook_unavailable")

@@ -86,6 +86,13 @@ struct Stack: Sendable {
                 OAuthClient(id: Demo.clientID, redirectURIs: [Demo.appRedirect, Demo.loopbackRedirect])
             ]
             configuration.clock = { clock.now }
+            // A loaded test pass (every suite at once on two cores, PostgreSQL beside) can keep
+            // the in-process emulator from answering for seconds. With the default 5 s, the
+            // start-up credential check then finds Facebook "unreachable" and re-checks in the
+            // background, adding `/app` calls to counts tests assert, and a slow Graph answer
+            // turns a test's expected error into `facebook_unavailable`. Tests of timeouts set
+            // their own.
+            configuration.facebookTimeout = 30
             let kek = KeyEncryptionKey.generate()
             configuration.keyEncryptionKey = kek.key
             configure(&configuration)

@@ -67,13 +67,16 @@ struct AuthorizeRequest {
 
     var challenge: String { Base64URL.encode(Data(SHA256.hash(data: Data(verifier.utf8)))) }
 
-    func url(_ stack: Stack) -> String {
+    func url(_ stack: Stack) -> String { url(base: stack.serverURL.absoluteString) }
+
+    /// The authorization URL on the server at `base`.
+    func url(base: String) -> String {
         var pairs: [(String, String)] = [
             ("response_type", "code"), ("client_id", clientID), ("redirect_uri", redirectURI), ("state", state),
             ("code_challenge", challenge), ("code_challenge_method", "S256"), ("scope", scope),
         ]
         pairs += extra
-        return stack.serverURL.absoluteString + "/v1/oauth/authorize?" + FormEncoding.encode(pairs)
+        return base + "/v1/oauth/authorize?" + FormEncoding.encode(pairs)
     }
 
     /// The token request for `code`, as form pairs.

@@ -1,8 +1,12 @@
 /// A lock tests take around work that must not overlap across suites, which Swift Testing runs in
 /// parallel.
 actor TestLock {
-    private var held = false
+    /// Holders that may still come in.
+    private var free: Int
     private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// - Parameter permits: how many may hold it at once.
+    init(permits: Int = 1) { free = permits }
 
     /// Launching a process must not overlap a test that holds hundreds of sockets open: Foundation's
     /// `Process.run()` crashed copying file-descriptor state (signal 11 in memcpy) when the two
@@ -16,15 +20,17 @@ actor TestLock {
         return try await body()
     }
 
-    private func acquire() async {
-        if !held {
-            held = true
+    /// Waits for a permit (first come, first served); pair with `release()` on every path.
+    func acquire() async {
+        if free > 0 {
+            free -= 1
             return
         }
         await withCheckedContinuation { waiting.append($0) }
     }
 
-    private func release() {
-        if waiting.isEmpty { held = false } else { waiting.removeFirst().resume() }
+    /// Hands the permit to the next waiter, or frees it.
+    func release() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }

@@ -29,9 +29,34 @@ enum TestPostgres {
         return logger
     }()
 
+    /// Schemas in use at once. Swift Testing starts every test together; on PostgreSQL each holds
+    /// a few connections (its store's pool, this admin connection), and with a few hundred tests the
+    /// cluster ran out of connections (`max_connections`): thousands of refused connections,
+    /// operations waiting 30 s for one, and runs that failed or seemed to hang.
+    static let schemas = TestLock(permits: 48)
+
+    /// Set while a task holds one of `schemas`: a schema nested in another takes no second permit
+    /// (which could leave every holder waiting for one).
+    @TaskLocal static var holdsSchemaPermit = false
+
     /// A fresh, empty schema for `body`'s store(s), dropped afterwards: `body` gets the URL that
-    /// selects it (`options=-c search_path=…`).
+    /// selects it (`options=-c search_path=…`). At most `schemas` permits' worth run at once.
     static func withSchema<T>(_ base: PostgresURL, _ body: (PostgresURL) async throws -> T) async throws -> T {
+        if holdsSchemaPermit { return try await withFreshSchema(base, body) }
+        await schemas.acquire()
+        do {
+            let result = try await $holdsSchemaPermit.withValue(true) { try await withFreshSchema(base, body) }
+            await schemas.release()
+            return result
+        } catch {
+            await schemas.release()
+            throw error
+        }
+    }
+
+    private static func withFreshSchema<T>(
+        _ base: PostgresURL, _ body: (PostgresURL) async throws -> T
+    ) async throws -> T {
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let admin = try PostgresStore(url: base, poolSize: 1, timeout: .seconds(30), logger: quiet)
         var scoped = base
@@ -72,6 +97,13 @@ extension PostgresStore {
     /// Runs `sql` (tests only: set-up, inspection, damage).
     func execute(_ sql: String) async throws {
         try await withConnection("test") { connection in try await connection.run(.init(unsafeSQL: sql)) }
+    }
+
+    /// The first two columns of every row of `sql`, as strings (tests only).
+    func pairs(_ sql: String) async throws -> [(String, String)] {
+        try await withConnection("test") { connection in
+            try await connection.rows(.init(unsafeSQL: sql)).map { try $0.decode((String, String).self) }
+        }
     }
 
     /// The first column of the first row of `sql`, as an integer (tests only).
