@@ -54,6 +54,18 @@ func buildApplication(
     if protection.current == nil {
         logger.warning("latchkey.keys.plaintext", metadata: ["latchkey.setting": "LATCHKEY_KEY_ENCRYPTION_KEY_FILE"])
     }
+    // Allowed (tests, a single server whose apps do not cache the JWKS), but an app backend that
+    // cached the JWKS (`max-age=300`) before a new key was published would meet tokens it cannot
+    // verify until its cache expires.
+    if configuration.keyActivationDelay < SessionKeyRing.jwksMaxAge + configuration.keyRefreshInterval {
+        logger.warning(
+            "latchkey.keys.activation_before_jwks_cache",
+            metadata: [
+                "latchkey.setting": "LATCHKEY_KEY_ACTIVATION_DELAY",
+                "latchkey.keys.activation_delay": "\(configuration.keyActivationDelay)",
+                "latchkey.keys.jwks_max_age": "\(Int(SessionKeyRing.jwksMaxAge))",
+            ])
+    }
     let timeout = configuration.facebookTimeout
     let origin = ServerOrigin(configuration)
     let health = FacebookHealth()

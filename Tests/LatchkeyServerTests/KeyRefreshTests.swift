@@ -54,6 +54,19 @@ struct KeyRefreshTests {
         }
     }
 
+    @Test("an activation delay shorter than the JWKS cache plus a refresh is allowed, with a warning")
+    func shortActivationDelayWarns() async throws {
+        let warning = "latchkey.keys.activation_before_jwks_cache"
+        try await Stack.run { (stack: Stack) async throws in
+            #expect(!stack.logs.all.contains { $0.contains(warning) })
+            let jwks = try await stack.get("/.well-known/jwks.json")
+            #expect(jwks.headers[.cacheControl] == "public, max-age=300")
+        }
+        try await Stack.run({ $0.keyActivationDelay = 300 }) { (stack: Stack) async throws in
+            #expect(stack.logs.all.contains { $0.contains(warning) && $0.contains("LATCHKEY_KEY_ACTIVATION_DELAY") })
+        }
+    }
+
     @Test("a refresh that cannot open the keys keeps the ring in use and says why")
     func failedRefreshKeepsRing() async throws {
         try await Stack.run { (stack: Stack) async throws in

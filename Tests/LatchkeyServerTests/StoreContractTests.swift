@@ -150,12 +150,13 @@ struct StoreContractTests {
             let at = Self.now.addingTimeInterval(10)
             let expires = at.addingTimeInterval(3600)
             func rotate(
-                _ token: String, _ next: String, now: Date, window: TimeInterval = 10, candidates: [String]
+                _ token: String, _ next: String, now: Date, window: TimeInterval = 10, candidates: [String],
+                expiring: Date = expires
             )
                 async throws -> RefreshOutcome
             {
                 try await store.rotateRefreshToken(
-                    hash: Data(token.utf8), newHash: Data(next.utf8), now: now, newExpiresAt: expires,
+                    hash: Data(token.utf8), newHash: Data(next.utf8), now: now, newExpiresAt: expiring,
                     retryWindow: window, retryCandidates: candidates.map { Data($0.utf8) })
             }
             #expect(
@@ -180,13 +181,17 @@ struct StoreContractTests {
             let cases: [(session: String, what: String, at: Date)] = [
                 ("late", "window passed", at.addingTimeInterval(11)), ("moved", "successor spent", soon),
                 ("gone", "disabled", soon),
+                // The successor the retry would name has expired: no retry answers with a dead token.
+                ("expired", "successor expired", soon),
                 // A node whose clock lags the one that rotated cannot stretch the window by the lag.
                 ("lagging", "lagging clock", at.addingTimeInterval(-15)),
             ]
             for (session, what, when) in cases {
                 _ = try await store.signIn(
                     Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
-                _ = try await rotate(session, "\(session)-1", now: at, window: 0, candidates: [])
+                _ = try await rotate(
+                    session, "\(session)-1", now: at, window: 0, candidates: [],
+                    expiring: session == "expired" ? at.addingTimeInterval(1) : expires)
                 if session == "moved" {
                     _ = try await rotate("\(session)-1", "\(session)-2", now: soon, window: 0, candidates: [])
                 }

@@ -58,7 +58,7 @@ struct Routes: Sendable {
         route(.get, "/.well-known/jwks.json") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "application/json"
-            headers[.cacheControl] = "public, max-age=300"
+            headers[.cacheControl] = "public, max-age=\(Int(SessionKeyRing.jwksMaxAge))"
             return Response(
                 status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: tokens.keys.current.jwks)))
         }

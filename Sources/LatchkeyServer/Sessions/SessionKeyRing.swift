@@ -13,6 +13,10 @@ struct SessionKeyRing: Sendable {
     /// The JWKS document, serialised once.
     let jwks: Data
 
+    /// How long clients may cache the JWKS (`Cache-Control: max-age`, seconds): a new key must be
+    /// published at least this long before it signs (`LATCHKEY_KEY_ACTIVATION_DELAY`).
+    static let jwksMaxAge: TimeInterval = 300
+
     /// The ring of `keys` at `now` (`SigningKeyRole.roles` decides each key's part).
     init(
         keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval, activationDelay: TimeInterval = 0
