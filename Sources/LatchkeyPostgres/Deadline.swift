@@ -27,7 +27,9 @@ enum Deadline {
                         race.finish(.failure(error))
                     }
                 }
-                let timer = loop.scheduleTask(in: .nanoseconds(Int64(timeout / .nanoseconds(1)))) {
+                // A year at most: nanoseconds in an Int64 end after 292 years.
+                let bounded = min(timeout, .seconds(365 * 86_400))
+                let timer = loop.scheduleTask(in: .nanoseconds(Int64(bounded / .nanoseconds(1)))) {
                     race.finish(.failure(timedOut()))
                 }
                 race.attach(work: work, timer: timer)

@@ -25,7 +25,7 @@ extension PostgresStore {
                 }
                 let plan = Self.plan(login, found: found, now: now)
                 do {
-                    try await connection.run(plan.statement)
+                    _ = try await connection.rows(plan.statement)
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
                     switch error.serverInfo?[.message] {
                     case "replayed": throw SignInConflict.replayed
@@ -75,7 +75,7 @@ extension PostgresStore {
 
     /// The write statement for `login`, and what it returns when it succeeds.
     struct SignInPlan {
-        var statement: PostgresQuery
+        var statement: Prepared.SignIn
         var userID: String
         var created: Bool
         /// The user after the sign-in when known without reading it (one identity: nearly
@@ -84,54 +84,20 @@ extension PostgresStore {
     }
 
     static func plan(_ login: LoginRecord, found: FoundIdentity?, now: Date) -> SignInPlan {
-        var b = StatementBuilder()
         let identity = login.identity
         let stamp = PostgresTime.stored(now)
-        let nowBind = b.bind(now)
-        var parts: [String] = []
-        var checks: [String] = []
-        if let once = login.singleUse {
-            parts.append(
-                """
-                jti AS (INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', \(b.bind(once.jti)), \
-                \(b.bind(once.jtiExpiresAt))) ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at \
-                WHERE single_use.expires_at < \(nowBind) RETURNING 1)
-                """)
-            checks.append("WHEN NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'")
-            if let nonce = once.serverNonce {
-                parts.append(
-                    "nonce AS (DELETE FROM nonces WHERE value = \(b.bind(nonce)) AND expires_at > \(nowBind) RETURNING 1)"
-                )
-                checks.append("WHEN NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'")
-            }
-        }
-        let userID: String
-        let created: Bool
+        let userID = found?.user.id ?? login.newUserID
+        let created = found == nil
+        var properties: String?
+        var propertiesRead: String?
         var user: StoredUser?
-        let granted = b.bind(json(identity.grantedPermissions))
         if let found {
-            userID = found.user.id
-            created = false
-            let id = b.bind(userID)
-            parts.append(
-                """
-                ident AS (UPDATE identities SET granted = \(granted)::json, last_seen = \(nowBind) \
-                WHERE provider = \(b.bind(identity.provider)) AND subject = \(b.bind(identity.subject)) \
-                AND user_id = \(id) RETURNING 1)
-                """)
             var after = found.user
             if let merged = StorageRules.propertiesAfterSignIn(stored: found.user.properties, login: login) {
-                parts.append(
-                    """
-                    usr AS (UPDATE users SET properties = \(b.bind(json(merged)))::json, updated_at = \(nowBind) \
-                    WHERE id = \(id) AND NOT disabled AND properties::text = \(b.bind(found.propertiesText)) RETURNING 1)
-                    """)
+                properties = json(merged)
+                propertiesRead = found.propertiesText
                 after.properties = merged
                 after.updatedAt = stamp
-            } else {
-                // FOR SHARE: a disable committing meanwhile is waited for and seen, so no session
-                // opens for a user whose sessions it just revoked.
-                parts.append("usr AS (SELECT 1 FROM users WHERE id = \(id) AND NOT disabled FOR SHARE)")
             }
             if found.links == 1 {
                 after.identities = [
@@ -142,46 +108,22 @@ extension PostgresStore {
                 user = after
             }
         } else {
-            userID = login.newUserID
-            created = true
-            let id = b.bind(userID)
-            parts.append(
-                """
-                usr AS (INSERT INTO users (id, created_at, updated_at, disabled, properties) \
-                VALUES (\(id), \(nowBind), \(nowBind), false, \(b.bind(json(login.mappedProperties)))::json) RETURNING 1)
-                """)
-            parts.append(
-                """
-                ident AS (INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen) \
-                VALUES (\(b.bind(identity.provider)), \(b.bind(identity.subject)), \(b.bind(identity.appID)), \(id), \
-                \(granted)::json, \(nowBind), \(nowBind)) ON CONFLICT (provider, subject) DO NOTHING RETURNING 1)
-                """)
+            properties = json(login.mappedProperties)
             user = StorageRules.createdUser(login, id: userID, at: stamp)
         }
-        checks.append("WHEN NOT EXISTS (SELECT 1 FROM ident) OR NOT EXISTS (SELECT 1 FROM usr) THEN 'changed'")
-        let userBind = b.bind(userID)
-        if let session = login.session {
-            parts.append(contentsOf: openSession(session, userID: userBind, &b))
-        }
-        if let code = login.authorizationCode {
-            parts.append(
-                """
-                code AS (INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id, \
-                session_id, scope, created_at, expires_at) VALUES (\(b.bind(code.hash)), \(b.bind(code.clientID)), \
-                \(b.bind(code.redirectURI)), \(b.bind(code.codeChallenge)), \(userBind), \(b.bind(code.sessionID)), \
-                \(b.bind(json(code.scope)))::json, \(nowBind), \(b.bind(code.expiresAt))))
-                """)
-        }
         let event = StorageRules.signInEvent(login, userID: userID, created: created)
-        parts.append(
-            """
-            audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES (\(nowBind), \
-            \(b.bind(event.type.rawValue)), \(userBind), \(b.bind(String(decoding: event.detail.encoded(), as: UTF8.self)))::json))
-            """)
-        let sql =
-            "WITH " + parts.joined(separator: ",\n") + "\nSELECT latchkey_refuse(CASE " + checks.joined(separator: " ")
-            + " END)"
-        return SignInPlan(statement: b.query(sql), userID: userID, created: created, user: user)
+        let code = login.authorizationCode
+        let statement = Prepared.SignIn(
+            now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
+            nonce: login.singleUse?.serverNonce, found: found != nil, userID: userID, provider: identity.provider,
+            subject: identity.subject, appID: identity.appID, granted: json(identity.grantedPermissions),
+            properties: properties, propertiesRead: propertiesRead, sessionID: login.session?.id,
+            refreshTokenHash: login.session?.refreshTokenHash, sessionCreatedAt: login.session?.createdAt,
+            sessionExpiresAt: login.session?.refreshExpiresAt, codeHash: code?.hash, codeClientID: code?.clientID,
+            codeRedirectURI: code?.redirectURI, codeChallenge: code?.codeChallenge,
+            codeScope: code.map { json($0.scope) }, codeExpiresAt: code?.expiresAt, auditType: event.type.rawValue,
+            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self), codeSessionID: code?.sessionID)
+        return SignInPlan(statement: statement, userID: userID, created: created, user: user)
     }
 
     /// The CTEs that insert a session and its first refresh token; the session expires with that

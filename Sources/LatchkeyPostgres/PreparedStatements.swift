@@ -8,8 +8,7 @@ import PostgresNIO
 ///
 /// Measured with `scripts/bench --database postgres` (docs/performance.md): PostgreSQL's CPU per
 /// refresh fell from 655–717 to 334–362 µs and per `GET /v1/users/me` from 211–222 to 68–100;
-/// the node's own CPU moved little. The sign-in's write stays an unprepared statement: its text
-/// depends on the login (first or repeat, nonce, session, code).
+/// the node's own CPU moved little. The sign-in's write is one too (`SignIn`, its own file).
 enum Prepared {
     /// The identity's user and what the sign-in's write checks against (`readIdentity`).
     struct ReadIdentity: PostgresPreparedStatement {

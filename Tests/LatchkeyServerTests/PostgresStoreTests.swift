@@ -33,6 +33,24 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("a statement that fails to prepare works again once the cause is gone (the connection is replaced)")
+    func failedPreparationRecovers() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withSchema(base) { url in
+            let store = try PostgresStore(url: url, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+            try await store.migrate()
+            // The one connection prepares the statement while its table is away: it fails.
+            try await store.execute("ALTER TABLE refresh_tokens RENAME TO refresh_tokens_away")
+            await #expect(throws: PostgresStoreError.self) {
+                _ = try await store.refreshTokenFamily(hash: Data("x".utf8))
+            }
+            try await store.execute("ALTER TABLE refresh_tokens_away RENAME TO refresh_tokens")
+            // The driver would answer the remembered failure on that connection for ever.
+            #expect(try await store.refreshTokenFamily(hash: Data("x".utf8)) == nil)
+            await store.close()
+        }
+    }
+
     @Test("servers migrating together: one applies the schema, the others find it done; a newer schema is refused")
     func migrations() async throws {
         guard let base = try TestPostgres.url() else { return }

@@ -62,9 +62,9 @@ enum TestPostgres {
         var scoped = base
         scoped.options = "-c search_path=\(schema)"
         do {
-            try await admin.execute("CREATE SCHEMA \(schema)")
+            try await admin.execute("CREATE SCHEMA \(schema)", as: "test create schema")
             let result = try await body(scoped)
-            try await admin.execute("DROP SCHEMA \(schema) CASCADE")
+            try await admin.execute("DROP SCHEMA \(schema) CASCADE", as: "test drop schema")
             await admin.close()
             return result
         } catch {
@@ -95,8 +95,8 @@ enum TestPostgres {
 
 extension PostgresStore {
     /// Runs `sql` (tests only: set-up, inspection, damage).
-    func execute(_ sql: String) async throws {
-        try await withConnection("test") { connection in try await connection.run(.init(unsafeSQL: sql)) }
+    func execute(_ sql: String, as operation: StaticString = "test execute") async throws {
+        try await withConnection(operation) { connection in try await connection.run(.init(unsafeSQL: sql)) }
     }
 
     /// The first two columns of every row of `sql`, as strings (tests only).
@@ -108,7 +108,7 @@ extension PostgresStore {
 
     /// The first column of the first row of `sql`, as an integer (tests only).
     func integer(_ sql: String) async throws -> Int {
-        try await withConnection("test") { connection in
+        try await withConnection("test integer") { connection in
             try await connection.rows(.init(unsafeSQL: sql)).first?.decode(Int.self) ?? 0
         }
     }
