@@ -126,24 +126,6 @@ extension PostgresStore {
         return SignInPlan(statement: statement, userID: userID, created: created, user: user)
     }
 
-    /// The CTEs that insert a session and its first refresh token; the session expires with that
-    /// token until a rotation renews both.
-    static func openSession(_ session: NewSession, userID: String, _ b: inout StatementBuilder) -> [String] {
-        let id = b.bind(session.id)
-        let expires = b.bind(session.refreshExpiresAt)
-        let created = b.bind(session.createdAt)
-        return [
-            """
-            sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at) \
-            VALUES (\(id), \(userID), \(created), \(expires)))
-            """,
-            """
-            tok AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) \
-            VALUES (\(b.bind(session.refreshTokenHash)), \(id), \(created), \(expires)))
-            """,
-        ]
-    }
-
     // MARK: JSON columns
 
     static func json(_ value: [String: JSONValue]) -> String {
