@@ -316,15 +316,7 @@ struct CrashRecoveryTests {
                 return (nil, "access token of \(session.userID): \(me.status) \(me.body.map { "\($0)" } ?? "")")
             }
         }
-        var refresh = HTTPClientRequest(url: server.url + "/v1/oauth/token")
-        refresh.method = .POST
-        refresh.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-        refresh.body = .bytes(
-            ByteBuffer(
-                string: FormEncoding.encode([
-                    ("grant_type", "refresh_token"), ("refresh_token", session.refreshToken),
-                ])))
-        let rotated = try await send(refresh, client)
+        let rotated = try await send(refresh(server.url, session.refreshToken), client)
         guard rotated.status == 200, let access = rotated.body?["access_token"]?.stringValue,
             let next = rotated.body?["refresh_token"]?.stringValue
         else {
@@ -421,6 +413,16 @@ struct CrashRecoveryTests {
             Answer(
                 person: person, userID: userID, isNewUser: json["isNewUser"]?.boolValue ?? false,
                 limited: idToken != nil, accessToken: access, refreshToken: refresh))
+    }
+
+    /// The token endpoint's refresh grant for `token` on the server at `base`.
+    static func refresh(_ base: String, _ token: String) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: base + "/v1/oauth/token")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(
+            ByteBuffer(string: FormEncoding.encode([("grant_type", "refresh_token"), ("refresh_token", token)])))
+        return request
     }
 
     static func get(_ url: String, bearer: String) -> HTTPClientRequest {

@@ -188,15 +188,8 @@ struct NodeFaultTests {
             guard me.status == 200, me.body?["id"]?.stringValue == answer.userID else {
                 return "access token of \(answer.userID): \(me.status)"
             }
-            var refresh = HTTPClientRequest(url: nodes[(index + 1) % nodes.count].url + "/v1/oauth/token")
-            refresh.method = .POST
-            refresh.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-            refresh.body = .bytes(
-                ByteBuffer(
-                    string: FormEncoding.encode([
-                        ("grant_type", "refresh_token"), ("refresh_token", answer.refreshToken),
-                    ])))
-            let rotated = try await CrashRecoveryTests.send(refresh, fleet.client)
+            let rotated = try await CrashRecoveryTests.send(
+                CrashRecoveryTests.refresh(nodes[(index + 1) % nodes.count].url, answer.refreshToken), fleet.client)
             return rotated.status == 200 ? nil : "refresh token of \(answer.userID): \(rotated.status)"
         }
         wrong += failures.compactMap { $0 }
