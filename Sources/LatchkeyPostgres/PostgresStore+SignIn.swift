@@ -120,9 +120,9 @@ extension PostgresStore {
             properties: properties, propertiesRead: propertiesRead, sessionID: login.session?.id,
             refreshTokenHash: login.session?.refreshTokenHash, sessionCreatedAt: login.session?.createdAt,
             sessionExpiresAt: login.session?.refreshExpiresAt, codeHash: code?.hash, codeClientID: code?.clientID,
-            codeRedirectURI: code?.redirectURI, codeChallenge: code?.codeChallenge,
+            codeRedirectURI: code?.redirectURI, codeChallenge: code?.codeChallenge, codeSessionID: code?.sessionID,
             codeScope: code.map { json($0.scope) }, codeExpiresAt: code?.expiresAt, auditType: event.type.rawValue,
-            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self), codeSessionID: code?.sessionID)
+            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self))
         return SignInPlan(statement: statement, userID: userID, created: created, user: user)
     }
 

@@ -12,9 +12,9 @@ extension Prepared {
     /// Parameters: `$1` now, `$2`/`$3` jti and its expiry, `$4` server nonce, `$5` found,
     /// `$6` user id, `$7`–`$10` identity (provider, subject, app, granted), `$11` properties to
     /// write (the merge, or a new user's), `$12` properties as read (when they change), `$13`–`$16`
-    /// session (id, refresh token hash, created, expires), `$17`–`$22` authorization code (hash,
-    /// client, redirect URI, challenge, scope, expiry), `$23`/`$24` audit type and detail, `$25`
-    /// the session the code will open when redeemed.
+    /// session (id, refresh token hash, created, expires), `$17`–`$23` authorization code (hash,
+    /// client, redirect URI, challenge, the session it opens when redeemed, scope, expiry),
+    /// `$24`/`$25` audit type and detail.
     struct SignIn: PostgresPreparedStatement {
         static let name = "latchkey_sign_in"
         static let sql = """
@@ -49,8 +49,8 @@ extension Prepared {
             code AS (
                 INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
                     session_id, scope, created_at, expires_at)
-                SELECT $17, $18, $19, $20, $6, $25, $21::json, $1, $22 WHERE $17::bytea IS NOT NULL),
-            audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $23, $6, $24::json))
+                SELECT $17, $18, $19, $20, $6, $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
+            audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
             SELECT latchkey_refuse(CASE
                 WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'
                 WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'
@@ -82,11 +82,11 @@ extension Prepared {
         var codeClientID: String?
         var codeRedirectURI: String?
         var codeChallenge: String?
+        var codeSessionID: String?
         var codeScope: String?
         var codeExpiresAt: Date?
         var auditType: String
         var auditDetail: String
-        var codeSessionID: String?
 
         func makeBindings() -> PostgresBindings {
             var b = PostgresBindings(capacity: 25)
@@ -110,11 +110,11 @@ extension Prepared {
             b.append(codeClientID)
             b.append(codeRedirectURI)
             b.append(codeChallenge)
+            b.append(codeSessionID)
             b.append(codeScope)
             b.append(codeExpiresAt)
             b.append(auditType)
             b.append(auditDetail)
-            b.append(codeSessionID)
             return b
         }
 

@@ -9,7 +9,18 @@ import PostgresNIO
 /// Measured with `scripts/bench --database postgres` (docs/performance.md): PostgreSQL's CPU per
 /// refresh fell from 655–717 to 334–362 µs and per `GET /v1/users/me` from 211–222 to 68–100;
 /// the node's own CPU moved little. The sign-in's write is one too (`SignIn`, its own file).
-enum Prepared {
+enum Prepared {}
+
+extension PostgresBindings {
+    /// `values` bound in order as `$1`, `$2`, …: one line for a statement with no optional value.
+    static func of<each Value: PostgresNonThrowingEncodable>(_ values: repeat each Value) -> PostgresBindings {
+        var bindings = PostgresBindings()
+        repeat bindings.append(each values)
+        return bindings
+    }
+}
+
+extension Prepared {
     /// The identity's user and what the sign-in's write checks against (`readIdentity`).
     struct ReadIdentity: PostgresPreparedStatement {
         static let name = "latchkey_read_identity"
@@ -23,12 +34,7 @@ enum Prepared {
         var provider: String
         var subject: String
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(provider)
-            bindings.append(subject)
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(provider, subject) }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
@@ -42,11 +48,7 @@ enum Prepared {
         typealias Row = PostgresRow
         var userID: String
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(userID)
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(userID) }
 
         func decodeRow(_ row: PostgresRow) -> Row { row }
     }
@@ -64,12 +66,7 @@ enum Prepared {
         var userID: String
         var sessionID: String
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(userID)
-            bindings.append(sessionID)
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(userID, sessionID) }
 
         func decodeRow(_ row: PostgresRow) -> Row { row }
     }
@@ -84,11 +81,7 @@ enum Prepared {
         typealias Row = Void
         var sessionID: String
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(sessionID)
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(sessionID) }
 
         func decodeRow(_ row: PostgresRow) {}
     }
@@ -103,11 +96,7 @@ enum Prepared {
         typealias Row = (String, Bool, Bool)
         var hash: Data
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 1)
-            bindings.append(ByteBuffer(bytes: hash))
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(ByteBuffer(bytes: hash)) }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
@@ -135,12 +124,7 @@ enum Prepared {
         var newExpiresAt: Date
 
         func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 4)
-            bindings.append(now)
-            bindings.append(ByteBuffer(bytes: newHash))
-            bindings.append(ByteBuffer(bytes: hash))
-            bindings.append(newExpiresAt)
-            return bindings
+            .of(now, ByteBuffer(bytes: newHash), ByteBuffer(bytes: hash), newExpiresAt)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
@@ -154,12 +138,7 @@ enum Prepared {
         var nonce: String
         var expiresAt: Date
 
-        func makeBindings() -> PostgresBindings {
-            var bindings = PostgresBindings(capacity: 2)
-            bindings.append(nonce)
-            bindings.append(expiresAt)
-            return bindings
-        }
+        func makeBindings() -> PostgresBindings { .of(nonce, expiresAt) }
 
         func decodeRow(_ row: PostgresRow) {}
     }

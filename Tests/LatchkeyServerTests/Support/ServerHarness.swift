@@ -87,11 +87,10 @@ struct Stack: Sendable {
             ]
             configuration.clock = { clock.now }
             // A loaded test pass (every suite at once on two cores, PostgreSQL beside) can keep
-            // the in-process emulator from answering for seconds. With the default 5 s, the
-            // start-up credential check then finds Facebook "unreachable" and re-checks in the
-            // background, adding `/app` calls to counts tests assert, and a slow Graph answer
-            // turns a test's expected error into `facebook_unavailable`. Tests of timeouts set
-            // their own.
+            // the in-process emulator from answering for seconds. With the default 5 s, a slow
+            // start-up credential check would re-check in the background (adding `/app` calls to
+            // counts tests assert) and a slow Graph answer would turn a test's expected error into
+            // `facebook_unavailable`. Tests of timeouts set their own.
             configuration.facebookTimeout = 30
             let kek = KeyEncryptionKey.generate()
             configuration.keyEncryptionKey = kek.key
