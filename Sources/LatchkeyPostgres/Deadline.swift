@@ -9,34 +9,99 @@ import Synchronization
 /// does not end promptly when cancelled holds the caller as long as it runs. With three servers
 /// under load and PostgreSQL crashing (`NodeFaultTests`), a few sign-ins in a few hundred waited
 /// 30 s and more that way, past the 2 s timeout, while all the others were answered 503 in time.
-/// The cost is the same (one task and one timer an operation; docs/performance.md measured both
-/// shapes at 460–490 µs per repeat Limited Login).
+/// The task starts on the caller's thread (`Task.immediate`) rather than queued, and the time
+/// limit is kept by the shared `Watchdog` rather than a timer of its own.
 enum Deadline {
+    /// The one clock of every operation's deadline.
+    static let watchdog = Watchdog(loop: PostgresStore.eventLoops.next(), tick: .milliseconds(20))
+
     static func run<T: Sendable>(
-        within timeout: Duration, on loop: any EventLoop, timedOut: @escaping @Sendable () -> any Error,
+        within timeout: Duration, timedOut: @escaping @Sendable () -> any Error,
         _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let race = Race<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 race.wait(continuation)
-                let work = Task {
+                let entry = watchdog.add(after: timeout) { race.finish(.failure(timedOut())) }
+                // Started on this thread, not queued: it runs until its first wait right here.
+                let work = Task.immediate {
                     do {
                         race.finish(.success(try await operation()))
                     } catch {
                         race.finish(.failure(error))
                     }
                 }
-                // A year at most: nanoseconds in an Int64 end after 292 years.
-                let bounded = min(timeout, .seconds(365 * 86_400))
-                let timer = loop.scheduleTask(in: .nanoseconds(Int64(bounded / .nanoseconds(1)))) {
-                    race.finish(.failure(timedOut()))
-                }
-                race.attach(work: work, timer: timer)
+                race.attach(work: work, entry: entry)
             }
         } onCancel: {
             race.finish(.failure(CancellationError()))
         }
+    }
+}
+
+/// Ends the operations whose time is up, checking every `tick` while any is under way.
+///
+/// Why not a NIO timer per operation: scheduling one from outside its event loop, and cancelling
+/// it when the operation ends first (nearly always), each wake the loop. That was most of the
+/// 31–50 µs the timeout cost a sign-in (docs/performance.md). Here an operation only adds and
+/// removes an entry under a lock; one chain of timers runs on one loop while entries exist and
+/// stops when there are none. An operation ends at most one tick after its timeout.
+final class Watchdog: Sendable {
+    private struct Entry {
+        let deadline: NIODeadline
+        let expire: @Sendable () -> Void
+    }
+
+    private struct State {
+        var entries: [UInt64: Entry] = [:]
+        var lastID: UInt64 = 0
+        var ticking = false
+    }
+
+    private let state = Mutex(State())
+    private let loop: any EventLoop
+    private let tick: TimeAmount
+
+    init(loop: any EventLoop, tick: TimeAmount) {
+        self.loop = loop
+        self.tick = tick
+    }
+
+    /// Calls `expire` once `timeout` has passed, unless `remove` comes first.
+    func add(after timeout: Duration, _ expire: @escaping @Sendable () -> Void) -> UInt64 {
+        // A year at most: nanoseconds in an Int64 end after 292 years.
+        let bounded = min(timeout, .seconds(365 * 86_400))
+        let entry = Entry(deadline: .now() + .nanoseconds(Int64(bounded / .nanoseconds(1))), expire: expire)
+        let (id, start) = state.withLock { state in
+            state.lastID += 1
+            state.entries[state.lastID] = entry
+            defer { state.ticking = true }
+            return (state.lastID, !state.ticking)
+        }
+        if start { loop.scheduleTask(in: tick) { self.check() } }
+        return id
+    }
+
+    /// Forgets an entry (its operation ended); one that already expired is gone already.
+    func remove(_ id: UInt64) {
+        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+    }
+
+    /// On the loop: expires what is due, and checks again a tick later while anything remains.
+    private func check() {
+        let now = NIODeadline.now()
+        let (due, more) = state.withLock { state in
+            var due: [@Sendable () -> Void] = []
+            for (id, entry) in state.entries where entry.deadline <= now {
+                due.append(entry.expire)
+                state.entries[id] = nil
+            }
+            state.ticking = !state.entries.isEmpty
+            return (due, state.ticking)
+        }
+        for expire in due { expire() }
+        if more { loop.scheduleTask(in: tick) { self.check() } }
     }
 }
 
@@ -49,7 +114,7 @@ private final class Race<T: Sendable>: Sendable {
         var result: Result<T, any Error>?
         var ended = false
         var work: Task<Void, Never>?
-        var timer: Scheduled<Void>?
+        var entry: UInt64?
     }
 
     private let state = Mutex(State())
@@ -65,32 +130,34 @@ private final class Race<T: Sendable>: Sendable {
         if let early { continuation.resume(with: early) }
     }
 
-    func attach(work: Task<Void, Never>, timer: Scheduled<Void>) {
+    func attach(work: Task<Void, Never>, entry: UInt64) {
         let ended = state.withLock { state in
             state.work = work
-            state.timer = timer
+            state.entry = entry
             return state.ended
         }
-        if ended { stop(work: work, timer: timer) }
+        if ended { stop(work: work, entry: entry) }
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, work, timer) = state.withLock { state in
+        let (continuation, work, entry) = state.withLock { state in
             guard !state.ended else {
-                return (nil, nil, nil) as (CheckedContinuation<T, any Error>?, Task<Void, Never>?, Scheduled<Void>?)
+                return (nil, nil, nil) as (CheckedContinuation<T, any Error>?, Task<Void, Never>?, UInt64?)
             }
             state.ended = true
             if state.continuation == nil { state.result = result }
             defer { state.continuation = nil }
-            return (state.continuation, state.work, state.timer)
+            return (state.continuation, state.work, state.entry)
         }
+        // The operation is told before the caller goes on: a timed-out query's connection is
+        // already closing when the caller answers 503.
+        stop(work: work, entry: entry)
         continuation?.resume(with: result)
-        stop(work: work, timer: timer)
     }
 
-    /// Cancelling a finished task or a fired timer does nothing.
-    private func stop(work: Task<Void, Never>?, timer: Scheduled<Void>?) {
-        timer?.cancel()
+    /// Cancelling a finished task, or removing an expired entry, does nothing.
+    private func stop(work: Task<Void, Never>?, entry: UInt64?) {
+        if let entry { Deadline.watchdog.remove(entry) }
         work?.cancel()
     }
 }

@@ -79,5 +79,27 @@ enum PostgresSchema {
             // The retry window: a spent token remembers its successor (`rotateRefreshToken`).
             "ALTER TABLE refresh_tokens ADD COLUMN successor_hash bytea"
         ],
+        [
+            // The stamp of the mapped properties the last sign-in merged
+            // (`StorageRules.signInPropertiesStamp`): a returning person whose stamp is unchanged
+            // signs in with one statement that never reads the properties (`SignInDirect`).
+            "ALTER TABLE users ADD COLUMN sign_in_stamp bytea",
+            // Whatever else writes the properties forgets the stamp, in the database itself, so no
+            // writer can leave a stamp that no longer holds: a client's update, an operator's
+            // `UPDATE`, or a server of an older version during a rolling upgrade.
+            """
+            CREATE FUNCTION latchkey_forget_sign_in_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                NEW.sign_in_stamp := NULL;
+                RETURN NEW;
+            END $$
+            """,
+            """
+            CREATE TRIGGER users_forget_sign_in_stamp BEFORE UPDATE ON users FOR EACH ROW
+            WHEN (OLD.properties::text IS DISTINCT FROM NEW.properties::text
+                AND OLD.sign_in_stamp IS NOT DISTINCT FROM NEW.sign_in_stamp)
+            EXECUTE FUNCTION latchkey_forget_sign_in_stamp()
+            """,
+        ],
     ]
 }

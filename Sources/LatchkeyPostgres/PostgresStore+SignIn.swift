@@ -4,46 +4,109 @@ import LatchkeyServer
 import PostgresNIO
 
 extension PostgresStore {
-    /// See `LatchkeyStore.signIn`. Two round trips: one read (the identity, its user, their
-    /// properties), the property merge decided in Swift (`StorageRules`), then one statement that
-    /// writes everything or nothing.
+    /// See `LatchkeyStore.signIn`. One round trip for a first login and for a returning person
+    /// whose mapped properties are the ones the last sign-in merged (nearly every sign-in):
+    /// `SignInDirect` finds the identity and writes everything in one statement, telling from
+    /// the stored stamp (`StorageRules.signInPropertiesStamp`) that the merge would change
+    /// nothing, so the properties are never read or decoded for it.
     ///
-    /// The statement checks what the read assumed: the identity still belongs to that user, who
-    /// is not disabled, and (when properties change) whose properties are still the ones merged;
-    /// a first login's identity is inserted with `ON CONFLICT DO NOTHING`. When a check fails the
-    /// statement aborts itself (`latchkey_refuse`), so nothing it wrote stays: a spent `jti` or a
-    /// consumed nonce is refused that way, and a lost race (two first logins of one person, a
-    /// concurrent property update) is read again and written again. Two concurrent first logins
-    /// therefore make one user, the second signing in to it, and neither sees an error.
+    /// Otherwise (the properties need merging, or a race was lost) it refuses itself, writing
+    /// nothing, and the sign-in reads the identity, merges the properties in Swift
+    /// (`StorageRules`) and runs `SignIn`, which checks what the read assumed: the identity still
+    /// belongs to that user, who is not disabled, and whose properties are still the ones read.
+    /// When a check fails the statement aborts itself (`latchkey_refuse`), so nothing it wrote
+    /// stays: a spent `jti` or a consumed nonce is refused that way, and a lost race (two first
+    /// logins of one person, a concurrent property update) is read again and written again. Two
+    /// concurrent first logins therefore make one user, the second signing in to it, and neither
+    /// sees an error.
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await withConnection("sign-in") { connection in
+            let stamp = StorageRules.signInPropertiesStamp(login)
+            if let done = try await Self.signInDirect(login, stamp: stamp, now: now, connection) { return done }
             // Each pass loses only to a write that committed meanwhile; a handful is plenty.
             for _ in 0..<8 {
                 let found = try await Self.readIdentity(login.identity, connection)
                 if let found, found.user.disabled {
                     throw SignInConflict.userDisabled
                 }
-                let plan = Self.plan(login, found: found, now: now)
+                let plan = Self.plan(login, found: found, stamp: stamp, now: now)
                 do {
                     _ = try await connection.rows(plan.statement)
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
-                    switch error.serverInfo?[.message] {
-                    case "replayed": throw SignInConflict.replayed
-                    case "nonce_invalid": throw SignInConflict.nonceInvalid
-                    default: continue  // "changed": read again
-                    }
+                    try Self.refusal(error)  // "changed": read again
+                    continue
                 }
-                if let user = plan.user { return (user, plan.created) }
-                // Written and committed: running it again would spend the jti twice.
-                guard let user = try await Self.loadUser(plan.userID, connection) else {
-                    throw PostgresStoreError(
-                        operation: "sign-in", sqlState: "", message: "the user vanished right after the sign-in")
-                }
-                return (user, plan.created)
+                return try await Self.signedIn(plan.user, id: plan.userID, created: plan.created, connection)
             }
             throw PostgresStoreError(
                 operation: "sign-in", sqlState: "LK001", message: "the identity kept changing during the sign-in")
         }
+    }
+
+    /// The one-statement sign-in (`Prepared.SignInDirect`): the user signed in to, or `nil` when
+    /// the statement refused itself for want of a read (`stale`, `changed`).
+    static func signInDirect(
+        _ login: LoginRecord, stamp: Data?, now: Date, _ connection: PostgresConnection
+    ) async throws -> (user: StoredUser, created: Bool)? {
+        let identity = login.identity
+        let created = StorageRules.signInEvent(login, userID: login.newUserID, created: true)
+        let returning = StorageRules.signInEvent(login, userID: login.newUserID, created: false)
+        let statement = Prepared.SignInDirect(
+            now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
+            nonce: login.singleUse?.serverNonce, stamp: stamp, newUserID: login.newUserID,
+            provider: identity.provider, subject: identity.subject, appID: identity.appID,
+            granted: json(identity.grantedPermissions), newUserProperties: json(login.mappedProperties),
+            session: sessionValues(login), code: codeValues(login), createdAuditType: created.type.rawValue,
+            signedInAuditType: returning.type.rawValue,
+            auditDetail: String(decoding: created.detail.encoded(), as: UTF8.self))
+        let row: Prepared.SignInDirect.Row
+        do {
+            guard let first = try await connection.rows(statement).first else { return nil }
+            row = first
+        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
+            try refusal(error)  // "stale" or "changed": read, then write
+            return nil
+        }
+        let stored = PostgresTime.stored(now)
+        guard
+            case (_, let id?, let createdAt?, let updatedAt?, let properties?, let appID?, let firstSeen?, let links?) =
+                row
+        else {
+            return (StorageRules.createdUser(login, id: login.newUserID, at: stored), true)
+        }
+        let user = StoredUser(
+            id: id, createdAt: createdAt, updatedAt: updatedAt, disabled: false, properties: decodeObject(properties),
+            identities: [
+                StoredIdentity(
+                    provider: identity.provider, subject: identity.subject, appID: appID,
+                    grantedPermissions: identity.grantedPermissions, firstSeen: firstSeen, lastSeen: stored)
+            ])
+        return try await signedIn(links == 1 ? user : nil, id: id, created: false, connection)
+    }
+
+    /// Throws what a sign-in statement's own refusal means to the caller; returns for the
+    /// refusals that only ask for the read (`changed`, `stale`).
+    static func refusal(_ error: PSQLError) throws {
+        switch error.serverInfo?[.message] {
+        case "replayed": throw SignInConflict.replayed
+        case "nonce_invalid": throw SignInConflict.nonceInvalid
+        case "disabled": throw SignInConflict.userDisabled
+        default: return
+        }
+    }
+
+    /// The user after a committed sign-in: `known` when the statement's inputs tell it (one
+    /// identity: nearly everyone), otherwise read. Never the sign-in again: that would spend the
+    /// jti twice.
+    static func signedIn(
+        _ known: StoredUser?, id: String, created: Bool, _ connection: PostgresConnection
+    ) async throws -> (user: StoredUser, created: Bool) {
+        if let known { return (known, created) }
+        guard let user = try await loadUser(id, connection) else {
+            throw PostgresStoreError(
+                operation: "sign-in", sqlState: "", message: "the user vanished right after the sign-in")
+        }
+        return (user, created)
     }
 
     /// What the read found: the identity's user as stored, and what the write checks against.
@@ -53,6 +116,7 @@ extension PostgresStore {
         var firstSeen: Date
         var links: Int
         var propertiesText: String
+        var stamp: Data?
     }
 
     /// The identity's user, without a lock: the write statement checks that nothing changed.
@@ -62,15 +126,16 @@ extension PostgresStore {
         -> FoundIdentity?
     {
         guard
-            let (id, created, updated, disabled, properties, appID, firstSeen, links) = try await connection.rows(
-                Prepared.ReadIdentity(provider: identity.provider, subject: identity.subject)
-            ).first
+            let (id, created, updated, disabled, properties, appID, firstSeen, links, stamp) =
+                try await connection.rows(
+                    Prepared.ReadIdentity(provider: identity.provider, subject: identity.subject)
+                ).first
         else { return nil }
         return FoundIdentity(
             user: StoredUser(
                 id: id, createdAt: created, updatedAt: updated, disabled: disabled,
                 properties: decodeObject(properties), identities: []),
-            appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties)
+            appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties, stamp: stamp)
     }
 
     /// The write statement for `login`, and what it returns when it succeeds.
@@ -83,47 +148,62 @@ extension PostgresStore {
         var user: StoredUser?
     }
 
-    static func plan(_ login: LoginRecord, found: FoundIdentity?, now: Date) -> SignInPlan {
+    /// `stamp` is the login's (`StorageRules.signInPropertiesStamp`): stored with a merge and
+    /// with a new user, and beside unchanged properties when the stored one differs.
+    static func plan(_ login: LoginRecord, found: FoundIdentity?, stamp: Data?, now: Date) -> SignInPlan {
         let identity = login.identity
-        let stamp = PostgresTime.stored(now)
+        let stored = PostgresTime.stored(now)
         let userID = found?.user.id ?? login.newUserID
         let created = found == nil
         var properties: String?
-        var propertiesRead: String?
+        var stampToWrite = stamp
         var user: StoredUser?
         if let found {
             var after = found.user
             if let merged = StorageRules.propertiesAfterSignIn(stored: found.user.properties, login: login) {
                 properties = json(merged)
-                propertiesRead = found.propertiesText
                 after.properties = merged
-                after.updatedAt = stamp
+                after.updatedAt = stored
+            } else if found.stamp == stamp {
+                stampToWrite = nil
             }
             if found.links == 1 {
                 after.identities = [
                     StoredIdentity(
                         provider: identity.provider, subject: identity.subject, appID: found.appID,
-                        grantedPermissions: identity.grantedPermissions, firstSeen: found.firstSeen, lastSeen: stamp)
+                        grantedPermissions: identity.grantedPermissions, firstSeen: found.firstSeen, lastSeen: stored)
                 ]
                 user = after
             }
         } else {
             properties = json(login.mappedProperties)
-            user = StorageRules.createdUser(login, id: userID, at: stamp)
+            user = StorageRules.createdUser(login, id: userID, at: stored)
         }
         let event = StorageRules.signInEvent(login, userID: userID, created: created)
-        let code = login.authorizationCode
         let statement = Prepared.SignIn(
             now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
             nonce: login.singleUse?.serverNonce, found: found != nil, userID: userID, provider: identity.provider,
             subject: identity.subject, appID: identity.appID, granted: json(identity.grantedPermissions),
-            properties: properties, propertiesRead: propertiesRead, sessionID: login.session?.id,
-            refreshTokenHash: login.session?.refreshTokenHash, sessionCreatedAt: login.session?.createdAt,
-            sessionExpiresAt: login.session?.refreshExpiresAt, codeHash: code?.hash, codeClientID: code?.clientID,
-            codeRedirectURI: code?.redirectURI, codeChallenge: code?.codeChallenge, codeSessionID: code?.sessionID,
-            codeScope: code.map { json($0.scope) }, codeExpiresAt: code?.expiresAt, auditType: event.type.rawValue,
-            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self))
+            properties: properties, propertiesRead: found?.propertiesText, session: sessionValues(login),
+            code: codeValues(login), auditType: event.type.rawValue,
+            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self), stamp: stampToWrite)
         return SignInPlan(statement: statement, userID: userID, created: created, user: user)
+    }
+
+    static func sessionValues(_ login: LoginRecord) -> Prepared.SessionValues? {
+        login.session.map {
+            Prepared.SessionValues(
+                id: $0.id, refreshTokenHash: $0.refreshTokenHash, createdAt: $0.createdAt,
+                expiresAt: $0.refreshExpiresAt)
+        }
+    }
+
+    static func codeValues(_ login: LoginRecord) -> Prepared.CodeValues? {
+        login.authorizationCode.map {
+            Prepared.CodeValues(
+                hash: $0.hash, clientID: $0.clientID, redirectURI: $0.redirectURI, codeChallenge: $0.codeChallenge,
+                sessionID: $0.sessionID, scope: json($0.scope), expiresAt: $0.expiresAt)
+        }
     }
 
     // MARK: JSON columns

@@ -8,8 +8,8 @@ import PostgresNIO
 /// The store for several servers sharing one PostgreSQL database.
 ///
 /// Each operation leases one connection from a bounded pool and runs as one statement where it
-/// can (a sign-in: one read and one write statement; a refresh: one statement), or one transaction
-/// otherwise; the domain rules come from `StorageRules`, as in every backend. Races between
+/// can (a sign-in: nearly always one statement, else a read and a write; a refresh: one), or one
+/// transaction otherwise; the domain rules come from `StorageRules`, as in every backend. Races between
 /// servers are settled by the database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row
 /// locks), never by a lock in one process.
 ///
@@ -89,7 +89,7 @@ public final class PostgresStore: LatchkeyStore {
         let timeout = timeout ?? self.timeout
         do {
             return try await Deadline.run(
-                within: timeout, on: Self.eventLoops.any(),
+                within: timeout,
                 timedOut: { StoreUnavailable("no answer within \(timeout) (\(operation))") }
             ) {
                 do {

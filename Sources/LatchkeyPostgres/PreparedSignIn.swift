@@ -2,61 +2,228 @@ import Foundation
 import NIOCore
 import PostgresNIO
 
+/// The parts both sign-in statements share, with the same parameter numbers in both: `$1` now,
+/// `$2`/`$3` jti and its expiry, `$4` server nonce, `$7`–`$10` identity (provider, subject, app,
+/// granted), `$13`–`$16` session (id, refresh token hash, created, expires), `$17`–`$23`
+/// authorization code (hash, client, redirect URI, challenge, the session it opens when redeemed,
+/// scope, expiry), `$25` audit detail.
+private enum SignInParts {
+    /// Spends the jti and the server nonce (each only when given).
+    static let spend = """
+        jti AS (
+            INSERT INTO single_use (kind, value, expires_at) SELECT 'jti', $2, $3 WHERE $2::text IS NOT NULL
+            ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE single_use.expires_at < $1 RETURNING 1),
+        nonce AS (DELETE FROM nonces WHERE $4::text IS NOT NULL AND value = $4 AND expires_at > $1 RETURNING 1),
+        """
+
+    /// Opens the session and stores the authorization code (each only when given) for `user`.
+    static func open(for user: String) -> String {
+        """
+        sess AS (
+            INSERT INTO sessions (id, user_id, created_at, expires_at)
+            SELECT $13, \(user), $15, $16 WHERE $13::text IS NOT NULL),
+        tok AS (
+            INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
+            SELECT $14, $13, $15, $16 WHERE $13::text IS NOT NULL),
+        code AS (
+            INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
+                session_id, scope, created_at, expires_at)
+            SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
+        """
+    }
+
+    /// The refusals for a spent jti or nonce, first after a disabled user's.
+    static let spentRefusals = """
+        WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'
+        WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'
+        """
+
+    /// Binds the shared values in their places and each statement's own `$5`, `$6`, `$11`, `$12`
+    /// and `$24` between them (`fifth` binds `$5`: a flag in one, optional bytes in the other).
+    static func bindings(
+        now: Date, jti: String?, jtiExpiresAt: Date?, nonce: String?, fifth: (inout PostgresBindings) -> Void,
+        sixth: String, provider: String, subject: String, appID: String, granted: String,
+        eleventh: String?, twelfth: String?, session: Prepared.SessionValues?, code: Prepared.CodeValues?,
+        twentyFourth: String, auditDetail: String
+    ) -> PostgresBindings {
+        var b = PostgresBindings(capacity: 26)
+        b.append(now)
+        b.append(jti)
+        b.append(jtiExpiresAt)
+        b.append(nonce)
+        fifth(&b)
+        b.append(sixth)
+        b.append(provider)
+        b.append(subject)
+        b.append(appID)
+        b.append(granted)
+        b.append(eleventh)
+        b.append(twelfth)
+        b.append(session?.id)
+        b.append(session.map { ByteBuffer(bytes: $0.refreshTokenHash) })
+        b.append(session?.createdAt)
+        b.append(session?.expiresAt)
+        b.append(code.map { ByteBuffer(bytes: $0.hash) })
+        b.append(code?.clientID)
+        b.append(code?.redirectURI)
+        b.append(code?.codeChallenge)
+        b.append(code?.sessionID)
+        b.append(code?.scope)
+        b.append(code?.expiresAt)
+        b.append(twentyFourth)
+        b.append(auditDetail)
+        return b
+    }
+}
+
 extension Prepared {
-    /// A sign-in's write, one fixed statement for every kind of sign-in (`PostgresStore.plan`):
-    /// the parts a login does not need are switched off by their parameters (a `NULL` jti, nonce,
-    /// session or code; `found` choosing update or insert; `NULL` properties when they do not
-    /// change), so the statement is prepared once per connection like the reads. The same checks
-    /// as ever end it through `latchkey_refuse`, so when one fails nothing it wrote stays.
+    /// The session a sign-in opens.
+    struct SessionValues {
+        var id: String
+        var refreshTokenHash: Data
+        var createdAt: Date
+        var expiresAt: Date
+    }
+
+    /// The authorization code an Easy Login sign-in stores (`scope` as JSON text).
+    struct CodeValues {
+        var hash: Data
+        var clientID: String
+        var redirectURI: String
+        var codeChallenge: String
+        var sessionID: String
+        var scope: String
+        var expiresAt: Date
+    }
+
+    /// A sign-in in one round trip, tried first (`PostgresStore.signIn`): it finds the identity
+    /// itself and writes everything, for a first login (a new user, `$6`, with `$11` as its
+    /// properties) or for a returning person whose stored properties need no merge, which the
+    /// stamp tells without reading them (`$5`, `StorageRules.signInPropertiesStamp`; `NULL` when
+    /// the sign-in merges nothing). Otherwise it refuses itself, writing nothing: `stale` (the
+    /// properties need the read, merge and `SignIn`), `changed` (a race lost), `disabled`, or a
+    /// spent jti or nonce. `$12` and `$24` are the audit types of a first and a returning login.
     ///
-    /// Parameters: `$1` now, `$2`/`$3` jti and its expiry, `$4` server nonce, `$5` found,
-    /// `$6` user id, `$7`–`$10` identity (provider, subject, app, granted), `$11` properties to
-    /// write (the merge, or a new user's), `$12` properties as read (when they change), `$13`–`$16`
-    /// session (id, refresh token hash, created, expires), `$17`–`$23` authorization code (hash,
-    /// client, redirect URI, challenge, the session it opens when redeemed, scope, expiry),
-    /// `$24`/`$25` audit type and detail.
+    /// Its one row: the refusal column, then the returning person's user and identity as found
+    /// (all `NULL` for a first login).
+    struct SignInDirect: PostgresPreparedStatement {
+        static let name = "latchkey_sign_in_direct"
+        static let sql = """
+            WITH found AS (
+                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text AS properties,
+                    ($5::bytea IS NULL OR u.sign_in_stamp IS NOT DISTINCT FROM $5) AS fresh, i.app_id, i.first_seen,
+                    (SELECT count(*) FROM identities j WHERE j.user_id = u.id) AS links
+                FROM identities i JOIN users u ON u.id = i.user_id WHERE i.provider = $7 AND i.subject = $8),
+            owner AS (SELECT coalesce((SELECT id FROM found), $6::text) AS id),
+            \(SignInParts.spend)
+            -- FOR SHARE: a disable or a property write committing meanwhile is waited for and seen
+            -- (the stamp no longer matches), so neither is overtaken.
+            user_kept AS (
+                SELECT 1 FROM users WHERE id = (SELECT id FROM found) AND NOT disabled
+                    AND ($5::bytea IS NULL OR sign_in_stamp = $5) FOR SHARE),
+            ident_update AS (
+                UPDATE identities SET granted = $10::json, last_seen = $1
+                WHERE provider = $7 AND subject = $8 AND user_id = (SELECT id FROM found) RETURNING 1),
+            user_insert AS (
+                INSERT INTO users (id, created_at, updated_at, disabled, properties, sign_in_stamp)
+                SELECT $6, $1, $1, false, $11::json, $5 WHERE NOT EXISTS (SELECT 1 FROM found) RETURNING 1),
+            ident_insert AS (
+                INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
+                SELECT $7, $8, $9, $6, $10::json, $1, $1 WHERE NOT EXISTS (SELECT 1 FROM found)
+                ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
+            \(SignInParts.open(for: "(SELECT id FROM owner)"))
+            audit AS (
+                INSERT INTO audit_events (at, type, user_id, detail)
+                SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM found) THEN $24::text ELSE $12::text END, id, $25::json
+                FROM owner)
+            SELECT latchkey_refuse(CASE
+                WHEN (SELECT disabled FROM found) THEN 'disabled'
+                \(SignInParts.spentRefusals)
+                WHEN NOT (SELECT fresh FROM found) THEN 'stale'
+                WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
+                    OR NOT EXISTS (SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
+                    THEN 'changed'
+            END), f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links
+            FROM (SELECT 1) AS one LEFT JOIN found f ON true
+            """
+        typealias Row = (Bool, String?, Date?, Date?, String?, String?, Date?, Int?)
+
+        var now: Date
+        var jti: String?
+        var jtiExpiresAt: Date?
+        var nonce: String?
+        var stamp: Data?
+        var newUserID: String
+        var provider: String
+        var subject: String
+        var appID: String
+        var granted: String
+        var newUserProperties: String
+        var session: SessionValues?
+        var code: CodeValues?
+        var createdAuditType: String
+        var signedInAuditType: String
+        var auditDetail: String
+
+        func makeBindings() -> PostgresBindings {
+            SignInParts.bindings(
+                now: now, jti: jti, jtiExpiresAt: jtiExpiresAt, nonce: nonce,
+                fifth: { $0.append(stamp.map { ByteBuffer(bytes: $0) }) },
+                sixth: newUserID, provider: provider, subject: subject, appID: appID, granted: granted,
+                eleventh: newUserProperties, twelfth: createdAuditType, session: session, code: code,
+                twentyFourth: signedInAuditType, auditDetail: auditDetail)
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
+    /// A sign-in's write after its read (`PostgresStore.plan`), when the one-statement sign-in
+    /// could not do it alone: the properties need a merge, or a race was lost. The parts a login
+    /// does not need are switched off by their parameters (a `NULL` jti, nonce, session or code;
+    /// `found` choosing update or insert; `NULL` properties when they do not change). The same
+    /// checks as ever end it through `latchkey_refuse`, so when one fails nothing it wrote stays.
+    ///
+    /// Parameters besides the shared ones: `$5` found, `$6` user id, `$11` properties to write
+    /// (the merge, or a new user's), `$12` properties as read (a returning person's), `$24` audit
+    /// type, `$26` the sign-in stamp to store (`NULL`: keep the stored one).
     struct SignIn: PostgresPreparedStatement {
         static let name = "latchkey_sign_in"
         static let sql = """
-            WITH jti AS (
-                INSERT INTO single_use (kind, value, expires_at) SELECT 'jti', $2, $3 WHERE $2::text IS NOT NULL
-                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE single_use.expires_at < $1 RETURNING 1),
-            nonce AS (DELETE FROM nonces WHERE $4::text IS NOT NULL AND value = $4 AND expires_at > $1 RETURNING 1),
+            WITH \(SignInParts.spend)
             ident_update AS (
                 UPDATE identities SET granted = $10::json, last_seen = $1
                 WHERE $5 AND provider = $7 AND subject = $8 AND user_id = $6 RETURNING 1),
+            -- Each user CTE checks the properties as read, so a stamp never outlives what it says.
             user_update AS (
-                UPDATE users SET properties = $11::json, updated_at = $1
-                WHERE $5 AND $12::text IS NOT NULL AND id = $6 AND NOT disabled AND properties::text = $12
+                UPDATE users SET properties = $11::json, updated_at = $1, sign_in_stamp = $26
+                WHERE $5 AND $11::text IS NOT NULL AND id = $6 AND NOT disabled AND properties::text = $12
+                RETURNING 1),
+            user_stamped AS (
+                UPDATE users SET sign_in_stamp = $26
+                WHERE $5 AND $11::text IS NULL AND $26::bytea IS NOT NULL AND id = $6 AND NOT disabled
+                    AND properties::text = $12
                 RETURNING 1),
             -- FOR SHARE: a disable committing meanwhile is waited for and seen, so no session opens
             -- for a user whose sessions it just revoked.
-            user_kept AS (SELECT 1 FROM users WHERE $5 AND $12::text IS NULL AND id = $6 AND NOT disabled FOR SHARE),
+            user_kept AS (
+                SELECT 1 FROM users
+                WHERE $5 AND $11::text IS NULL AND $26::bytea IS NULL AND id = $6 AND NOT disabled FOR SHARE),
             user_insert AS (
-                INSERT INTO users (id, created_at, updated_at, disabled, properties)
-                SELECT $6, $1, $1, false, $11::json WHERE NOT $5 RETURNING 1),
+                INSERT INTO users (id, created_at, updated_at, disabled, properties, sign_in_stamp)
+                SELECT $6, $1, $1, false, $11::json, $26 WHERE NOT $5 RETURNING 1),
             ident_insert AS (
                 INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
                 SELECT $7, $8, $9, $6, $10::json, $1, $1 WHERE NOT $5
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
-            sess AS (
-                INSERT INTO sessions (id, user_id, created_at, expires_at)
-                SELECT $13, $6, $15, $16 WHERE $13::text IS NOT NULL),
-            tok AS (
-                INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
-                SELECT $14, $13, $15, $16 WHERE $13::text IS NOT NULL),
-            code AS (
-                INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
-                    session_id, scope, created_at, expires_at)
-                SELECT $17, $18, $19, $20, $6, $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
+            \(SignInParts.open(for: "$6"))
             audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
             SELECT latchkey_refuse(CASE
-                WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'
-                WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'
+                \(SignInParts.spentRefusals)
                 WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
                     OR NOT EXISTS (
-                        SELECT 1 FROM user_update UNION ALL SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
+                        SELECT 1 FROM user_update UNION ALL SELECT 1 FROM user_stamped UNION ALL SELECT 1 FROM user_kept
+                        UNION ALL SELECT 1 FROM user_insert)
                     THEN 'changed'
             END)
             """
@@ -74,47 +241,20 @@ extension Prepared {
         var granted: String
         var properties: String?
         var propertiesRead: String?
-        var sessionID: String?
-        var refreshTokenHash: Data?
-        var sessionCreatedAt: Date?
-        var sessionExpiresAt: Date?
-        var codeHash: Data?
-        var codeClientID: String?
-        var codeRedirectURI: String?
-        var codeChallenge: String?
-        var codeSessionID: String?
-        var codeScope: String?
-        var codeExpiresAt: Date?
+        var session: SessionValues?
+        var code: CodeValues?
         var auditType: String
         var auditDetail: String
+        var stamp: Data?
 
         func makeBindings() -> PostgresBindings {
-            var b = PostgresBindings(capacity: 25)
-            b.append(now)
-            b.append(jti)
-            b.append(jtiExpiresAt)
-            b.append(nonce)
-            b.append(found)
-            b.append(userID)
-            b.append(provider)
-            b.append(subject)
-            b.append(appID)
-            b.append(granted)
-            b.append(properties)
-            b.append(propertiesRead)
-            b.append(sessionID)
-            b.append(refreshTokenHash.map { ByteBuffer(bytes: $0) })
-            b.append(sessionCreatedAt)
-            b.append(sessionExpiresAt)
-            b.append(codeHash.map { ByteBuffer(bytes: $0) })
-            b.append(codeClientID)
-            b.append(codeRedirectURI)
-            b.append(codeChallenge)
-            b.append(codeSessionID)
-            b.append(codeScope)
-            b.append(codeExpiresAt)
-            b.append(auditType)
-            b.append(auditDetail)
+            var b = SignInParts.bindings(
+                now: now, jti: jti, jtiExpiresAt: jtiExpiresAt, nonce: nonce, fifth: { $0.append(found) },
+                sixth: userID,
+                provider: provider, subject: subject, appID: appID, granted: granted, eleventh: properties,
+                twelfth: propertiesRead, session: session, code: code, twentyFourth: auditType,
+                auditDetail: auditDetail)
+            b.append(stamp.map { ByteBuffer(bytes: $0) })
             return b
         }
 

@@ -8,7 +8,8 @@ import PostgresNIO
 ///
 /// Measured with `scripts/bench --database postgres` (docs/performance.md): PostgreSQL's CPU per
 /// refresh fell from 655–717 to 334–362 µs and per `GET /v1/users/me` from 211–222 to 68–100;
-/// the node's own CPU moved little. The sign-in's write is one too (`SignIn`, its own file).
+/// the node's own CPU moved little. The sign-in's statements are too (`SignInDirect` and `SignIn`,
+/// their own file).
 enum Prepared {}
 
 extension PostgresBindings {
@@ -26,11 +27,11 @@ extension Prepared {
         static let name = "latchkey_read_identity"
         static let sql = """
             SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text, i.app_id, i.first_seen,
-                (SELECT count(*) FROM identities j WHERE j.user_id = u.id)
+                (SELECT count(*) FROM identities j WHERE j.user_id = u.id), u.sign_in_stamp
             FROM identities i JOIN users u ON u.id = i.user_id
             WHERE i.provider = $1 AND i.subject = $2
             """
-        typealias Row = (String, Date, Date, Bool, String, String, Date, Int)
+        typealias Row = (String, Date, Date, Bool, String, String, Date, Int, Data?)
         var provider: String
         var subject: String
 

@@ -37,6 +37,26 @@ struct StorageRulesTests {
             StorageRules.propertiesAfterSignIn(stored: stored, login: Self.login(mapped: [:], refresh: true)) == nil)
     }
 
+    @Test(
+        "a sign-in's stamp: equal for equal mapped properties, none when nothing merges, and merging twice is a no-op")
+    func signInStamp() throws {
+        let mapped: [String: JSONValue] = ["name": "Alice", "email": "a@example.com", "age": 30]
+        let stamp = try #require(StorageRules.signInPropertiesStamp(Self.login(mapped: mapped, refresh: true)))
+        #expect(stamp.count == 32)
+        // The same values built in another order (another process's hash seed) stamp the same.
+        var reordered: [String: JSONValue] = [:]
+        for key in mapped.keys.sorted().reversed() { reordered[key] = mapped[key] }
+        #expect(StorageRules.signInPropertiesStamp(Self.login(mapped: reordered, refresh: true)) == stamp)
+        #expect(StorageRules.signInPropertiesStamp(Self.login(mapped: ["name": "Alicia"], refresh: true)) != stamp)
+        #expect(StorageRules.signInPropertiesStamp(Self.login(mapped: mapped, refresh: false)) == nil)
+        #expect(StorageRules.signInPropertiesStamp(Self.login(mapped: [:], refresh: true)) == nil)
+        // What makes the stamp sound: after one merge, the same login merges nothing.
+        let stored: [String: JSONValue] = ["name": "Bob", "theme": "dark"]
+        let login = Self.login(mapped: mapped, refresh: true)
+        let merged = try #require(StorageRules.propertiesAfterSignIn(stored: stored, login: login))
+        #expect(StorageRules.propertiesAfterSignIn(stored: merged, login: login) == nil)
+    }
+
     @Test("a client's update sets keys and removes those given null")
     func update() {
         #expect(

@@ -310,6 +310,36 @@ struct StoreContractTests {
         }
     }
 
+    @Test("a returning sign-in merges its mapped properties again after a client changed them, unless not refreshing")
+    func signInAfterUpdate() async throws {
+        try await Self.onEveryBackend { name, store in
+            let mapped: [String: JSONValue] = ["name": "A", "email": "a@x"]
+            _ = try await store.signIn(
+                Self.login(subject: "r", userID: "u", sessionID: "a", mapped: mapped), now: Self.now)
+            // The same mapped properties again: nothing to merge, and the answer is what a read gives.
+            let again = try await store.signIn(
+                Self.login(subject: "r", userID: "ignored", sessionID: "b", mapped: mapped), now: Self.now)
+            #expect(!again.created && again.user.properties == mapped, "\(name)")
+            #expect(try await store.user(id: "u") == again.user, "\(name)")
+            let later = Self.now.addingTimeInterval(60)
+            _ = try await store.updateProperties(userID: "u", properties: ["name": "Mine", "email": .null], now: later)
+            let merged = try await store.signIn(
+                Self.login(subject: "r", userID: "ignored", sessionID: "c", mapped: mapped), now: later)
+            #expect(merged.user.properties == mapped && merged.user.updatedAt == later, "\(name)")
+            #expect(try await store.user(id: "u") == merged.user, "\(name)")
+            // Not refreshing: the client's values stay.
+            _ = try await store.updateProperties(userID: "u", properties: ["name": "Mine"], now: later)
+            var kept = Self.login(subject: "r", userID: "ignored", sessionID: "d", mapped: mapped)
+            kept.refreshProperties = false
+            #expect(
+                try await store.signIn(kept, now: later).user.properties == ["name": "Mine", "email": "a@x"], "\(name)")
+            #expect(try await store.user(id: "u")?.properties == ["name": "Mine", "email": "a@x"], "\(name)")
+            for session in ["a", "b", "c", "d"] {
+                #expect(try await store.isSessionActive(id: session), "\(name) \(session)")
+            }
+        }
+    }
+
     @Test("properties merge and null removes")
     func properties() async throws {
         try await Self.onEveryBackend { name, store in

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchkeyAPI
 
@@ -15,6 +16,20 @@ public enum StorageRules {
         guard login.refreshProperties, !login.mappedProperties.isEmpty else { return nil }
         let merged = stored.merging(login.mappedProperties) { _, mapped in mapped }
         return merged == stored ? nil : merged
+    }
+
+    /// A stamp of what a sign-in with `login` merges into the stored properties, or `nil` when it
+    /// merges nothing (`propertiesAfterSignIn` is then `nil` whatever is stored).
+    ///
+    /// The merge is idempotent: once a sign-in has merged these mapped properties (or found them
+    /// already stored), merging them again changes nothing until something else writes the
+    /// properties. So a backend may keep the stamp of the last sign-in's merge beside the user,
+    /// forget it whenever anything else writes the properties, and skip reading the properties
+    /// when the stamps are equal. A SHA-256 of the sorted-key encoding: equal mapped properties
+    /// give equal stamps on every server.
+    public static func signInPropertiesStamp(_ login: LoginRecord) -> Data? {
+        guard login.refreshProperties, !login.mappedProperties.isEmpty else { return nil }
+        return Data(SHA256.hash(data: JSONValue.object(login.mappedProperties).encoded()))
     }
 
     /// A user's properties after a client's update: each given key is set, and `null` removes it.
