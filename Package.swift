@@ -213,6 +213,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),

@@ -22,7 +22,9 @@ enum Deadline {
         let race = Race<T>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                race.wait(continuation)
+                // A caller cancelled before it got here has its answer already: the operation must
+                // not start at all (a lease can succeed at once, and its statement commit).
+                guard race.wait(continuation) else { return }
                 let entry = watchdog.add(after: timeout) { race.finish(.failure(timedOut())) }
                 // Started on this thread, not queued: it runs until its first wait right here.
                 let work = Task.immediate {
@@ -46,7 +48,9 @@ enum Deadline {
 /// it when the operation ends first (nearly always), each wake the loop. That was most of the
 /// 31–50 µs the timeout cost a sign-in (docs/performance.md). Here an operation only adds and
 /// removes an entry under a lock; one chain of timers runs on one loop while entries exist and
-/// stops when there are none. An operation ends at most one tick after its timeout.
+/// stops when there are none. An operation ends at most one tick after its timeout, on one event
+/// loop of the shared group: a loop busy for longer delays expiries by as much (connections'
+/// loops are the same group, so a stuck loop would stall those queries anyway).
 final class Watchdog: Sendable {
     private struct Entry {
         let deadline: NIODeadline
@@ -119,7 +123,8 @@ private final class Race<T: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    func wait(_ continuation: CheckedContinuation<T, any Error>) {
+    /// Waits with `continuation`; `false` when the race already ended (it is resumed at once).
+    func wait(_ continuation: CheckedContinuation<T, any Error>) -> Bool {
         let early = state.withLock { state -> Result<T, any Error>? in
             guard state.ended else {
                 state.continuation = continuation
@@ -127,7 +132,9 @@ private final class Race<T: Sendable>: Sendable {
             }
             return state.result
         }
-        if let early { continuation.resume(with: early) }
+        guard let early else { return true }
+        continuation.resume(with: early)
+        return false
     }
 
     func attach(work: Task<Void, Never>, entry: UInt64) {

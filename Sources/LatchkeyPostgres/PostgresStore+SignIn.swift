@@ -8,7 +8,7 @@ extension PostgresStore {
     /// whose mapped properties are the ones the last sign-in merged (nearly every sign-in):
     /// `SignInDirect` finds the identity and writes everything in one statement, telling from
     /// the stored stamp (`StorageRules.signInPropertiesStamp`) that the merge would change
-    /// nothing, so the properties are never read or decoded for it.
+    /// nothing, so no read has to come first (the statement returns the user as stored).
     ///
     /// Otherwise (the properties need merging, or a race was lost) it refuses itself, writing
     /// nothing, and the sign-in reads the identity, merges the properties in Swift
@@ -52,16 +52,17 @@ extension PostgresStore {
         let created = StorageRules.signInEvent(login, userID: login.newUserID, created: true)
         let returning = StorageRules.signInEvent(login, userID: login.newUserID, created: false)
         let statement = Prepared.SignInDirect(
-            now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
-            nonce: login.singleUse?.serverNonce, stamp: stamp, newUserID: login.newUserID,
-            provider: identity.provider, subject: identity.subject, appID: identity.appID,
-            granted: json(identity.grantedPermissions), newUserProperties: json(login.mappedProperties),
-            session: sessionValues(login), code: codeValues(login), createdAuditType: created.type.rawValue,
-            signedInAuditType: returning.type.rawValue,
-            auditDetail: String(decoding: created.detail.encoded(), as: UTF8.self))
+            values: values(login, now: now, detail: created.detail), stamp: stamp, newUserID: login.newUserID,
+            newUserProperties: json(login.mappedProperties), createdAuditType: created.type.rawValue,
+            signedInAuditType: returning.type.rawValue)
         let row: Prepared.SignInDirect.Row
         do {
-            guard let first = try await connection.rows(statement).first else { return nil }
+            // Always one row; without it the statement may still have committed, so no fallback
+            // (which would spend the jti again).
+            guard let first = try await connection.rows(statement).first else {
+                throw PostgresStoreError(
+                    operation: "sign-in", sqlState: "", message: "the sign-in statement returned no row")
+            }
             row = first
         } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
             try refusal(error)  // "stale" or "changed": read, then write
@@ -181,29 +182,30 @@ extension PostgresStore {
         }
         let event = StorageRules.signInEvent(login, userID: userID, created: created)
         let statement = Prepared.SignIn(
-            now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
-            nonce: login.singleUse?.serverNonce, found: found != nil, userID: userID, provider: identity.provider,
-            subject: identity.subject, appID: identity.appID, granted: json(identity.grantedPermissions),
-            properties: properties, propertiesRead: found?.propertiesText, session: sessionValues(login),
-            code: codeValues(login), auditType: event.type.rawValue,
-            auditDetail: String(decoding: event.detail.encoded(), as: UTF8.self), stamp: stampToWrite)
+            values: values(login, now: now, detail: event.detail), found: found != nil, userID: userID,
+            properties: properties, propertiesRead: found?.propertiesText, auditType: event.type.rawValue,
+            stamp: stampToWrite)
         return SignInPlan(statement: statement, userID: userID, created: created, user: user)
     }
 
-    static func sessionValues(_ login: LoginRecord) -> Prepared.SessionValues? {
-        login.session.map {
-            Prepared.SessionValues(
-                id: $0.id, refreshTokenHash: $0.refreshTokenHash, createdAt: $0.createdAt,
-                expiresAt: $0.refreshExpiresAt)
-        }
-    }
-
-    static func codeValues(_ login: LoginRecord) -> Prepared.CodeValues? {
-        login.authorizationCode.map {
-            Prepared.CodeValues(
-                hash: $0.hash, clientID: $0.clientID, redirectURI: $0.redirectURI, codeChallenge: $0.codeChallenge,
-                sessionID: $0.sessionID, scope: json($0.scope), expiresAt: $0.expiresAt)
-        }
+    /// What both sign-in statements bind the same way.
+    static func values(_ login: LoginRecord, now: Date, detail: JSONValue) -> Prepared.SignInValues {
+        let identity = login.identity
+        return Prepared.SignInValues(
+            now: now, jti: login.singleUse?.jti, jtiExpiresAt: login.singleUse?.jtiExpiresAt,
+            nonce: login.singleUse?.serverNonce, provider: identity.provider, subject: identity.subject,
+            appID: identity.appID, granted: json(identity.grantedPermissions),
+            session: login.session.map {
+                Prepared.SessionValues(
+                    id: $0.id, refreshTokenHash: $0.refreshTokenHash, createdAt: $0.createdAt,
+                    expiresAt: $0.refreshExpiresAt)
+            },
+            code: login.authorizationCode.map {
+                Prepared.CodeValues(
+                    hash: $0.hash, clientID: $0.clientID, redirectURI: $0.redirectURI, codeChallenge: $0.codeChallenge,
+                    sessionID: $0.sessionID, scope: json($0.scope), expiresAt: $0.expiresAt)
+            },
+            auditDetail: String(decoding: detail.encoded(), as: UTF8.self))
     }
 
     // MARK: JSON columns

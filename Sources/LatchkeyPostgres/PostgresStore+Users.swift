@@ -27,17 +27,23 @@ extension PostgresStore {
         }
     }
 
-    /// Disables or re-enables a user; disabling revokes every active session, in one statement.
+    /// Disables or re-enables a user; disabling revokes every active session.
+    ///
+    /// Two statements in one transaction, the user first: a sign-in under way holds the user's row
+    /// (`FOR SHARE`), so the first waits for it to commit, and only the second, which starts after
+    /// that wait and so sees the session that sign-in opened, revokes sessions. In one statement
+    /// the revocation would use the snapshot taken before the wait and miss that session, which
+    /// would then come back with a re-enable (`PostgresSignInTests`).
     public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
-        try await withConnection("set user disabled") { connection in
+        try await transaction("set user disabled") { connection in
             let rows = try await connection.rows(
-                """
-                WITH u AS (UPDATE users SET disabled = \(disabled), updated_at = \(now) WHERE id = \(id) RETURNING id),
-                s AS (UPDATE sessions SET revoked_at = \(now)
-                    WHERE \(disabled) AND user_id IN (SELECT id FROM u) AND revoked_at IS NULL)
-                SELECT 1 FROM u
-                """)
-            return !rows.isEmpty
+                "UPDATE users SET disabled = \(disabled), updated_at = \(now) WHERE id = \(id) RETURNING id")
+            guard !rows.isEmpty else { return false }
+            if disabled {
+                try await connection.run(
+                    "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(id) AND revoked_at IS NULL")
+            }
+            return true
         }
     }
 

@@ -42,42 +42,57 @@ private enum SignInParts {
     /// Binds the shared values in their places and each statement's own `$5`, `$6`, `$11`, `$12`
     /// and `$24` between them (`fifth` binds `$5`: a flag in one, optional bytes in the other).
     static func bindings(
-        now: Date, jti: String?, jtiExpiresAt: Date?, nonce: String?, fifth: (inout PostgresBindings) -> Void,
-        sixth: String, provider: String, subject: String, appID: String, granted: String,
-        eleventh: String?, twelfth: String?, session: Prepared.SessionValues?, code: Prepared.CodeValues?,
-        twentyFourth: String, auditDetail: String
+        _ v: Prepared.SignInValues, fifth: (inout PostgresBindings) -> Void, sixth: String, eleventh: String?,
+        twelfth: String?, twentyFourth: String
     ) -> PostgresBindings {
         var b = PostgresBindings(capacity: 26)
-        b.append(now)
-        b.append(jti)
-        b.append(jtiExpiresAt)
-        b.append(nonce)
+        b.append(v.now)
+        b.append(v.jti)
+        b.append(v.jtiExpiresAt)
+        b.append(v.nonce)
         fifth(&b)
         b.append(sixth)
-        b.append(provider)
-        b.append(subject)
-        b.append(appID)
-        b.append(granted)
+        b.append(v.provider)
+        b.append(v.subject)
+        b.append(v.appID)
+        b.append(v.granted)
         b.append(eleventh)
         b.append(twelfth)
-        b.append(session?.id)
-        b.append(session.map { ByteBuffer(bytes: $0.refreshTokenHash) })
-        b.append(session?.createdAt)
-        b.append(session?.expiresAt)
-        b.append(code.map { ByteBuffer(bytes: $0.hash) })
-        b.append(code?.clientID)
-        b.append(code?.redirectURI)
-        b.append(code?.codeChallenge)
-        b.append(code?.sessionID)
-        b.append(code?.scope)
-        b.append(code?.expiresAt)
+        b.append(v.session?.id)
+        b.append(v.session.map { ByteBuffer(bytes: $0.refreshTokenHash) })
+        b.append(v.session?.createdAt)
+        b.append(v.session?.expiresAt)
+        b.append(v.code.map { ByteBuffer(bytes: $0.hash) })
+        b.append(v.code?.clientID)
+        b.append(v.code?.redirectURI)
+        b.append(v.code?.codeChallenge)
+        b.append(v.code?.sessionID)
+        b.append(v.code?.scope)
+        b.append(v.code?.expiresAt)
         b.append(twentyFourth)
-        b.append(auditDetail)
+        b.append(v.auditDetail)
         return b
     }
 }
 
 extension Prepared {
+    /// What both sign-in statements bind the same way (`SignInParts`), from the login.
+    struct SignInValues {
+        var now: Date
+        var jti: String?
+        var jtiExpiresAt: Date?
+        var nonce: String?
+        var provider: String
+        var subject: String
+        var appID: String
+        /// The identity's granted permissions, as JSON text.
+        var granted: String
+        var session: SessionValues?
+        var code: CodeValues?
+        /// The audit event's detail, as JSON text (the same for a first and a returning login).
+        var auditDetail: String
+    }
+
     /// The session a sign-in opens.
     struct SessionValues {
         var id: String
@@ -149,30 +164,17 @@ extension Prepared {
             """
         typealias Row = (Bool, String?, Date?, Date?, String?, String?, Date?, Int?)
 
-        var now: Date
-        var jti: String?
-        var jtiExpiresAt: Date?
-        var nonce: String?
+        var values: SignInValues
         var stamp: Data?
         var newUserID: String
-        var provider: String
-        var subject: String
-        var appID: String
-        var granted: String
         var newUserProperties: String
-        var session: SessionValues?
-        var code: CodeValues?
         var createdAuditType: String
         var signedInAuditType: String
-        var auditDetail: String
 
         func makeBindings() -> PostgresBindings {
             SignInParts.bindings(
-                now: now, jti: jti, jtiExpiresAt: jtiExpiresAt, nonce: nonce,
-                fifth: { $0.append(stamp.map { ByteBuffer(bytes: $0) }) },
-                sixth: newUserID, provider: provider, subject: subject, appID: appID, granted: granted,
-                eleventh: newUserProperties, twelfth: createdAuditType, session: session, code: code,
-                twentyFourth: signedInAuditType, auditDetail: auditDetail)
+                values, fifth: { $0.append(stamp.map { ByteBuffer(bytes: $0) }) }, sixth: newUserID,
+                eleventh: newUserProperties, twelfth: createdAuditType, twentyFourth: signedInAuditType)
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
@@ -229,31 +231,18 @@ extension Prepared {
             """
         typealias Row = Void
 
-        var now: Date
-        var jti: String?
-        var jtiExpiresAt: Date?
-        var nonce: String?
+        var values: SignInValues
         var found: Bool
         var userID: String
-        var provider: String
-        var subject: String
-        var appID: String
-        var granted: String
         var properties: String?
         var propertiesRead: String?
-        var session: SessionValues?
-        var code: CodeValues?
         var auditType: String
-        var auditDetail: String
         var stamp: Data?
 
         func makeBindings() -> PostgresBindings {
             var b = SignInParts.bindings(
-                now: now, jti: jti, jtiExpiresAt: jtiExpiresAt, nonce: nonce, fifth: { $0.append(found) },
-                sixth: userID,
-                provider: provider, subject: subject, appID: appID, granted: granted, eleventh: properties,
-                twelfth: propertiesRead, session: session, code: code, twentyFourth: auditType,
-                auditDetail: auditDetail)
+                values, fifth: { $0.append(found) }, sixth: userID, eleventh: properties, twelfth: propertiesRead,
+                twentyFourth: auditType)
             b.append(stamp.map { ByteBuffer(bytes: $0) })
             return b
         }

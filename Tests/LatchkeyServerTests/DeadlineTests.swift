@@ -6,7 +6,7 @@ import Testing
 /// `Deadline` and its shared `Watchdog`: the caller is answered when the time is up whatever the
 /// operation does, the operation is cancelled, and an operation that ends first is answered as it
 /// ended. (No timing is asserted: only that each call ends, and how.)
-@Suite("Operation deadlines")
+@Suite("Operation deadlines", .timeLimit(.minutes(1)))
 struct DeadlineTests {
     struct TimedOut: Error {}
 
@@ -61,5 +61,21 @@ struct DeadlineTests {
         }
         caller.cancel()
         await #expect(throws: CancellationError.self) { try await caller.value }
+    }
+
+    @Test("a caller cancelled before it asks gets CancellationError, and the operation never starts")
+    func alreadyCancelled() async {
+        let started = Mutex(false)
+        let (gate, _) = AsyncStream<Void>.makeStream()
+        let caller = Task {
+            for await _ in gate {}  // never opens: ends when the task is cancelled
+            return try await Deadline.run(within: .seconds(3600), timedOut: { TimedOut() }) {
+                started.withLock { $0 = true }
+                return 1
+            }
+        }
+        caller.cancel()
+        await #expect(throws: CancellationError.self) { try await caller.value }
+        #expect(!started.withLock { $0 })
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyServer
+import PostgresNIO
 import Testing
 
 @testable import LatchkeyPostgres
@@ -104,6 +105,69 @@ struct PostgresSignInTests {
                 try await Self.direct(store, Self.login("s10", jti: "j3"))
             }
             #expect(try await store.useOnce(kind: "jti", value: "j3", expiresAt: Self.now, now: Self.now))
+        }
+    }
+
+    /// Runs `body` inside a transaction left open on a connection of its own, then commits once
+    /// `waiter` (started meanwhile on another connection) waits for that transaction's locks,
+    /// and returns what `waiter` ended with. Polls `pg_blocking_pids`: no timing.
+    static func whileHolding<T: Sendable>(
+        _ store: PostgresStore, _ body: @escaping @Sendable (PostgresConnection) async throws -> Void,
+        waiter: @escaping @Sendable () async throws -> T
+    ) async throws -> Result<T, any Error> {
+        try await store.withConnection("test holder") { connection in
+            try await connection.run("BEGIN")
+            let pid = try #require(try await connection.rows("SELECT pg_backend_pid()").first?.decode(Int32.self))
+            try await body(connection)
+            let waiting = Task { () -> Result<T, any Error> in
+                do { return .success(try await waiter()) } catch { return .failure(error) }
+            }
+            var blocked = 0
+            for _ in 0..<10_000 where blocked == 0 {
+                blocked = try await store.integer(
+                    "SELECT count(*) FROM pg_stat_activity WHERE \(pid) = ANY(pg_blocking_pids(pid))")
+                if blocked == 0 { await Task.yield() }
+            }
+            #expect(blocked == 1, "the waiter never waited for the held transaction")
+            try await connection.run("COMMIT")
+            return await waiting.value
+        }
+    }
+
+    @Test("a disable committing while a sign-in waits for it: the sign-in is refused, nothing opened or spent")
+    func disableWhileSigningIn() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base) { store in
+            _ = try await store.signIn(Self.login("s1"), now: Self.now)
+            let outcome = try await Self.whileHolding(
+                store, { try await $0.run("UPDATE users SET disabled = true WHERE id = 'u1'") },
+                waiter: { try await store.signIn(Self.login("s2", jti: "j1"), now: Self.now) })
+            #expect(throws: SignInConflict.userDisabled) { try outcome.get() }
+            #expect(try await !store.isSessionActive(id: "s2"))
+            #expect(try await store.integer("SELECT count(*) FROM sessions WHERE id = 's2'") == 0)
+            #expect(try await store.useOnce(kind: "jti", value: "j1", expiresAt: Self.now, now: Self.now))
+        }
+    }
+
+    @Test("a sign-in committing while a disable waits for it: the disable revokes that session too")
+    func signInWhileDisabling() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base) { store in
+            _ = try await store.signIn(Self.login("s1"), now: Self.now)
+            let outcome = try await Self.whileHolding(
+                store,
+                { connection in
+                    let login = Self.login("s2")
+                    let done = try await PostgresStore.signInDirect(
+                        login, stamp: StorageRules.signInPropertiesStamp(login), now: Self.now, connection)
+                    #expect(done != nil)
+                },
+                waiter: { try await store.setUserDisabled(id: "u1", disabled: true, now: Self.now) })
+            #expect(try outcome.get())
+            #expect(try await store.setUserDisabled(id: "u1", disabled: false, now: Self.now))
+            // Re-enabled: neither the older session nor the one that raced the disable comes back.
+            #expect(try await !store.isSessionActive(id: "s1"))
+            #expect(try await !store.isSessionActive(id: "s2"))
         }
     }
 
