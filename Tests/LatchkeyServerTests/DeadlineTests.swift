@@ -66,7 +66,7 @@ struct DeadlineTests {
     @Test("a caller cancelled before it asks gets CancellationError, and the operation never starts")
     func alreadyCancelled() async {
         let started = Mutex(false)
-        let (gate, _) = AsyncStream<Void>.makeStream()
+        let (gate, opener) = AsyncStream<Void>.makeStream()
         let caller = Task {
             for await _ in gate {}  // never opens: ends when the task is cancelled
             return try await Deadline.run(within: .seconds(3600), timedOut: { TimedOut() }) {
@@ -77,5 +77,6 @@ struct DeadlineTests {
         caller.cancel()
         await #expect(throws: CancellationError.self) { try await caller.value }
         #expect(!started.withLock { $0 })
+        opener.finish()  // kept until here: a stream whose continuation is gone would end the wait early
     }
 }

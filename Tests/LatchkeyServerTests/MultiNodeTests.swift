@@ -37,7 +37,7 @@ struct MultiNodeTests {
             let options = (scoped.options ?? "").addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let database = text + (text.contains("?") ? "&" : "?") + "options=" + options
             let inspector = try PostgresStore(
-                url: scoped, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+                url: scoped, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
             // Limited Login's `iat` and `exp` are checked against the real clock in the children.
             try await Stack.run(clock: TestClock(Date())) { (stack: Stack) async throws in
                 let settings = extra.merging([

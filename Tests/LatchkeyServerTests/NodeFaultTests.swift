@@ -136,7 +136,7 @@ struct NodeFaultTests {
         _ body: @escaping @Sendable ([ChildServer], Fleet, TestCluster) async throws -> Void
     ) async throws {
         let inspector = try PostgresStore(
-            url: database.url, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+            url: database.url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
         do {
             try await withNodes(on: database, binary: binary, inspector: inspector, body)
         } catch {

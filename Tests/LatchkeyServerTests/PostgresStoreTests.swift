@@ -37,7 +37,8 @@ struct PostgresStoreTests {
     func failedPreparationRecovers() async throws {
         guard let base = try TestPostgres.url() else { return }
         try await TestPostgres.withSchema(base) { url in
-            let store = try PostgresStore(url: url, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+            let store = try PostgresStore(
+                url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
             try await store.migrate()
             // The one connection prepares the statement while its table is away: it fails.
             try await store.execute("ALTER TABLE refresh_tokens RENAME TO refresh_tokens_away")
@@ -56,7 +57,7 @@ struct PostgresStoreTests {
         guard let base = try TestPostgres.url() else { return }
         try await TestPostgres.withSchema(base) { url in
             let stores = try (0..<4).map { _ in
-                try PostgresStore(url: url, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+                try PostgresStore(url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
             }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for store in stores { group.addTask { try await store.migrate() } }
@@ -220,7 +221,8 @@ struct PostgresStoreTests {
                 try DatabaseCommand.parseAsRoot(["backup", "/tmp/never-\(UUID())", "--database-url", text])
                     as? any AsyncParsableCommand)
             await #expect { try await backup.run() } throws: { "\($0)".contains("pg_dump") }
-            let store = try PostgresStore(url: url, poolSize: 1, timeout: .seconds(30), logger: TestPostgres.quiet)
+            let store = try PostgresStore(
+                url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
             #expect(try await store.user(id: "u")?.identities.map(\.subject) == ["s"])
             await store.close()
         }

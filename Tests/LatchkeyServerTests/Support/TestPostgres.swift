@@ -29,6 +29,14 @@ enum TestPostgres {
         return logger
     }()
 
+    /// The test stores' operation timeout: a bound on a hang, not a check of speed. When a full
+    /// pass starts, several hundred tests wait for two cooperative threads: even a test that only
+    /// compares two strings reports 25–28 s (`CI=true .ci/run`, both locally and in a fresh clone),
+    /// and an operation on a new store needs several turns of that queue (the pool's start, the
+    /// connection, the lease, the answer). At 30 s, eight operations in one run ran out of time
+    /// with PostgreSQL idle (its log showed no lock waits).
+    static let timeout: Duration = .seconds(120)
+
     /// Schemas in use at once. Swift Testing starts every test together; on PostgreSQL each holds
     /// a few connections (its store's pool, this admin connection), and with a few hundred tests the
     /// cluster ran out of connections (`max_connections`): thousands of refused connections,
@@ -58,7 +66,7 @@ enum TestPostgres {
         _ base: PostgresURL, _ body: (PostgresURL) async throws -> T
     ) async throws -> T {
         let schema = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let admin = try PostgresStore(url: base, poolSize: 1, timeout: .seconds(30), logger: quiet)
+        let admin = try PostgresStore(url: base, poolSize: 1, timeout: timeout, logger: quiet)
         var scoped = base
         scoped.options = "-c search_path=\(schema)"
         do {
@@ -76,7 +84,7 @@ enum TestPostgres {
 
     /// `body` with a migrated store on a fresh schema, closed afterwards.
     static func withStore<T>(
-        _ base: PostgresURL, timeout: Duration = .seconds(30), _ body: (PostgresStore) async throws -> T
+        _ base: PostgresURL, timeout: Duration = TestPostgres.timeout, _ body: (PostgresStore) async throws -> T
     ) async throws -> T {
         try await withSchema(base) { url in
             let store = try PostgresStore(url: url, poolSize: 4, timeout: timeout, logger: quiet)
