@@ -45,12 +45,13 @@ enum Deadline {
 /// Ends the operations whose time is up, checking every `tick` while any is under way.
 ///
 /// Why not a NIO timer per operation: scheduling one from outside its event loop, and cancelling
-/// it when the operation ends first (nearly always), each wake the loop. That was most of the
-/// 31–50 µs the timeout cost a sign-in (docs/performance.md). Here an operation only adds and
-/// removes an entry under a lock; one chain of timers runs on one loop while entries exist and
-/// stops when there are none. An operation ends at most one tick after its timeout, on one event
-/// loop of the shared group: a loop busy for longer delays expiries by as much (connections'
-/// loops are the same group, so a stuck loop would stall those queries anyway).
+/// it when the operation ends first (nearly always), each wake the loop. With the queued task, the
+/// timeout cost a sign-in 31–50 µs in alternating pinned runs (docs/performance.md), and now
+/// measures within the noise of none at all. Here an operation only adds and removes an entry
+/// under a lock; one chain of timers runs on one loop while entries exist and stops when there
+/// are none. An operation ends at most one tick after its timeout, on one event loop of the
+/// shared group: a loop busy for longer delays expiries by as much (connections' loops are the
+/// same group, so a stuck loop would stall those queries anyway).
 final class Watchdog: Sendable {
     private struct Entry {
         let deadline: NIODeadline
@@ -109,8 +110,8 @@ final class Watchdog: Sendable {
     }
 }
 
-/// The first of the operation's end, the timer and the caller's cancellation: it resumes the
-/// caller once, then stops the other two.
+/// The first of the operation's end, its watchdog entry's expiry and the caller's cancellation:
+/// it stops the other two, then resumes the caller once.
 private final class Race<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
