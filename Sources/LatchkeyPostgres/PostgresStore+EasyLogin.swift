@@ -73,9 +73,10 @@ extension PostgresStore {
                 """
             ]
             if verdict == .redeem {
-                var opened = session
-                opened.id = sessionID
-                parts += Self.openSession(opened, userID: b.bind(userID), &b)
+                // The session the code was issued for, with this presentation's refresh token.
+                parts += Self.sessionInserts(
+                    user: b.bind(userID), id: b.bind(sessionID), tokenHash: b.bind(session.refreshTokenHash),
+                    created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt))
             }
             try await connection.run(b.query("WITH " + parts.joined(separator: ",\n") + "\nSELECT 1"))
             if case .refuse(let refusal) = verdict { return refusal }
@@ -83,20 +84,21 @@ extension PostgresStore {
         }
     }
 
-    /// The CTEs that insert a session and its first refresh token; the session expires with that
-    /// token until a rotation renews both.
-    static func openSession(_ session: NewSession, userID: String, _ b: inout StatementBuilder) -> [String] {
-        let id = b.bind(session.id)
-        let expires = b.bind(session.refreshExpiresAt)
-        let created = b.bind(session.createdAt)
-        return [
+    /// The CTEs `sess` and `tok`, which insert a session for `user` and its first refresh token
+    /// when `condition` holds; the session expires with that token until a rotation renews both.
+    /// Every argument is SQL: a placeholder or an expression. Shared by the sign-in statements
+    /// (`SignInParts`) and a code's redemption.
+    static func sessionInserts(
+        user: String, id: String, tokenHash: String, created: String, expires: String, when condition: String = "true"
+    ) -> [String] {
+        [
             """
             sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at) \
-            VALUES (\(id), \(userID), \(created), \(expires)))
+            SELECT \(id), \(user), \(created), \(expires) WHERE \(condition))
             """,
             """
             tok AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) \
-            VALUES (\(b.bind(session.refreshTokenHash)), \(id), \(created), \(expires)))
+            SELECT \(tokenHash), \(id), \(created), \(expires) WHERE \(condition))
             """,
         ]
     }

@@ -19,18 +19,15 @@ private enum SignInParts {
 
     /// Opens the session and stores the authorization code (each only when given) for `user`.
     static func open(for user: String) -> String {
-        """
-        sess AS (
-            INSERT INTO sessions (id, user_id, created_at, expires_at)
-            SELECT $13, \(user), $15, $16 WHERE $13::text IS NOT NULL),
-        tok AS (
-            INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
-            SELECT $14, $13, $15, $16 WHERE $13::text IS NOT NULL),
-        code AS (
-            INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
-                session_id, scope, created_at, expires_at)
-            SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
-        """
+        let session = PostgresStore.sessionInserts(
+            user: user, id: "$13", tokenHash: "$14", created: "$15", expires: "$16", when: "$13::text IS NOT NULL")
+        return """
+            \(session.joined(separator: ",\n")),
+            code AS (
+                INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
+                    session_id, scope, created_at, expires_at)
+                SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
+            """
     }
 
     /// The refusals for a spent jti or nonce, first after a disabled user's.

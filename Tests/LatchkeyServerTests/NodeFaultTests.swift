@@ -36,18 +36,14 @@ struct NodeFaultTests {
                 try await load.waitUntil("120 sign-ins answered") { $0.ok >= 120 }
                 try await database.down()
                 let downAt = ContinuousClock.now
-                try await load.waitUntil("10 requests sent after the crash answered 503 on every node") { state in
-                    (0..<nodes.count).allSatisfy { node in
-                        state.replies.count { $0.node == node && $0.status == 503 && $0.started > downAt } >= 10
-                    }
+                try await load.waitUntil("10 requests sent after the crash answered 503 on every node") {
+                    $0.everyNode(nodes.count, answered: 503, atLeast: 10, sentAfter: downAt)
                 }
                 try await database.up()
                 let upAt = ContinuousClock.now
                 // Nothing restarts the nodes: they reconnect by themselves.
-                try await load.waitUntil("10 sign-ins sent after the restart answered 200 on every node") { state in
-                    (0..<nodes.count).allSatisfy { node in
-                        state.replies.count { $0.node == node && $0.status == 200 && $0.started > upAt } >= 10
-                    }
+                try await load.waitUntil("10 sign-ins sent after the restart answered 200 on every node") {
+                    $0.everyNode(nodes.count, answered: 200, atLeast: 10, sentAfter: upAt)
                 }
             }
             var wrong: [String] = []
@@ -236,6 +232,18 @@ final class SpreadLoad: Sendable {
         var dropped: Set<Int> = []
         var replies: [Reply] = []
         var ok: Int { replies.count { $0.status == 200 } }
+
+        /// Whether each of the first `nodes` nodes answered `status` to at least `count` requests
+        /// sent after `instant`.
+        func everyNode(
+            _ nodes: Int, answered status: Int, atLeast count: Int, sentAfter instant: ContinuousClock.Instant
+        )
+            -> Bool
+        {
+            (0..<nodes).allSatisfy { node in
+                replies.count { $0.node == node && $0.status == status && $0.started > instant } >= count
+            }
+        }
     }
 
     private let people: People
