@@ -4,12 +4,20 @@
 --   BENCH_INPUT  file, one credential per line (for `code`: "code verifier redirect client")
 --   BENCH_LIMIT  requests per run at most (single-use kinds also stop when their lines run out)
 --   BENCH_CYCLE  1: reuse lines round-robin (classic repeat logins, /users/me); 0: each line once
+--   BENCH_RATE   requests per second for this wrk (all its threads together); 0 or unset: as fast
+--                as the connections go
 local kind = os.getenv("BENCH_KIND")
 local input = os.getenv("BENCH_INPUT")
 local limit = tonumber(os.getenv("BENCH_LIMIT") or "0")
 local cycle = os.getenv("BENCH_CYCLE") == "1"
 -- Each thread has its own Lua state: the thread count must come from outside, not from setup().
 local threadCount = tonumber(os.getenv("BENCH_THREADS") or "1")
+-- Paced load: each thread hands out send times one interval apart, so the server sees a fixed
+-- offered rate whatever its speed (a closed loop would run each backend at its own throughput,
+-- and a server's CPU per request depends on how busy it is).
+local rate = tonumber(os.getenv("BENCH_RATE") or "0")
+local interval = rate > 0 and (1000000 * threadCount / rate) or 0
+local nextSlot = 0
 
 -- A thread that has sent its share appends a line here; scripts/bench then ends wrk with SIGINT
 -- (wrk would otherwise wait out its whole -d duration).
@@ -124,7 +132,15 @@ end
 -- While draining, a connection waits 100 ms between its /health requests, so they stay a few
 -- per connection and barely touch the latency figures.
 function delay()
-  return draining and 100 or 0
+  if draining then return 100 end
+  if interval == 0 then return 0 end
+  local now = nowMicros()
+  -- A slot already past is taken at once; the schedule does not bunch up to catch up on a
+  -- slow moment beyond one interval.
+  if nextSlot < now - interval then nextSlot = now end
+  local wait = nextSlot - now
+  nextSlot = nextSlot + interval
+  return wait > 0 and math.floor(wait / 1000) or 0
 end
 
 function response(status, headers, body)

@@ -52,6 +52,16 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("connections ask the database for TCP keep-alives (they send no keep-alive queries)")
+    func tcpKeepAlives() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base) { (store: PostgresStore) async throws in
+            #expect(try await store.integer("SELECT current_setting('tcp_keepalives_idle')::int") == 60)
+            #expect(try await store.integer("SELECT current_setting('tcp_keepalives_interval')::int") == 10)
+            #expect(try await store.integer("SELECT current_setting('tcp_keepalives_count')::int") == 6)
+        }
+    }
+
     @Test("servers migrating together: one applies the schema, the others find it done; a newer schema is refused")
     func migrations() async throws {
         guard let base = try TestPostgres.url() else { return }

@@ -45,13 +45,11 @@ struct CapturingLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let merged = self.metadata.merging(metadata ?? [:]) { _, new in new }
+    func log(event: LogEvent) {
+        let merged = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
         let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-        capture.append("\(level) [\(source)] \(message) \(rendered)")
+        let error = event.error.map { " error=\($0)" } ?? ""
+        capture.append("\(event.level) [\(event.source)] \(event.message) \(rendered)\(error)")
     }
 }
 
