@@ -38,13 +38,15 @@ public final class PostgresStore: LatchkeyStore {
             tls: try Self.tls(url))
         configuration.options.maximumConnections = max(1, poolSize)
         configuration.options.connectTimeout = url.connectTimeout.map { .seconds($0) } ?? timeout
-        // The pool sets a keep-alive timer (a task and a Dispatch timer) each time a connection
-        // goes back idle, and the next lease cancels it: under load, a timer per query for
-        // nothing (measured below, docs/performance.md). The database's TCP keep-alives (below)
-        // do what the keep-alive query was for, at no cost per query. `minimumConnections` stays
-        // 0, and with it an idle timer per query: with connections held open, postgres-nio 1.33
-        // fails a precondition (`createNewDemandConnectionIfPossible`) when a lease comes while
-        // they reconnect after the database restarted, crashing the server (`NodeFaultTests`).
+        // No keep-alive query: the pool sets a keep-alive timer (a task and a Dispatch timer)
+        // each time a connection goes back idle, and the next lease cancels it, a timer per
+        // query for nothing under load (23 µs of node CPU per sign-in, docs/performance.md).
+        // What the query did: it found a connection silently dead after 30–60 s idle (the pool
+        // closes connections idle for 60 s); such a connection now costs its next operation the
+        // timeout and a 503, and is closed. `minimumConnections` stays 0, and with it an idle
+        // timer per query: with connections held open, postgres-nio 1.33 fails a precondition
+        // (`createNewDemandConnectionIfPossible`) when a lease comes while they reconnect after
+        // the database restarted, crashing the server (`NodeFaultTests`).
         configuration.options.keepAliveBehavior = nil
         let milliseconds = max(1, Int((timeout / .milliseconds(1)).rounded(.up)))
         // The server ends a statement that outlives the timeout, and a transaction left open by a
@@ -52,18 +54,20 @@ public final class PostgresStore: LatchkeyStore {
         configuration.options.additionalStartupParameters = [
             ("application_name", url.applicationName), ("statement_timeout", "\(milliseconds)"),
             ("idle_in_transaction_session_timeout", "\(max(milliseconds * 2, 10_000))"),
-            // The database probes a connection after a minute of silence, then every 10 s: an idle
-            // connection stays known to NATs and load balancers between, and the session of a
-            // node that vanished without closing it ends (with its locks) within two minutes.
+            // The database gives up on a node that vanished without closing its connections
+            // within two minutes, idle (probes after 60 s, then every 10 s) or with data unacknowledged
+            // (`tcp_user_timeout`), and frees the session's slot. Its locks go sooner, with the
+            // statement and transaction timeouts above.
             ("tcp_keepalives_idle", "60"), ("tcp_keepalives_interval", "10"), ("tcp_keepalives_count", "6"),
+            ("tcp_user_timeout", "120000"),
         ]
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
         self.timeout = timeout
         let client = self.client
-        // The pool's background work (opening, closing, keeping connections alive), for as long
-        // as the store lives; `close()` ends it.
+        // The pool's background work (opening connections, closing idle ones), for as long as
+        // the store lives; `close()` ends it.
         self.runner = Task { await client.run() }
     }
 

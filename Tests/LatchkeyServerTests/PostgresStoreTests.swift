@@ -52,13 +52,14 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test("connections ask the database for TCP keep-alives (they send no keep-alive queries)")
+    @Test("connections ask the database to give up on a vanished server within two minutes (TCP keep-alives)")
     func tcpKeepAlives() async throws {
         guard let base = try TestPostgres.url() else { return }
         try await TestPostgres.withStore(base) { (store: PostgresStore) async throws in
             #expect(try await store.integer("SELECT current_setting('tcp_keepalives_idle')::int") == 60)
             #expect(try await store.integer("SELECT current_setting('tcp_keepalives_interval')::int") == 10)
             #expect(try await store.integer("SELECT current_setting('tcp_keepalives_count')::int") == 6)
+            #expect(try await store.integer("SELECT current_setting('tcp_user_timeout')::int") == 120_000)
         }
     }
 
