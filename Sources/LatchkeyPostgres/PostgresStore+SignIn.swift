@@ -48,7 +48,6 @@ extension PostgresStore {
     static func signInDirect(
         _ login: LoginRecord, stamp: Data?, now: Date, _ connection: PostgresConnection
     ) async throws -> (user: StoredUser, created: Bool)? {
-        let identity = login.identity
         let created = StorageRules.signInEvent(login, userID: login.newUserID, created: true)
         let returning = StorageRules.signInEvent(login, userID: login.newUserID, created: false)
         let statement = Prepared.SignInDirect(
@@ -77,11 +76,7 @@ extension PostgresStore {
         }
         let user = StoredUser(
             id: id, createdAt: createdAt, updatedAt: updatedAt, disabled: false, properties: decodeObject(properties),
-            identities: [
-                StoredIdentity(
-                    provider: identity.provider, subject: identity.subject, appID: appID,
-                    grantedPermissions: identity.grantedPermissions, firstSeen: firstSeen, lastSeen: stored)
-            ])
+            identities: [StorageRules.signedInIdentity(login, appID: appID, firstSeen: firstSeen, at: stored)])
         return try await signedIn(links == 1 ? user : nil, id: id, created: false, connection)
     }
 
@@ -152,7 +147,6 @@ extension PostgresStore {
     /// `stamp` is the login's (`StorageRules.signInPropertiesStamp`): stored with a merge and
     /// with a new user, and beside unchanged properties when the stored one differs.
     static func plan(_ login: LoginRecord, found: FoundIdentity?, stamp: Data?, now: Date) -> SignInPlan {
-        let identity = login.identity
         let stored = PostgresTime.stored(now)
         let userID = found?.user.id ?? login.newUserID
         let created = found == nil
@@ -170,9 +164,7 @@ extension PostgresStore {
             }
             if found.links == 1 {
                 after.identities = [
-                    StoredIdentity(
-                        provider: identity.provider, subject: identity.subject, appID: found.appID,
-                        grantedPermissions: identity.grantedPermissions, firstSeen: found.firstSeen, lastSeen: stored)
+                    StorageRules.signedInIdentity(login, appID: found.appID, firstSeen: found.firstSeen, at: stored)
                 ]
                 user = after
             }

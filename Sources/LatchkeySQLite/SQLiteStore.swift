@@ -135,11 +135,9 @@ public final class SQLiteStore: LatchkeyStore {
                 }
                 if row.column("links")?.integer == 1 {
                     user.identities = [
-                        StoredIdentity(
-                            provider: identity.provider, subject: identity.subject,
-                            appID: row.column("app_id")?.string ?? "", grantedPermissions: identity.grantedPermissions,
-                            firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
-                            lastSeen: stamp)
+                        StorageRules.signedInIdentity(
+                            login, appID: row.column("app_id")?.string ?? "",
+                            firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0), at: stamp)
                     ]
                     signedIn = user
                 }

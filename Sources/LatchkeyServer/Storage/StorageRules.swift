@@ -55,11 +55,18 @@ public enum StorageRules {
         let identity = login.identity
         return StoredUser(
             id: id, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
-            identities: [
-                StoredIdentity(
-                    provider: identity.provider, subject: identity.subject, appID: identity.appID,
-                    grantedPermissions: identity.grantedPermissions, firstSeen: stamp, lastSeen: stamp)
-            ])
+            identities: [signedInIdentity(login, appID: identity.appID, firstSeen: stamp, at: stamp)])
+    }
+
+    /// The identity `login` signed in with, as the sign-in leaves it: the login's permissions,
+    /// seen last at `stamp`; the app and the first sighting stay the ones stored (a returning
+    /// person keeps the app they were first seen with).
+    public static func signedInIdentity(
+        _ login: LoginRecord, appID: String, firstSeen: Date, at stamp: Date
+    ) -> StoredIdentity {
+        StoredIdentity(
+            provider: login.identity.provider, subject: login.identity.subject, appID: appID,
+            grantedPermissions: login.identity.grantedPermissions, firstSeen: firstSeen, lastSeen: stamp)
     }
 
     /// The audit event a sign-in records, in the same transaction as the sign-in.
