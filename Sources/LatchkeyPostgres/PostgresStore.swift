@@ -7,10 +7,10 @@ import PostgresNIO
 
 /// The store for several servers sharing one PostgreSQL database.
 ///
-/// Each operation leases one connection from a bounded pool and runs as one statement where it
-/// can (a sign-in: nearly always one statement, else a read and a write; a refresh: one), or one
-/// transaction otherwise; the domain rules come from `StorageRules`, as in every backend. Races between
-/// servers are settled by the database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row
+/// Each operation takes one connection from a bounded pool (kept leased between operations,
+/// `HeldConnections`) and runs as one statement where it can (a sign-in: nearly always one
+/// statement, else a read and a write; a refresh: one), or one transaction otherwise; the domain
+/// rules come from `StorageRules`, as in every backend. Races between servers are settled by the database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row
 /// locks), never by a lock in one process.
 ///
 /// Every operation is bounded by `timeout`: waiting for a connection, and the query itself (the
@@ -20,6 +20,8 @@ import PostgresNIO
 /// it is back.
 public final class PostgresStore: LatchkeyStore {
     let client: PostgresClient
+    /// The pool's connections, kept between operations.
+    let connections: HeldConnections
     let timeout: Duration
     /// The connections' event loops, which also run each operation's timer.
     static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
@@ -41,12 +43,10 @@ public final class PostgresStore: LatchkeyStore {
         // No keep-alive query: the pool sets a keep-alive timer (a task and a Dispatch timer)
         // each time a connection goes back idle, and the next lease cancels it, a timer per
         // query for nothing under load (23 µs of node CPU per sign-in, docs/performance.md).
-        // What the query did: it found a connection silently dead after 30–60 s idle (the pool
-        // closes connections idle for 60 s); such a connection now costs its next operation the
-        // timeout and a 503, and is closed. `minimumConnections` stays 0, and with it an idle
-        // timer per query: with connections held open, postgres-nio 1.33 fails a precondition
-        // (`createNewDemandConnectionIfPossible`) when a lease comes while they reconnect after
-        // the database restarted, crashing the server (`NodeFaultTests`).
+        // What the query did: it found a connection silently dead after 30–60 s idle in the pool;
+        // such a connection now costs its next operation the timeout and a 503, and is closed.
+        // (Operations lease through `HeldConnections`, which keeps connections between them, so
+        // the pool's timers only run when a connection goes back to it.)
         configuration.options.keepAliveBehavior = nil
         let milliseconds = max(1, Int((timeout / .milliseconds(1)).rounded(.up)))
         // The server ends a statement that outlives the timeout, and a transaction left open by a
@@ -64,15 +64,28 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
+        self.connections = HeldConnections(client: client, limit: max(1, poolSize))
         self.timeout = timeout
         let client = self.client
-        // The pool's background work (opening connections, closing idle ones), for as long as
-        // the store lives; `close()` ends it.
-        self.runner = Task { await client.run() }
+        let connections = self.connections
+        // The pool's background work (opening connections, closing idle ones) and the return of
+        // connections held idle, for as long as the store lives; `close()` ends both.
+        self.runner = Task {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await client.run() }
+                group.addTask {
+                    while (try? await Task.sleep(for: HeldConnections.idleRelease / 2)) != nil {
+                        connections.releaseIdle()
+                    }
+                }
+            }
+        }
     }
 
     /// Closes every connection. The store cannot be used afterwards.
     public func close() async {
+        // The held connections go back first: the pool's shutdown waits for every lease.
+        connections.close()
         runner.cancel()
         await runner.value
     }
@@ -101,37 +114,36 @@ public final class PostgresStore: LatchkeyStore {
         _ operation: StaticString, timeout: Duration? = nil,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let client = self.client
+        let connections = self.connections
         let timeout = timeout ?? self.timeout
         do {
             return try await Deadline.run(
                 within: timeout,
                 timedOut: { StoreUnavailable("no answer within \(timeout) (\(operation))") }
             ) {
+                let held: HeldConnections.Held
                 do {
-                    return try await client.withConnection { connection in
-                        // Closing the connection is what stops a query stuck on a silent
-                        // network; the pool replaces it.
-                        try await withTaskCancellationHandler {
-                            do {
-                                return try await body(connection)
-                            } catch {
-                                throw BodyFailure(error: error)
-                            }
-                        } onCancel: {
-                            connection.close()
-                        }
+                    held = try await connections.take()
+                } catch let failure as HeldConnections.LeaseFailure {
+                    // No connection to lease: the pool's circuit breaker after a minute without
+                    // the database, its shutdown, the store closed.
+                    if let error = failure.error as? PSQLError { throw error }
+                    throw StoreUnavailable("no connection (\(operation)): \(failure.error)")
+                }
+                let connection = held.connection
+                do {
+                    // Closing the connection is what stops a query stuck on a silent network;
+                    // it is not lent again, and another is leased on demand.
+                    let result = try await withTaskCancellationHandler {
+                        try await body(connection)
+                    } onCancel: {
+                        connection.close()
                     }
-                } catch let failure as BodyFailure {
-                    throw failure.error
-                } catch is CancellationError {
-                    throw CancellationError()
-                } catch let error as PSQLError {
-                    throw error
+                    connections.giveBack(held, reusable: !Task.isCancelled)
+                    return result
                 } catch {
-                    // No connection to lease: the pool's own errors (its circuit breaker after
-                    // a minute without the database, its shutdown) are not PSQLErrors.
-                    throw StoreUnavailable("no connection (\(operation)): \(error)")
+                    connections.giveBack(held, reusable: !Task.isCancelled && Self.leavesConnectionUsable(error))
+                    throw error
                 }
             }
         } catch let error as PSQLError {
@@ -152,16 +164,20 @@ public final class PostgresStore: LatchkeyStore {
                 try await connection.run("COMMIT")
                 return result
             } catch {
-                // A connection whose rollback fails is closed by the driver and replaced.
-                try? await connection.run("ROLLBACK")
+                // A connection whose rollback fails is closed, never lent again inside a
+                // transaction it could not end.
+                do { try await connection.run("ROLLBACK") } catch { try? await connection.close() }
                 throw error
             }
         }
     }
 
-    /// An error of the operation itself, told apart from the pool's failing to lease.
-    private struct BodyFailure: Error {
-        let error: any Error
+    /// Whether a connection can serve the next operation after `error`: yes after the server's
+    /// answer to a statement (a constraint, a conflict) or an error of our own, no after the
+    /// connection itself failed (it is closing).
+    private static func leavesConnectionUsable(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError else { return !(error is CancellationError) }
+        return error.code == .server
     }
 
     /// A driver error as the store reports it.

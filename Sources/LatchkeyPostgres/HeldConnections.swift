@@ -1,0 +1,259 @@
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// Connections the store keeps leased from the pool between operations, lent to operations under
+/// one lock.
+///
+/// Why not a lease from `PostgresClient` per operation: each lease and release goes through the
+/// pool's state machine, and each release schedules an idle-timeout timer (a task and a Dispatch
+/// timer) that the next lease cancels. With a repeat sign-in that bookkeeping was what left the
+/// node dearer on PostgreSQL than on SQLite at the same load (docs/performance.md). Keeping the
+/// pool's connections open instead (`minimumConnections`) crashes postgres-nio 1.33 when a lease
+/// comes while they reconnect after a database restart (`NodeFaultTests`), so the pool keeps its
+/// defaults and this holds ordinary leases: a holder task leases a connection and keeps it until
+/// told to give it back.
+///
+/// The rules the pool had, kept:
+/// - At most `limit` connections, leased only when an operation waits and none is idle. Waiting
+///   operations are served first come, first served, by whichever connection frees first.
+/// - A connection that closed (the database restarted, the operation's timeout closed it) is
+///   given back to the pool, never lent again, and is replaced on demand.
+/// - A connection idle for `idleRelease` goes back to the pool (`releaseIdle`), which closes it
+///   after its own idle timeout: a quiet node holds no connections.
+/// - Every operation still leases through here, so a held idle connection never makes another
+///   lease wait.
+final class HeldConnections: Sendable {
+    /// A connection held by a holder task, which gives it back to the pool once `release` resumes.
+    struct Held: Sendable {
+        let connection: PostgresConnection
+        fileprivate let release: CheckedContinuation<Void, Never>
+        fileprivate var idleSince: NIODeadline
+    }
+
+    /// The pool could not lend a connection (its circuit breaker, its shutdown), or the store is
+    /// closed: told apart from an operation's own errors.
+    struct LeaseFailure: Error {
+        let error: any Error
+    }
+
+    /// The store was closed.
+    struct Closed: Error, CustomStringConvertible {
+        var description: String { "the store is closed" }
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let continuation: CheckedContinuation<Held, any Error>
+    }
+
+    private struct State {
+        /// Most recently used last: the busiest connections stay warm, the others age out.
+        var idle: [Held] = []
+        var waiters: [Waiter] = []
+        /// Holder tasks alive: leasing, lent or idle.
+        var holders = 0
+        /// Of them, still waiting for the pool.
+        var leasing = 0
+        var lastWaiter: UInt64 = 0
+        var closed = false
+
+        /// Holders to start now: one per waiter not already covered by a lease under way, within
+        /// the limit.
+        mutating func toStart(limit: Int) -> Int {
+            guard !closed else { return 0 }
+            let count = max(0, min(waiters.count - leasing, limit - holders))
+            holders += count
+            leasing += count
+            return count
+        }
+
+        /// The most recently used idle connection that is still open; closed ones are dropped
+        /// into `dropped`, their holders no longer counted.
+        mutating func popIdle(dropping dropped: inout [Held]) -> Held? {
+            while let held = idle.popLast() {
+                if !held.connection.isClosed { return held }
+                holders -= 1
+                dropped.append(held)
+            }
+            return nil
+        }
+    }
+
+    private let state = Mutex(State())
+    private let client: PostgresClient
+    private let limit: Int
+
+    /// How long a connection stays held without use before it goes back to the pool.
+    static let idleRelease: Duration = .seconds(20)
+
+    init(client: PostgresClient, limit: Int) {
+        self.client = client
+        self.limit = max(1, limit)
+    }
+
+    /// An open connection: an idle one at once, else the first to be given back or leased.
+    ///
+    /// Throws `LeaseFailure` when the pool refuses or the store is closed, and
+    /// `CancellationError` when the caller is cancelled while waiting.
+    func take() async throws -> Held {
+        var dropped: [Held] = []
+        let (found, id, closed) = state.withLock { state -> (Held?, UInt64, Bool) in
+            if let held = state.popIdle(dropping: &dropped) { return (held, 0, false) }
+            state.lastWaiter += 1
+            return (nil, state.lastWaiter, state.closed)
+        }
+        for held in dropped { held.release.resume() }
+        if let found { return found }
+        if closed { throw LeaseFailure(error: Closed()) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Held, any Error>) in
+                var dropped: [Held] = []
+                let (found, start, closed) = state.withLock { state -> (Held?, Int, Bool) in
+                    if state.closed { return (nil, 0, true) }
+                    // Given back since the first look.
+                    if let held = state.popIdle(dropping: &dropped) { return (held, 0, false) }
+                    state.waiters.append(Waiter(id: id, continuation: continuation))
+                    return (nil, state.toStart(limit: limit), false)
+                }
+                for held in dropped { held.release.resume() }
+                if let found {
+                    continuation.resume(returning: found)
+                } else if closed {
+                    continuation.resume(throwing: LeaseFailure(error: Closed()))
+                } else {
+                    startHolders(start)
+                    // Cancelled before the waiter was listed: the handler found nothing to end.
+                    if Task.isCancelled { cancel(id) }
+                }
+            }
+        } onCancel: {
+            cancel(id)
+        }
+    }
+
+    /// Takes back a connection `take` lent: to the first waiter, else idle, or to the pool when
+    /// it is not `reusable` (the operation was cancelled or failed on the connection itself) or
+    /// has closed.
+    func giveBack(_ held: Held, reusable: Bool) {
+        var held = held
+        held.idleSince = .now()
+        place(held, reusable: reusable, leased: false)
+    }
+
+    /// A connection given back, or just `leased` by a holder: to the first waiter, else idle,
+    /// or back to the pool.
+    private func place(_ held: Held, reusable: Bool, leased: Bool) {
+        let keep = reusable && !held.connection.isClosed
+        let (waiter, released, start) = state.withLock { state -> (Waiter?, Bool, Int) in
+            if leased { state.leasing -= 1 }
+            guard keep, !state.closed else {
+                state.holders -= 1
+                return (nil, true, state.toStart(limit: limit))
+            }
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false, 0) }
+            state.idle.append(held)
+            return (nil, false, 0)
+        }
+        if let waiter { waiter.continuation.resume(returning: held) }
+        if released { held.release.resume() }
+        startHolders(start)
+    }
+
+    /// Gives back to the pool every connection idle since before `now - idleRelease`, and every
+    /// idle one that closed.
+    func releaseIdle(now: NIODeadline = .now()) {
+        let cutoff = now - .nanoseconds(Int64(Self.idleRelease / .nanoseconds(1)))
+        let stale = state.withLock { state -> [Held] in
+            var stale: [Held] = []
+            state.idle.removeAll { held in
+                guard held.idleSince <= cutoff || held.connection.isClosed else { return false }
+                stale.append(held)
+                return true
+            }
+            state.holders -= stale.count
+            return stale
+        }
+        for held in stale { held.release.resume() }
+    }
+
+    /// Gives every idle connection back, fails every waiter, and lends nothing from now on; a
+    /// connection still lent goes back to the pool when its operation ends.
+    func close() {
+        let (idle, waiters) = state.withLock { state in
+            state.closed = true
+            defer {
+                state.holders -= state.idle.count
+                state.idle = []
+                state.waiters = []
+            }
+            return (state.idle, state.waiters)
+        }
+        for held in idle { held.release.resume() }
+        for waiter in waiters { waiter.continuation.resume(throwing: LeaseFailure(error: Closed())) }
+    }
+
+    /// What the tests look at.
+    struct Counts: Equatable {
+        /// Holder tasks alive: leasing, lent or idle.
+        var holders: Int
+        /// Idle connections, and of them those that closed.
+        var idle: Int, idleClosed: Int
+        /// Operations waiting for a connection.
+        var waiting: Int
+    }
+
+    /// The current counts, for tests.
+    var counts: Counts {
+        state.withLock { state in
+            Counts(
+                holders: state.holders, idle: state.idle.count,
+                idleClosed: state.idle.count { $0.connection.isClosed }, waiting: state.waiters.count)
+        }
+    }
+
+    /// The idle connections, for tests.
+    var idleConnections: [PostgresConnection] {
+        state.withLock { $0.idle.map(\.connection) }
+    }
+
+    /// Ends a waiter that was cancelled, unless it was served first.
+    private func cancel(_ id: UInt64) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        waiter?.continuation.resume(throwing: CancellationError())
+    }
+
+    /// Starts `count` holder tasks, each leasing one connection from the pool.
+    private func startHolders(_ count: Int) {
+        for _ in 0..<count {
+            Task {
+                do {
+                    try await client.withConnection { connection in
+                        await withCheckedContinuation { release in
+                            let held = Held(connection: connection, release: release, idleSince: .now())
+                            self.place(held, reusable: true, leased: true)
+                        }
+                    }
+                } catch {
+                    self.leaseFailed(error)
+                }
+            }
+        }
+    }
+
+    /// A holder's lease failed: the first waiter gets the pool's error (the others wait for a
+    /// connection given back, or another lease, within their timeouts).
+    private func leaseFailed(_ error: any Error) {
+        let (waiter, start) = state.withLock { state -> (Waiter?, Int) in
+            state.leasing -= 1
+            state.holders -= 1
+            let waiter = state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            return (waiter, state.toStart(limit: limit))
+        }
+        waiter?.continuation.resume(throwing: LeaseFailure(error: error))
+        startHolders(start)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import LatchkeyServer
+import NIOCore
+import Testing
+
+@testable import LatchkeyPostgres
+
+/// The PostgreSQL store keeps its connections leased between operations (`HeldConnections`): the
+/// pool's limit, its reuse and its recovery must hold as they did with a lease per operation.
+@Suite("PostgreSQL store: connections held between operations")
+struct HeldConnectionsTests {
+    /// The backend serving one operation.
+    static let backend = "SELECT pg_backend_pid()"
+
+    @Test("many operations at once share at most the pool's connections; one after another, they reuse one")
+    func bounded() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 2) { (store: PostgresStore) async throws in
+            // Each holds its connection across a short wait, so they overlap.
+            let overlapping = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<40 {
+                    group.addTask { try await store.integer("SELECT pg_backend_pid() FROM pg_sleep(0.005)") }
+                }
+                return try await group.reduce(into: Set<Int>()) { $0.insert($1) }
+            }
+            #expect((1...2).contains(overlapping.count))
+            #expect(store.connections.counts.holders <= 2)
+            var sequential = Set<Int>()
+            for _ in 0..<5 { sequential.insert(try await store.integer(Self.backend)) }
+            #expect(sequential.count == 1 && sequential.isSubset(of: overlapping))
+        }
+    }
+
+    @Test("a connection the database ended while it was held idle is never lent again")
+    func endedWhileIdle() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            let admin = try PostgresStore(
+                url: base, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
+            let first = try await store.integer(Self.backend)
+            let idle = try #require(store.connections.idleConnections.first)
+            #expect(try await admin.integer("SELECT pg_terminate_backend(\(first))::int") == 1)
+            // The driver learns of the end when the connection's loop reads it: wait for that.
+            try await idle.closeFuture.get()
+            #expect(store.connections.counts.idleClosed == 1)
+            let second = try await store.integer(Self.backend)
+            #expect(second != first)
+            #expect(store.connections.counts == .init(holders: 1, idle: 1, idleClosed: 0, waiting: 0))
+            await admin.close()
+        }
+    }
+
+    @Test("an operation that ran out of time closes its connection; the next one gets a new connection")
+    func timedOut() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            let first = try await store.integer(Self.backend)
+            await #expect(throws: StoreUnavailable.self) {
+                try await store.withConnection("stuck", timeout: .milliseconds(200)) { connection in
+                    try await connection.run("SELECT pg_sleep(5)")
+                }
+            }
+            let second = try await store.integer(Self.backend)
+            #expect(second != first)
+        }
+    }
+
+    @Test("an operation that gave up waiting for a connection takes none with it; the next one is served")
+    func waiterGivesUp() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let (held, announce) = AsyncStream<Int>.makeStream()
+            // The pool's one connection, held until the gate opens.
+            let holder = Task {
+                try await store.withConnection("holding") { connection in
+                    let pid = try await connection.rows(.init(unsafeSQL: Self.backend)).first?.decode(Int.self) ?? 0
+                    announce.yield(pid)
+                    for await _ in gate { break }
+                    return pid
+                }
+            }
+            var announced = held.makeAsyncIterator()
+            let pid = await announced.next()
+            await #expect(throws: StoreUnavailable.self) {
+                try await store.withConnection("waiting", timeout: .milliseconds(200)) { _ in }
+            }
+            #expect(store.connections.counts.waiting == 0)
+            open.yield()
+            #expect(try await holder.value == pid)
+            #expect(try await store.integer(Self.backend) == pid)
+        }
+    }
+
+    @Test("held connections go back to the pool after 20 s idle; a closed store holds none and lends none")
+    func released() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 2) { (store: PostgresStore) async throws in
+            _ = try await store.integer(Self.backend)
+            #expect(store.connections.counts == .init(holders: 1, idle: 1, idleClosed: 0, waiting: 0))
+            store.connections.releaseIdle(now: .now() + .seconds(19))
+            #expect(store.connections.counts.holders == 1)
+            store.connections.releaseIdle(now: .now() + .seconds(21))
+            #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
+            _ = try await store.integer(Self.backend)
+            #expect(store.connections.counts.holders == 1)
+            await store.close()
+            #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
+            await #expect(throws: StoreUnavailable.self) { _ = try await store.integer(Self.backend) }
+        }
+    }
+}
