@@ -24,10 +24,11 @@ import Synchronization
 /// - Every operation still leases through here, so a held idle connection never makes another
 ///   lease wait.
 final class HeldConnections: Sendable {
-    /// A connection held by a holder task, which gives it back to the pool once `release` resumes.
+    /// A connection held by a holder task, which gives it back to the pool once `release` resumes
+    /// (with `true`: closed first, and waited for, so the pool never lends it again).
     struct Held: Sendable {
         let connection: PostgresConnection
-        fileprivate let release: CheckedContinuation<Void, Never>
+        fileprivate let release: CheckedContinuation<Bool, Never>
         fileprivate var idleSince: NIODeadline
     }
 
@@ -51,7 +52,7 @@ final class HeldConnections: Sendable {
         /// Most recently used last: the busiest connections stay warm, the others age out.
         var idle: [Held] = []
         var waiters: [Waiter] = []
-        /// Holder tasks alive: leasing, lent or idle.
+        /// Holder tasks alive: leasing, lent, idle, or giving their connection back.
         var holders = 0
         /// Of them, still waiting for the pool.
         var leasing = 0
@@ -69,11 +70,10 @@ final class HeldConnections: Sendable {
         }
 
         /// The most recently used idle connection that is still open; closed ones are dropped
-        /// into `dropped`, their holders no longer counted.
+        /// into `dropped`.
         mutating func popIdle(dropping dropped: inout [Held]) -> Held? {
             while let held = idle.popLast() {
                 if !held.connection.isClosed { return held }
-                holders -= 1
                 dropped.append(held)
             }
             return nil
@@ -103,7 +103,7 @@ final class HeldConnections: Sendable {
             state.lastWaiter += 1
             return (nil, state.lastWaiter, state.closed)
         }
-        for held in dropped { held.release.resume() }
+        for held in dropped { held.release.resume(returning: true) }
         if let found { return found }
         if closed { throw LeaseFailure(error: Closed()) }
         return try await withTaskCancellationHandler {
@@ -116,7 +116,7 @@ final class HeldConnections: Sendable {
                     state.waiters.append(Waiter(id: id, continuation: continuation))
                     return (nil, state.toStart(limit: limit), false)
                 }
-                for held in dropped { held.release.resume() }
+                for held in dropped { held.release.resume(returning: true) }
                 if let found {
                     continuation.resume(returning: found)
                 } else if closed {
@@ -132,9 +132,9 @@ final class HeldConnections: Sendable {
         }
     }
 
-    /// Takes back a connection `take` lent: to the first waiter, else idle, or to the pool when
-    /// it is not `reusable` (the operation was cancelled or failed on the connection itself) or
-    /// has closed.
+    /// Takes back a connection `take` lent: to the first waiter, else idle, or closed and to the
+    /// pool when it is not `reusable` (its operation was cancelled, or failed on the connection
+    /// itself) or has closed.
     func giveBack(_ held: Held, reusable: Bool) {
         var held = held
         held.idleSince = .now()
@@ -145,19 +145,16 @@ final class HeldConnections: Sendable {
     /// or back to the pool.
     private func place(_ held: Held, reusable: Bool, leased: Bool) {
         let keep = reusable && !held.connection.isClosed
-        let (waiter, released, start) = state.withLock { state -> (Waiter?, Bool, Int) in
+        let (waiter, released) = state.withLock { state -> (Waiter?, Bool) in
             if leased { state.leasing -= 1 }
-            guard keep, !state.closed else {
-                state.holders -= 1
-                return (nil, true, state.toStart(limit: limit))
-            }
-            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false, 0) }
+            // Counted until its lease is back (`leaseEnded`).
+            guard keep, !state.closed else { return (nil, true) }
+            if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false) }
             state.idle.append(held)
-            return (nil, false, 0)
+            return (nil, false)
         }
         if let waiter { waiter.continuation.resume(returning: held) }
-        if released { held.release.resume() }
-        startHolders(start)
+        if released { held.release.resume(returning: !keep) }
     }
 
     /// Gives back to the pool every connection idle since before `now - idleRelease`, and every
@@ -171,10 +168,9 @@ final class HeldConnections: Sendable {
                 stale.append(held)
                 return true
             }
-            state.holders -= stale.count
             return stale
         }
-        for held in stale { held.release.resume() }
+        for held in stale { held.release.resume(returning: held.connection.isClosed) }
     }
 
     /// Gives every idle connection back, fails every waiter, and lends nothing from now on; a
@@ -183,19 +179,18 @@ final class HeldConnections: Sendable {
         let (idle, waiters) = state.withLock { state in
             state.closed = true
             defer {
-                state.holders -= state.idle.count
                 state.idle = []
                 state.waiters = []
             }
             return (state.idle, state.waiters)
         }
-        for held in idle { held.release.resume() }
+        for held in idle { held.release.resume(returning: false) }
         for waiter in waiters { waiter.continuation.resume(throwing: LeaseFailure(error: Closed())) }
     }
 
     /// What the tests look at.
     struct Counts: Equatable {
-        /// Holder tasks alive: leasing, lent or idle.
+        /// Holder tasks alive: leasing, lent, idle, or giving their connection back.
         var holders: Int
         /// Idle connections, and of them those that closed.
         var idle: Int, idleClosed: Int
@@ -232,16 +227,38 @@ final class HeldConnections: Sendable {
             Task {
                 do {
                     try await client.withConnection { connection in
-                        await withCheckedContinuation { release in
+                        let close = await withCheckedContinuation { release in
                             let held = Held(connection: connection, release: release, idleSince: .now())
                             self.place(held, reusable: true, leased: true)
                         }
+                        guard close else { return }
+                        // The pool does not look at a connection before lending it: one given
+                        // back while still closing (its operation timed out) would go to the
+                        // next lease. Waiting for the close also lets the pool count it gone
+                        // (its own close callback runs first) before `leaseEnded` asks for
+                        // another: a lease queued while the pool is full, when a connection
+                        // closes, is never served (postgres-nio 1.33 opens a connection for a
+                        // queued lease only when another lease arrives, not when one closes:
+                        // vapor/postgres-nio#657).
+                        _ = connection.close() as EventLoopFuture<Void>
+                        try? await connection.closeFuture.get()
                     }
                 } catch {
                     self.leaseFailed(error)
+                    return
                 }
+                self.leaseEnded()
             }
         }
+    }
+
+    /// A holder gave its connection back to the pool: another lease may start for a waiter.
+    private func leaseEnded() {
+        let start = state.withLock { state in
+            state.holders -= 1
+            return state.toStart(limit: limit)
+        }
+        startHolders(start)
     }
 
     /// A holder's lease failed: the first waiter gets the pool's error (the others wait for a

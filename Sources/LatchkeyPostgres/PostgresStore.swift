@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// The store for several servers sharing one PostgreSQL database.
 ///
@@ -84,7 +85,8 @@ public final class PostgresStore: LatchkeyStore {
 
     /// Closes every connection. The store cannot be used afterwards.
     public func close() async {
-        // The held connections go back first: the pool's shutdown waits for every lease.
+        // The held connections go back, and waiting operations are told, before the pool's
+        // shutdown, which closes whatever is still leased without waiting for it.
         connections.close()
         runner.cancel()
         await runner.value
@@ -130,19 +132,27 @@ public final class PostgresStore: LatchkeyStore {
                     if let error = failure.error as? PSQLError { throw error }
                     throw StoreUnavailable("no connection (\(operation)): \(failure.error)")
                 }
+                // Served as the time ran out: the connection goes back unused, not closed.
+                guard !Task.isCancelled else {
+                    connections.giveBack(held, reusable: true)
+                    throw CancellationError()
+                }
                 let connection = held.connection
+                let closing = Atomic(false)
                 do {
                     // Closing the connection is what stops a query stuck on a silent network;
                     // it is not lent again, and another is leased on demand.
                     let result = try await withTaskCancellationHandler {
                         try await body(connection)
                     } onCancel: {
-                        connection.close()
+                        closing.store(true, ordering: .relaxed)
+                        _ = connection.close() as EventLoopFuture<Void>
                     }
-                    connections.giveBack(held, reusable: !Task.isCancelled)
+                    connections.giveBack(held, reusable: !closing.load(ordering: .relaxed))
                     return result
                 } catch {
-                    connections.giveBack(held, reusable: !Task.isCancelled && Self.leavesConnectionUsable(error))
+                    let usable = !closing.load(ordering: .relaxed) && Self.leavesConnectionUsable(error)
+                    connections.giveBack(held, reusable: usable)
                     throw error
                 }
             }
@@ -173,11 +183,15 @@ public final class PostgresStore: LatchkeyStore {
     }
 
     /// Whether a connection can serve the next operation after `error`: yes after the server's
-    /// answer to a statement (a constraint, a conflict) or an error of our own, no after the
-    /// connection itself failed (it is closing).
+    /// answer to a statement (a constraint, a conflict) or an error of our own; no after the
+    /// connection itself failed, or the server ended the session (a FATAL error: terminated, shut
+    /// down, connection exceptions), which the driver may not have read the close of yet.
     private static func leavesConnectionUsable(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return !(error is CancellationError) }
-        return error.code == .server
+        guard error.code == .server else { return false }
+        let severity = error.serverInfo?[.severity] ?? ""
+        let state = error.serverInfo?[.sqlState] ?? ""
+        return severity != "FATAL" && severity != "PANIC" && !state.hasPrefix("08") && !state.hasPrefix("57P")
     }
 
     /// A driver error as the store reports it.

@@ -329,8 +329,8 @@ struct FacebookBudgetTests {
             let first = try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"])
             #expect(first.status == .unauthorized && first.errorCode == "facebook_token_invalid")
             // `/me` runs beside `debug_token` and is cancelled once `debug_token` refuses, so
-            // whether it reached Facebook is a race (CI saw both): count `debug_token` exactly,
-            // `/me` at most as often, and check that replays add nothing at all.
+            // whether it reached Facebook, and when, is a race (CI saw both, and a `/me` landing
+            // after the next look): count `debug_token` exactly and `/me` at most as often.
             func calls() async throws -> JSONValue? { try await stack.emulatorGET("/_emulator/calls")["calls"] }
             func debugAndMe() async throws -> (Int, Int) {
                 let counts = try await calls()
@@ -338,18 +338,17 @@ struct FacebookBudgetTests {
             }
             var (debug, me) = try await debugAndMe()
             #expect(debug == 1 && me <= 1)
-            let afterFirst = try await calls()
             for _ in 0..<5 {
                 #expect(
                     try await stack.signIn(["accessToken": "EAAmadeupmadeupmadeup"]).errorCode
                         == "facebook_token_invalid")
             }
-            #expect(try await calls() == afterFirst)
+            // The replays asked Facebook nothing.
+            (debug, me) = try await debugAndMe()
+            #expect(debug == 1 && me <= 1)
             let foreign = try await stack.facebookToken(app: Demo.otherAppID)
             _ = try await stack.signIn(["accessToken": .string(foreign)])
-            let afterForeign = try await calls()
             #expect(try await stack.signIn(["accessToken": .string(foreign)]).errorCode == "facebook_token_wrong_app")
-            #expect(try await calls() == afterForeign)
             (debug, me) = try await debugAndMe()
             #expect(debug == 2 && me <= 2)
             // Facebook down: nothing remembered, the next try asks again and succeeds.

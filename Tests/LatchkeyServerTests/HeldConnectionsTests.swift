@@ -12,6 +12,12 @@ struct HeldConnectionsTests {
     /// The backend serving one operation.
     static let backend = "SELECT pg_backend_pid()"
 
+    /// Waits until every holder task has given its connection back to the pool (each does so in
+    /// its own task, after the connection's close when it closes one).
+    static func allGivenBack(_ store: PostgresStore) async {
+        while store.connections.counts.holders > 0 { await Task.yield() }
+    }
+
     @Test("many operations at once share at most the pool's connections; one after another, they reuse one")
     func bounded() async throws {
         guard let base = try TestPostgres.url() else { return }
@@ -62,6 +68,49 @@ struct HeldConnectionsTests {
             }
             let second = try await store.integer(Self.backend)
             #expect(second != first)
+            #expect(store.connections.counts == .init(holders: 1, idle: 1, idleClosed: 0, waiting: 0))
+        }
+    }
+
+    @Test("after a statement's error the connection serves the next operation; after the session's end, a new one does")
+    func afterErrors() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            let first = try await store.integer(Self.backend)
+            await #expect(throws: PostgresStoreError.self) { try await store.execute("SELECT 1 / 0") }
+            #expect(try await store.integer(Self.backend) == first)
+            // FATAL 57P01: the server ends the session; the driver may not have read the close
+            // yet when the operation ends, so the connection must not be lent again.
+            await #expect(throws: StoreUnavailable.self) {
+                try await store.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+            }
+            #expect(try await store.integer(Self.backend) != first)
+        }
+    }
+
+    @Test("closing the store ends a waiting operation at once; the one under way ends and gives its connection back")
+    func closeUnderWay() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let (started, announce) = AsyncStream<Void>.makeStream()
+            let underWay = Task {
+                try await store.withConnection("under way") { _ in
+                    announce.yield()
+                    for await _ in gate { break }
+                }
+            }
+            var announced = started.makeAsyncIterator()
+            await announced.next()
+            let waiting = Task { try await store.integer(Self.backend) }
+            // Listed as a waiter before the store closes.
+            while store.connections.counts.waiting == 0 { await Task.yield() }
+            await store.close()
+            await #expect(throws: StoreUnavailable.self) { try await waiting.value }
+            open.yield()
+            _ = await underWay.result
+            await Self.allGivenBack(store)
+            #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
         }
     }
 
@@ -101,10 +150,12 @@ struct HeldConnectionsTests {
             store.connections.releaseIdle(now: .now() + .seconds(19))
             #expect(store.connections.counts.holders == 1)
             store.connections.releaseIdle(now: .now() + .seconds(21))
+            await Self.allGivenBack(store)
             #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
             _ = try await store.integer(Self.backend)
             #expect(store.connections.counts.holders == 1)
             await store.close()
+            await Self.allGivenBack(store)
             #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
             await #expect(throws: StoreUnavailable.self) { _ = try await store.integer(Self.backend) }
         }
