@@ -21,6 +21,8 @@ import Synchronization
 ///   given back to the pool, never lent again, and is replaced on demand.
 /// - A connection idle for `idleRelease` goes back to the pool (`releaseIdle`), which closes it
 ///   after its own idle timeout: a quiet node holds no connections.
+/// - A lease the pool leaves waiting while operations wait is asked for again
+///   (`retryStaleLeases`).
 /// - Every operation still leases through here, so a held idle connection never makes another
 ///   lease wait.
 final class HeldConnections: Sendable {
@@ -48,25 +50,37 @@ final class HeldConnections: Sendable {
         let continuation: CheckedContinuation<Held, any Error>
     }
 
+    /// A holder's lease request to the pool, under way.
+    private struct Lease {
+        let started: NIODeadline
+        /// Set once the holder task exists.
+        var task: Task<Void, Never>?
+    }
+
     private struct State {
         /// Most recently used last: the busiest connections stay warm, the others age out.
         var idle: [Held] = []
         var waiters: [Waiter] = []
         /// Holder tasks alive: leasing, lent, idle, or giving their connection back.
         var holders = 0
-        /// Of them, still waiting for the pool.
-        var leasing = 0
+        /// Of them, those still waiting for the pool (a lease given up by `retryStaleLeases` is
+        /// no longer listed, and still counted in `holders` until its task ends).
+        var leasing: [UInt64: Lease] = [:]
+        var lastLease: UInt64 = 0
         var lastWaiter: UInt64 = 0
         var closed = false
 
-        /// Holders to start now: one per waiter not already covered by a lease under way, within
+        /// Leases to start now: one per waiter not already covered by a lease under way, within
         /// the limit.
-        mutating func toStart(limit: Int) -> Int {
-            guard !closed else { return 0 }
-            let count = max(0, min(waiters.count - leasing, limit - holders))
+        mutating func toStart(limit: Int) -> [UInt64] {
+            guard !closed else { return [] }
+            let count = max(0, min(waiters.count - leasing.count, limit - holders))
             holders += count
-            leasing += count
-            return count
+            return (0..<count).map { _ in
+                lastLease += 1
+                leasing[lastLease] = Lease(started: .now())
+                return lastLease
+            }
         }
 
         /// The most recently used idle connection that is still open; closed ones are dropped
@@ -83,13 +97,19 @@ final class HeldConnections: Sendable {
     private let state = Mutex(State())
     private let client: PostgresClient
     private let limit: Int
+    private let staleLease: TimeAmount
 
     /// How long a connection stays held without use before it goes back to the pool.
     static let idleRelease: Duration = .seconds(20)
 
-    init(client: PostgresClient, limit: Int) {
+    /// - Parameters:
+    ///   - limit: the most connections held (the pool's maximum).
+    ///   - staleLease: how long a lease may wait for the pool, while operations wait, before it
+    ///     is asked for again (`retryStaleLeases`).
+    init(client: PostgresClient, limit: Int, staleLease: Duration) {
         self.client = client
         self.limit = max(1, limit)
+        self.staleLease = .nanoseconds(Int64(min(staleLease, .seconds(3600)) / .nanoseconds(1)))
     }
 
     /// An open connection: an idle one at once, else the first to be given back or leased.
@@ -109,10 +129,10 @@ final class HeldConnections: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Held, any Error>) in
                 var dropped: [Held] = []
-                let (found, start, closed) = state.withLock { state -> (Held?, Int, Bool) in
-                    if state.closed { return (nil, 0, true) }
+                let (found, start, closed) = state.withLock { state -> (Held?, [UInt64], Bool) in
+                    if state.closed { return (nil, [], true) }
                     // Given back since the first look.
-                    if let held = state.popIdle(dropping: &dropped) { return (held, 0, false) }
+                    if let held = state.popIdle(dropping: &dropped) { return (held, [], false) }
                     state.waiters.append(Waiter(id: id, continuation: continuation))
                     return (nil, state.toStart(limit: limit), false)
                 }
@@ -138,15 +158,15 @@ final class HeldConnections: Sendable {
     func giveBack(_ held: Held, reusable: Bool) {
         var held = held
         held.idleSince = .now()
-        place(held, reusable: reusable, leased: false)
+        place(held, reusable: reusable)
     }
 
     /// A connection given back, or just `leased` by a holder: to the first waiter, else idle,
     /// or back to the pool.
-    private func place(_ held: Held, reusable: Bool, leased: Bool) {
+    private func place(_ held: Held, reusable: Bool, leased lease: UInt64? = nil) {
         let keep = reusable && !held.connection.isClosed
         let (waiter, released) = state.withLock { state -> (Waiter?, Bool) in
-            if leased { state.leasing -= 1 }
+            if let lease { state.leasing[lease] = nil }
             // Counted until its lease is back (`leaseEnded`).
             guard keep, !state.closed else { return (nil, true) }
             if !state.waiters.isEmpty { return (state.waiters.removeFirst(), false) }
@@ -171,6 +191,28 @@ final class HeldConnections: Sendable {
             return stale
         }
         for held in stale { held.release.resume(returning: held.connection.isClosed) }
+    }
+
+    /// Asks the pool again for every lease that has waited longer than `staleLease` while
+    /// operations wait: the old request is cancelled, and its holder's end starts a new one.
+    ///
+    /// Why: postgres-nio 1.33's pool can leave a queued lease unserved for as long as the
+    /// connections it has stay leased. After failed connection attempts it opens a connection
+    /// for a later request only if its leased connections cannot soon serve it, and held ones
+    /// never come back by themselves; a new request gets the pool's full check.
+    func retryStaleLeases(now: NIODeadline = .now()) {
+        let stale = state.withLock { state -> [Task<Void, Never>] in
+            guard !state.waiters.isEmpty else { return [] }
+            let cutoff = now - staleLease
+            var stale: [Task<Void, Never>] = []
+            for (id, lease) in state.leasing where lease.started <= cutoff {
+                guard let task = lease.task else { continue }
+                state.leasing[id] = nil
+                stale.append(task)
+            }
+            return stale
+        }
+        for task in stale { task.cancel() }
     }
 
     /// Gives every idle connection back, fails every waiter, and lends nothing from now on; a
@@ -207,6 +249,11 @@ final class HeldConnections: Sendable {
         }
     }
 
+    /// Leases asked of the pool so far, for tests.
+    var leasesStarted: UInt64 {
+        state.withLock { $0.lastLease }
+    }
+
     /// The idle connections, for tests.
     var idleConnections: [PostgresConnection] {
         state.withLock { $0.idle.map(\.connection) }
@@ -221,15 +268,15 @@ final class HeldConnections: Sendable {
         waiter?.continuation.resume(throwing: CancellationError())
     }
 
-    /// Starts `count` holder tasks, each leasing one connection from the pool.
-    private func startHolders(_ count: Int) {
-        for _ in 0..<count {
-            Task {
+    /// Starts a holder task for each lease, each leasing one connection from the pool.
+    private func startHolders(_ leases: [UInt64]) {
+        for lease in leases {
+            let task = Task {
                 do {
                     try await client.withConnection { connection in
                         let close = await withCheckedContinuation { release in
                             let held = Held(connection: connection, release: release, idleSince: .now())
-                            self.place(held, reusable: true, leased: true)
+                            self.place(held, reusable: true, leased: lease)
                         }
                         guard close else { return }
                         // The pool does not look at a connection before lending it: one given
@@ -244,11 +291,12 @@ final class HeldConnections: Sendable {
                         try? await connection.closeFuture.get()
                     }
                 } catch {
-                    self.leaseFailed(error)
+                    self.leaseFailed(lease, error)
                     return
                 }
                 self.leaseEnded()
             }
+            state.withLock { state in state.leasing[lease]?.task = task }
         }
     }
 
@@ -262,12 +310,13 @@ final class HeldConnections: Sendable {
     }
 
     /// A holder's lease failed: the first waiter gets the pool's error (the others wait for a
-    /// connection given back, or another lease, within their timeouts).
-    private func leaseFailed(_ error: any Error) {
-        let (waiter, start) = state.withLock { state -> (Waiter?, Int) in
-            state.leasing -= 1
+    /// connection given back, or another lease, within their timeouts). A lease given up by
+    /// `retryStaleLeases` fails nobody: another is started in its place.
+    private func leaseFailed(_ lease: UInt64, _ error: any Error) {
+        let (waiter, start) = state.withLock { state -> (Waiter?, [UInt64]) in
+            let retried = state.leasing.removeValue(forKey: lease) == nil
             state.holders -= 1
-            let waiter = state.waiters.isEmpty ? nil : state.waiters.removeFirst()
+            let waiter = retried || state.waiters.isEmpty ? nil : state.waiters.removeFirst()
             return (waiter, state.toStart(limit: limit))
         }
         waiter?.continuation.resume(throwing: LeaseFailure(error: error))

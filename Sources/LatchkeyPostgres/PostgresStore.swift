@@ -65,18 +65,20 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
-        self.connections = HeldConnections(client: client, limit: max(1, poolSize))
+        self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout)
         self.timeout = timeout
         let client = self.client
         let connections = self.connections
-        // The pool's background work (opening connections, closing idle ones) and the return of
-        // connections held idle, for as long as the store lives; `close()` ends both.
+        // The pool's background work (opening connections, closing idle ones), and once a second
+        // the return of connections held idle and the retry of leases the pool left waiting, for
+        // as long as the store lives; `close()` ends both.
         self.runner = Task {
             await withDiscardingTaskGroup { group in
                 group.addTask { await client.run() }
                 group.addTask {
-                    while (try? await Task.sleep(for: HeldConnections.idleRelease / 2)) != nil {
+                    while (try? await Task.sleep(for: .seconds(1))) != nil {
                         connections.releaseIdle()
+                        connections.retryStaleLeases()
                     }
                 }
             }

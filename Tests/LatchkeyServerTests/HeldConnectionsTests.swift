@@ -12,10 +12,44 @@ struct HeldConnectionsTests {
     /// The backend serving one operation.
     static let backend = "SELECT pg_backend_pid()"
 
+    /// An operation under way on one of `store`'s connections (its backend `pid`) until `open`
+    /// is sent.
+    static func holding(
+        _ store: PostgresStore
+    ) async -> (operation: Task<Int, any Error>, pid: Int?, open: AsyncStream<Void>.Continuation) {
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let (held, announce) = AsyncStream<Int>.makeStream()
+        let operation = Task {
+            // A failed operation ends the announcement (with no pid) rather than leave it waiting.
+            defer { announce.finish() }
+            return try await store.withConnection("holding") { connection in
+                let pid = try await connection.rows(.init(unsafeSQL: backend)).first?.decode(Int.self) ?? 0
+                announce.yield(pid)
+                for await _ in gate { break }
+                return pid
+            }
+        }
+        var announced = held.makeAsyncIterator()
+        return (operation, await announced.next(), open)
+    }
+
     /// Waits until every holder task has given its connection back to the pool (each does so in
     /// its own task, after the connection's close when it closes one).
     static func allGivenBack(_ store: PostgresStore) async {
-        while store.connections.counts.holders > 0 { await Task.yield() }
+        await until("every holder gave its connection back") { store.connections.counts.holders == 0 }
+    }
+
+    /// Waits for `condition`, which other tasks make true; a minute without it is a failure (a
+    /// bound on a hang, not a measure of speed).
+    static func until(_ what: String, _ condition: () -> Bool) async {
+        let limit = ContinuousClock.now + .seconds(60)
+        while !condition() {
+            guard ContinuousClock.now < limit else {
+                Issue.record("never happened: \(what)")
+                return
+            }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     @Test("many operations at once share at most the pool's connections; one after another, they reuse one")
@@ -92,19 +126,10 @@ struct HeldConnectionsTests {
     func closeUnderWay() async throws {
         guard let base = try TestPostgres.url() else { return }
         try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
-            let (gate, open) = AsyncStream<Void>.makeStream()
-            let (started, announce) = AsyncStream<Void>.makeStream()
-            let underWay = Task {
-                try await store.withConnection("under way") { _ in
-                    announce.yield()
-                    for await _ in gate { break }
-                }
-            }
-            var announced = started.makeAsyncIterator()
-            await announced.next()
+            let (underWay, _, open) = await Self.holding(store)
             let waiting = Task { try await store.integer(Self.backend) }
             // Listed as a waiter before the store closes.
-            while store.connections.counts.waiting == 0 { await Task.yield() }
+            await Self.until("the operation waits") { store.connections.counts.waiting == 1 }
             await store.close()
             await #expect(throws: StoreUnavailable.self) { try await waiting.value }
             open.yield()
@@ -118,19 +143,7 @@ struct HeldConnectionsTests {
     func waiterGivesUp() async throws {
         guard let base = try TestPostgres.url() else { return }
         try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
-            let (gate, open) = AsyncStream<Void>.makeStream()
-            let (held, announce) = AsyncStream<Int>.makeStream()
-            // The pool's one connection, held until the gate opens.
-            let holder = Task {
-                try await store.withConnection("holding") { connection in
-                    let pid = try await connection.rows(.init(unsafeSQL: Self.backend)).first?.decode(Int.self) ?? 0
-                    announce.yield(pid)
-                    for await _ in gate { break }
-                    return pid
-                }
-            }
-            var announced = held.makeAsyncIterator()
-            let pid = await announced.next()
+            let (holder, pid, open) = await Self.holding(store)
             await #expect(throws: StoreUnavailable.self) {
                 try await store.withConnection("waiting", timeout: .milliseconds(200)) { _ in }
             }
@@ -138,6 +151,43 @@ struct HeldConnectionsTests {
             open.yield()
             #expect(try await holder.value == pid)
             #expect(try await store.integer(Self.backend) == pid)
+        }
+    }
+
+    @Test("a lease the pool leaves waiting is asked for again after the timeout; the operation waiting is served")
+    func staleLease() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
+            // The pool's one connection, leased around the held connections: theirs waits.
+            store.connections.releaseIdle(now: .now() + .seconds(21))
+            await Self.allGivenBack(store)
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let (taken, announce) = AsyncStream<Void>.makeStream()
+            let outside = Task {
+                try await store.client.withConnection { _ in
+                    announce.yield()
+                    for await _ in gate { break }
+                }
+            }
+            var announced = taken.makeAsyncIterator()
+            await announced.next()
+            let held = HeldConnections(client: store.client, limit: 2, staleLease: .seconds(5))
+            let waiting = Task { try await held.take() }
+            await Self.until("the operation waits") { held.counts.waiting == 1 }
+            #expect(held.leasesStarted == 1)
+            held.retryStaleLeases(now: .now() + .seconds(4))
+            #expect(held.leasesStarted == 1)
+            held.retryStaleLeases(now: .now() + .seconds(6))
+            await Self.until("the lease is asked for again") { held.leasesStarted == 2 }
+            #expect(held.counts.holders == 1)
+            open.yield()
+            _ = try await outside.value
+            // Served by the new lease, not failed by the old one's cancellation.
+            let connection = try await waiting.value
+            #expect(held.counts == .init(holders: 1, idle: 0, idleClosed: 0, waiting: 0))
+            held.giveBack(connection, reusable: true)
+            held.close()
+            await Self.until("the lease went back") { held.counts.holders == 0 }
         }
     }
 
