@@ -105,7 +105,8 @@ final class HeldConnections: Sendable {
     /// - Parameters:
     ///   - limit: the most connections held (the pool's maximum).
     ///   - staleLease: how long a lease may wait for the pool, while operations wait, before it
-    ///     is asked for again (`retryStaleLeases`).
+    ///     is asked for again (`retryStaleLeases`); the store gives half its operation timeout,
+    ///     so the operation that started the lease can still be served by the next one.
     init(client: PostgresClient, limit: Int, staleLease: Duration) {
         self.client = client
         self.limit = max(1, limit)

@@ -65,7 +65,7 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
-        self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout)
+        self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout / 2)
         self.timeout = timeout
         let client = self.client
         let connections = self.connections
