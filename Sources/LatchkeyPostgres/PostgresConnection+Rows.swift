@@ -11,25 +11,12 @@ extension PostgresConnection {
 
     /// Runs a prepared statement and returns every row, decoded.
     ///
-    /// The driver remembers a failed preparation on its connection and fails every later run of
-    /// that statement there with the same error, without asking the server again: a lock timeout
-    /// during a migration, a cancelled Parse or a changed result type would then fail on that
-    /// connection for as long as it lives. So a server error that is not about the values (data,
-    /// constraint, transaction conflict, our own refusal) closes the connection, and the pool
-    /// opens a fresh one, as it would after the text statements this replaced.
+    /// A failed preparation stays on its connection (the driver answers it again without asking
+    /// the server); `PostgresStore.leavesConnectionUsable` closes such a connection.
     func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [Statement.Row] {
-        do {
-            var rows: [Statement.Row] = []
-            for try await row in try await execute(statement, logger: PostgresStore.quiet) { rows.append(row) }
-            return rows
-        } catch let error as PSQLError where error.code == .server {
-            let state = error.serverInfo?[.sqlState] ?? ""
-            if !(state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("40") || state == "LK001") {
-                // Waited for, so the pool never lends it again while it is closing.
-                try? await close()
-            }
-            throw error
-        }
+        var rows: [Statement.Row] = []
+        for try await row in try await execute(statement, logger: PostgresStore.quiet) { rows.append(row) }
+        return rows
     }
 
     /// Runs `query`, discarding any rows.

@@ -11,8 +11,9 @@ import Synchronization
 /// Each operation takes one connection from a bounded pool (kept leased between operations,
 /// `HeldConnections`) and runs as one statement where it can (a sign-in: nearly always one
 /// statement, else a read and a write; a refresh: one), or one transaction otherwise; the domain
-/// rules come from `StorageRules`, as in every backend. Races between servers are settled by the database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row
-/// locks), never by a lock in one process.
+/// rules come from `StorageRules`, as in every backend. Races between servers are settled by the
+/// database (`INSERT … ON CONFLICT`, conditional `UPDATE`s, row locks), never by a lock in one
+/// process.
 ///
 /// Every operation is bounded by `timeout`: waiting for a connection, and the query itself (the
 /// connection is closed when the time is up, and PostgreSQL's `statement_timeout` ends the query
@@ -129,8 +130,8 @@ public final class PostgresStore: LatchkeyStore {
                 do {
                     held = try await connections.take()
                 } catch let failure as HeldConnections.LeaseFailure {
-                    // No connection to lease: the pool's circuit breaker after a minute without
-                    // the database, its shutdown, the store closed.
+                    // No connection to lease: the pool's circuit breaker once the database has
+                    // been unreachable a while, its shutdown, the store closed.
                     if let error = failure.error as? PSQLError { throw error }
                     throw StoreUnavailable("no connection (\(operation)): \(failure.error)")
                 }
@@ -184,16 +185,20 @@ public final class PostgresStore: LatchkeyStore {
         }
     }
 
-    /// Whether a connection can serve the next operation after `error`: yes after the server's
-    /// answer to a statement (a constraint, a conflict) or an error of our own; no after the
-    /// connection itself failed, or the server ended the session (a FATAL error: terminated, shut
-    /// down, connection exceptions), which the driver may not have read the close of yet.
+    /// Whether a connection can serve the next operation after `error`: yes after an error of
+    /// our own, or the server's refusal of the values (data, constraint, transaction conflict,
+    /// our `LK001`); otherwise it is closed and replaced.
+    ///
+    /// Why so narrow: the connection itself may have failed, or the server ended the session
+    /// (FATAL: terminated, shut down, connection exceptions) before the driver read the close.
+    /// And the driver remembers a failed preparation on its connection and answers every later
+    /// run of that statement there with it, without asking the server: a lock timeout during a
+    /// migration, a cancelled Parse or a changed result type would fail on that connection for
+    /// as long as it lived.
     private static func leavesConnectionUsable(_ error: any Error) -> Bool {
         guard let error = error as? PSQLError else { return !(error is CancellationError) }
-        guard error.code == .server else { return false }
-        let severity = error.serverInfo?[.severity] ?? ""
-        let state = error.serverInfo?[.sqlState] ?? ""
-        return severity != "FATAL" && severity != "PANIC" && !state.hasPrefix("08") && !state.hasPrefix("57P")
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return state.hasPrefix("22") || state.hasPrefix("23") || state.hasPrefix("40") || state == "LK001"
     }
 
     /// A driver error as the store reports it.

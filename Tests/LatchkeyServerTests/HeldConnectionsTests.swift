@@ -35,26 +35,8 @@ struct HeldConnectionsTests {
 
     /// Waits until every holder task has given its connection back to the pool (each does so in
     /// its own task, after the connection's close when it closes one).
-    static func allGivenBack(_ store: PostgresStore) async {
-        await until("every holder gave its connection back") { store.connections.counts.holders == 0 }
-    }
-
-    /// Waits for `condition`, which other tasks make true; a minute without it is a failure (a
-    /// bound on a hang, not a measure of speed).
-    static func until(_ what: String, _ condition: () -> Bool) async {
-        let limit = ContinuousClock.now + .seconds(60)
-        while !condition() {
-            guard ContinuousClock.now < limit else {
-                Issue.record("never happened: \(what)")
-                return
-            }
-            do {
-                try await Task.sleep(for: .milliseconds(1))
-            } catch {
-                Issue.record("cancelled while waiting: \(what)")
-                return
-            }
-        }
+    static func allGivenBack(_ store: PostgresStore) async throws {
+        try await eventually("every holder gave its connection back") { store.connections.counts.holders == 0 }
     }
 
     @Test("many operations at once share at most the pool's connections; one after another, they reuse one")
@@ -134,12 +116,12 @@ struct HeldConnectionsTests {
             let (underWay, _, open) = await Self.holding(store)
             let waiting = Task { try await store.integer(Self.backend) }
             // Listed as a waiter before the store closes.
-            await Self.until("the operation waits") { store.connections.counts.waiting == 1 }
+            try await eventually("the operation waits") { store.connections.counts.waiting == 1 }
             await store.close()
             await #expect(throws: StoreUnavailable.self) { try await waiting.value }
             open.yield()
             _ = await underWay.result
-            await Self.allGivenBack(store)
+            try await Self.allGivenBack(store)
             #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
         }
     }
@@ -165,7 +147,7 @@ struct HeldConnectionsTests {
         try await TestPostgres.withStore(base, poolSize: 1) { (store: PostgresStore) async throws in
             // The pool's one connection, leased around the held connections: theirs waits.
             store.connections.releaseIdle(now: .now() + .seconds(21))
-            await Self.allGivenBack(store)
+            try await Self.allGivenBack(store)
             let (gate, open) = AsyncStream<Void>.makeStream()
             let (taken, announce) = AsyncStream<Void>.makeStream()
             let outside = Task {
@@ -178,13 +160,13 @@ struct HeldConnectionsTests {
             await announced.next()
             let held = HeldConnections(client: store.client, limit: 2, staleLease: .seconds(60))
             let waiting = Task { try await held.take() }
-            await Self.until("the operation waits") { held.counts.waiting == 1 }
+            try await eventually("the operation waits") { held.counts.waiting == 1 }
             #expect(held.leasesStarted == 1)
             held.retryStaleLeases(now: .now() + .seconds(30))
             #expect(held.leasesStarted == 1)
             // Asked until the first lease's task is listed (it may not be yet), and no further:
             // the second is not stale.
-            await Self.until("the lease is asked for again") {
+            try await eventually("the lease is asked for again") {
                 if held.leasesStarted >= 2 { return true }
                 held.retryStaleLeases(now: .now() + .seconds(61))
                 return false
@@ -198,7 +180,7 @@ struct HeldConnectionsTests {
             #expect(held.counts == .init(holders: 1, idle: 0, idleClosed: 0, waiting: 0))
             held.giveBack(connection, reusable: true)
             held.close()
-            await Self.until("the lease went back") { held.counts.holders == 0 }
+            try await eventually("the lease went back") { held.counts.holders == 0 }
         }
     }
 
@@ -211,12 +193,12 @@ struct HeldConnectionsTests {
             store.connections.releaseIdle(now: .now() + .seconds(19))
             #expect(store.connections.counts.holders == 1)
             store.connections.releaseIdle(now: .now() + .seconds(21))
-            await Self.allGivenBack(store)
+            try await Self.allGivenBack(store)
             #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
             _ = try await store.integer(Self.backend)
             #expect(store.connections.counts.holders == 1)
             await store.close()
-            await Self.allGivenBack(store)
+            try await Self.allGivenBack(store)
             #expect(store.connections.counts == .init(holders: 0, idle: 0, idleClosed: 0, waiting: 0))
             await #expect(throws: StoreUnavailable.self) { _ = try await store.integer(Self.backend) }
         }

@@ -245,14 +245,18 @@ struct MultiNodeTests {
 
             // Each node publishes the new key at its next refresh (0.2 s); waited for, not timed.
             for node in nodes {
-                try await Self.eventually("node \(node.url) publishes \(kid)") {
+                try await eventually(
+                    "node \(node.url) publishes \(kid)", within: .seconds(20), every: .milliseconds(50)
+                ) {
                     let jwks = try await cluster.call(node, .GET, "/.well-known/jwks.json").body
                     return jwks["keys"]?.arrayValue?.contains { $0["kid"]?.stringValue == kid } == true
                 }
             }
             // Once it is a second old, every node signs with it.
             for node in nodes {
-                try await Self.eventually("node \(node.url) signs with \(kid)") {
+                try await eventually(
+                    "node \(node.url) signs with \(kid)", within: .seconds(20), every: .milliseconds(50)
+                ) {
                     let answer = try await cluster.call(
                         node, .POST, "/v1/auth/facebook", json: ["accessToken": .string(token)])
                     guard let access = answer.body["session"]?["access_token"]?.stringValue else { return false }
@@ -267,16 +271,5 @@ struct MultiNodeTests {
                 #expect(try await cluster.call(node, .GET, "/v1/users/me", bearer: before).status == 200)
             }
         }
-    }
-
-    /// Polls `condition` until it holds, for at most 20 s: waiting for background work in other
-    /// processes (a key refresh), never a timing assertion.
-    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("timed out waiting until \(what)")
     }
 }
