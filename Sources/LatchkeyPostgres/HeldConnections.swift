@@ -69,6 +69,9 @@ final class HeldConnections: Sendable {
         var lastLease: UInt64 = 0
         var lastWaiter: UInt64 = 0
         var closed = false
+        /// Whether the pool runs (`poolRuns`); until then holder tasks wait here before leasing.
+        var poolRunning = false
+        var awaitingRun: [CheckedContinuation<Void, Never>] = []
 
         /// Leases to start now: one per waiter not already covered by a lease under way, within
         /// the limit.
@@ -111,6 +114,34 @@ final class HeldConnections: Sendable {
         self.client = client
         self.limit = max(1, limit)
         self.staleLease = .nanoseconds(Int64(min(staleLease, .seconds(3600)) / .nanoseconds(1)))
+    }
+
+    /// Lets holder tasks lease: called by the store just before `PostgresClient.run()`.
+    ///
+    /// Why they wait: postgres-nio logs a warning for every lease asked before `run()`, and the
+    /// first operation of a new store (the migration a server runs before it binds, a `db`
+    /// command) would otherwise ask before the store's background task has started the pool.
+    /// A holder resumed here still has a task switch to make before it leases, while `run()`
+    /// marks the pool running in its first statement, on this thread.
+    func poolRuns() {
+        let waiting = state.withLock { state in
+            state.poolRunning = true
+            defer { state.awaitingRun = [] }
+            return state.awaitingRun
+        }
+        for holder in waiting { holder.resume() }
+    }
+
+    /// Returns once `poolRuns` has been called.
+    private func untilPoolRuns() async {
+        if state.withLock({ $0.poolRunning }) { return }
+        await withCheckedContinuation { (holder: CheckedContinuation<Void, Never>) in
+            let running = state.withLock { state in
+                if !state.poolRunning { state.awaitingRun.append(holder) }
+                return state.poolRunning
+            }
+            if running { holder.resume() }
+        }
     }
 
     /// An open connection: an idle one at once, else the first to be given back or leased.
@@ -255,6 +286,11 @@ final class HeldConnections: Sendable {
         state.withLock { $0.lastLease }
     }
 
+    /// Holder tasks waiting for `poolRuns`, for tests.
+    var awaitingRun: Int {
+        state.withLock { $0.awaitingRun.count }
+    }
+
     /// The idle connections, for tests.
     var idleConnections: [PostgresConnection] {
         state.withLock { $0.idle.map(\.connection) }
@@ -273,6 +309,7 @@ final class HeldConnections: Sendable {
     private func startHolders(_ leases: [UInt64]) {
         for lease in leases {
             let task = Task {
+                await untilPoolRuns()
                 do {
                     try await client.withConnection { connection in
                         let close = await withCheckedContinuation { release in

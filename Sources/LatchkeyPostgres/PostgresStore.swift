@@ -75,7 +75,12 @@ public final class PostgresStore: LatchkeyStore {
         // as long as the store lives; `close()` ends both.
         self.runner = Task {
             await withDiscardingTaskGroup { group in
-                group.addTask { await client.run() }
+                group.addTask {
+                    // Leases wait for this (`HeldConnections.poolRuns`), even when the store
+                    // closes first: `run()` then ends at once and they fail.
+                    connections.poolRuns()
+                    await client.run()
+                }
                 group.addTask {
                     while (try? await Task.sleep(for: .seconds(1))) != nil {
                         connections.releaseIdle()

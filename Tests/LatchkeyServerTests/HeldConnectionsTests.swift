@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyServer
 import NIOCore
+import PostgresNIO
 import Testing
 
 @testable import LatchkeyPostgres
@@ -55,6 +56,50 @@ struct HeldConnectionsTests {
             var sequential = Set<Int>()
             for _ in 0..<5 { sequential.insert(try await store.integer(Self.backend)) }
             #expect(sequential.count == 1 && sequential.isSubset(of: overlapping))
+        }
+    }
+
+    @Test("no lease is asked of the pool before it runs, so the driver logs no warning; then one is")
+    func leasesWaitForThePool() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        let capture = LogCapture()
+        let client = PostgresClient(
+            configuration: .init(
+                host: base.host, port: base.port, username: base.user, password: base.password,
+                database: base.database, tls: .disable),
+            backgroundLogger: capture.logger(label: "test"))
+        let held = HeldConnections(client: client, limit: 1, staleLease: .seconds(60))
+        let waiting = Task { try await held.take() }
+        // A new store's first operation (a server's migration before it binds, a `db` command)
+        // can come before the store's task has started the pool; postgres-nio warns of a lease
+        // asked before `run()`.
+        try await eventually("the lease waits for the pool") { held.awaitingRun == 1 }
+        let running = Task {
+            held.poolRuns()
+            await client.run()
+        }
+        let connection = try await waiting.value
+        #expect(try await connection.connection.rows("SELECT 1").first?.decode(Int.self) == 1)
+        held.giveBack(connection, reusable: true)
+        held.close()
+        try await eventually("the lease went back") { held.counts.holders == 0 }
+        running.cancel()
+        await running.value
+        let warnings = capture.all.filter { $0.hasPrefix("warning") || $0.hasPrefix("error") }
+        #expect(warnings.isEmpty, "\(warnings)")
+    }
+
+    @Test("a store closed as its first operation starts: the operation ends, and nothing stays leased")
+    func closedAtOnce() async throws {
+        guard let base = try TestPostgres.url() else { return }
+        for _ in 0..<5 {
+            let store = try PostgresStore(
+                url: base, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
+            let operation = Task { try await store.integer(Self.backend) }
+            await store.close()
+            // Served before the close, or refused by it; never left waiting for the pool.
+            if case .failure(let error) = await operation.result { #expect(error is StoreUnavailable) }
+            try await Self.allGivenBack(store)
         }
     }
 
@@ -161,6 +206,7 @@ struct HeldConnectionsTests {
             var announced = taken.makeAsyncIterator()
             await announced.next()
             let held = HeldConnections(client: store.client, limit: 2, staleLease: .seconds(60))
+            held.poolRuns()
             let waiting = Task { try await held.take() }
             try await eventually("the operation waits") { held.counts.waiting == 1 }
             #expect(held.leasesStarted == 1)
