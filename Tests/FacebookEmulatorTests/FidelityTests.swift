@@ -278,7 +278,7 @@ struct FidelityTests {
         try await withEmulator { emulator in
             let token = try await emulator.mintToken()
             try await emulator.post("/_emulator/clock", json: ["advance_seconds": 30])
-            for _ in 1...2 { try await GraphUserTests.me(emulator, token) }
+            for _ in 1...2 { _ = try await GraphUserTests.me(emulator, token) }
             func counted() async throws -> JSONValue? {
                 try await emulator.get("/_emulator/usage").json()["apps"]?[Demo.appID]?["calls"]
             }

@@ -48,7 +48,8 @@ enum Interop {
     /// Runs a script from `Tests/Interop` and returns its standard output; a non-zero exit fails.
     static func run(script: String, environment: [String: String]) async throws -> Data {
         let process = Process()
-        process.executableURL = try #require(python)
+        let executable: URL = try #require(python, "\(missing)")
+        process.executableURL = executable
         process.arguments = [root.appendingPathComponent("Tests/Interop/\(script)").path]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe()

@@ -94,7 +94,7 @@ struct SDKEndToEndTests {
             await client.signOut()
             #expect(await client.authState == .closed)
             #expect(await client.currentUser == nil)
-            #expect(try await store.load() == nil)
+            #expect(await store.load() == nil)
             #expect(try await stack.get("/v1/users/me", bearer: token).errorCode == "session_revoked")
             await #expect(throws: LatchkeyError.self) { try await client.reloadUser() }
         }

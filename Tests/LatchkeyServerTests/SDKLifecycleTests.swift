@@ -59,7 +59,7 @@ struct SDKLifecycleTests {
             #expect(await Self.failure { try await refreshing.value } == .cancelled)
             #expect(await client.authState == .closed)
             #expect(await client.currentUser == nil)
-            #expect(try await store.load() == nil)
+            #expect(await store.load() == nil)
             #expect(await Self.failure { try await client.validAccessToken() } == .notSignedIn)
         }
     }
@@ -85,7 +85,7 @@ struct SDKLifecycleTests {
             #expect(await Self.failure { try await refreshing.value } == .cancelled)
             #expect(alice.id != bob.id)
             #expect(await client.currentUser?.id == bob.id)
-            #expect(try await store.load()?.user.id == bob.id)
+            #expect(await store.load()?.user.id == bob.id)
             #expect(await client.authState == .open)
             #expect(try await client.reloadUser().id == bob.id)
         }
@@ -255,7 +255,7 @@ struct SDKLifecycleTests {
             let store = InMemoryCredentialStore()
             let client = Self.client(stack, gate, store: store)
             _ = try await client.signIn(with: .accessToken(try await stack.facebookToken()))
-            let refreshToken = try #require(try await store.load()?.refreshToken)
+            let refreshToken = try #require(await store.load()?.refreshToken)
             stack.clock.advance(901)
             try await client.signOut(scope: .thisDevice)
             // The expired access token was refreshed first, and logout accepted the new one.

@@ -140,7 +140,7 @@ struct SecretsAtRestTests {
 
     @Test("rotating without the key-encryption key cannot add a plain key beside sealed ones")
     func rotateWithoutKEK() async throws {
-        let (store, kek) = try await Self.started()
+        let (store, _) = try await Self.started()
         await #expect(throws: ConfigurationError.self) {
             _ = try await rotateSigningKey(in: store, protection: SigningKeyProtection(current: nil), now: Self.now)
         }

@@ -174,7 +174,7 @@ struct JSONValueBytesTests {
         let value = try JSONValue.parse(Data(document.utf8))
         #expect(value["s"] == .string("a\"b\\c/d\n\té😀é"))
         #expect(value["i"] == .int(-42) && value["z"] == .int(0) && value["d"] == .double(1.5))
-        #expect(value["e"] == .double(-0.0025) && value["big"] == .double(12345678901234567890))
+        #expect(value["e"] == .double(-0.0025) && value["big"] == .double(12_345_678_901_234_567_168))
         #expect(value["t"] == .bool(true) && value["n"] == .null && value["ws"] == [1, 2])
         #expect(value["o"]?["k"]?["deep"] == "x")
         let written = value.encoded()
