@@ -75,9 +75,10 @@ public final class PostgresStore: LatchkeyStore {
         // as long as the store lives; `close()` ends both.
         self.runner = Task {
             await withDiscardingTaskGroup { group in
+                // `addTask`, not `addTaskUnlessCancelled`: the pool must be told it runs even when
+                // the store closes first (`run()` then ends at once, and leases fail).
                 group.addTask {
-                    // Leases wait for this (`HeldConnections.poolRuns`), even when the store
-                    // closes first: `run()` then ends at once and they fail.
+                    // Leases wait for this (`HeldConnections.poolRuns`).
                     connections.poolRuns()
                     await client.run()
                 }
