@@ -74,6 +74,10 @@ final class HeldConnections: Sendable {
         /// Resumed with whether the store closed meanwhile.
         var awaitingRun: [CheckedContinuation<Bool, Never>] = []
 
+        /// What a holder does now: give up (`true`, the store closed) or lease (`false`, the
+        /// pool runs); `nil` until either.
+        var giveUpOrLease: Bool? { closed ? true : poolRunning ? false : nil }
+
         /// Leases to start now: one per waiter not already covered by a lease under way, within
         /// the limit.
         mutating func toStart(limit: Int) -> [UInt64] {
@@ -138,15 +142,13 @@ final class HeldConnections: Sendable {
     /// Returns once `poolRuns` has been called (`false`) or the store closed (`true`: lease
     /// nothing).
     private func untilPoolRuns() async -> Bool {
-        if let ready = state.withLock({ $0.closed ? true : $0.poolRunning ? false : nil }) { return ready }
+        if let now = state.withLock({ $0.giveUpOrLease }) { return now }
         return await withCheckedContinuation { (holder: CheckedContinuation<Bool, Never>) in
-            let ready = state.withLock { state -> Bool? in
-                if state.closed { return true }
-                if state.poolRunning { return false }
-                state.awaitingRun.append(holder)
-                return nil
+            let now = state.withLock { state -> Bool? in
+                if state.giveUpOrLease == nil { state.awaitingRun.append(holder) }
+                return state.giveUpOrLease
             }
-            if let ready { holder.resume(returning: ready) }
+            if let now { holder.resume(returning: now) }
         }
     }
 

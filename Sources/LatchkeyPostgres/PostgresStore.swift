@@ -75,10 +75,8 @@ public final class PostgresStore: LatchkeyStore {
         // as long as the store lives; `close()` ends both.
         self.runner = Task {
             await withDiscardingTaskGroup { group in
-                // `addTask`, not `addTaskUnlessCancelled`: the pool must be told it runs even when
-                // the store closes first (`run()` then ends at once, and leases fail).
                 group.addTask {
-                    // Leases wait for this (`HeldConnections.poolRuns`).
+                    // Leases wait for this (`HeldConnections.poolRuns`), or for `close()`.
                     connections.poolRuns()
                     await client.run()
                 }
