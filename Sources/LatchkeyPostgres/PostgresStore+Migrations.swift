@@ -9,7 +9,18 @@ extension PostgresStore {
     /// Servers starting together all call this: the first takes a transaction-scoped advisory lock
     /// (one per schema) and migrates, the others wait for it and then find nothing to do.
     /// A schema newer than this binary knows is refused, before anything is written.
+    ///
+    /// First one connection of its own (`firstConnection`): a refusal waiting cannot fix (a
+    /// wrong password, no such database) is thrown at once as `PostgresConnectionRefused`, and a
+    /// database not answering yet is waited for up to 60 s.
     public func migrate() async throws {
+        try await migrate(waitingForDatabase: .seconds(60))
+    }
+
+    /// `migrate()`, waiting at most `waitingForDatabase` for a database that does not answer yet
+    /// (`firstConnection`).
+    func migrate(waitingForDatabase: Duration) async throws {
+        try await firstConnection(waiting: waitingForDatabase)
         let known = PostgresSchema.migrations.count
         // Migrations may take longer than a request may; a database with another node
         // migrating makes this wait for the lock.

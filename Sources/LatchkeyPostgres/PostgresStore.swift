@@ -25,6 +25,12 @@ public final class PostgresStore: LatchkeyStore {
     /// The pool's connections, kept between operations.
     let connections: HeldConnections
     let timeout: Duration
+    /// The pool's settings, and the TLS they hold (which the pool's configuration does not give
+    /// back): what `firstConnection` connects with.
+    let settings: PostgresClient.Configuration
+    let tlsConfiguration: TLSConfiguration?
+    /// For the pool's events and the start's.
+    let logger: Logger
     /// The connections' event loops, which also run each operation's timer.
     static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
     private let runner: Task<Void, Never>
@@ -37,9 +43,10 @@ public final class PostgresStore: LatchkeyStore {
     ///   - timeout: the longest an operation waits for a connection and its answer.
     ///   - logger: for the pool's own events (connection failures); never a query's values.
     public init(url: PostgresURL, poolSize: Int = 10, timeout: Duration = .seconds(5), logger: Logger) throws {
+        let tlsConfiguration = try Self.tls(url)
         var configuration = PostgresClient.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-            tls: try Self.tls(url))
+            tls: tlsConfiguration.map { .require($0) } ?? .disable)
         configuration.options.maximumConnections = max(1, poolSize)
         configuration.options.connectTimeout = url.connectTimeout.map { .seconds($0) } ?? timeout
         // No keep-alive query: the pool sets a keep-alive timer (a task and a Dispatch timer)
@@ -66,6 +73,9 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
+        self.settings = configuration
+        self.tlsConfiguration = tlsConfiguration
+        self.logger = logger
         self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout / 2)
         self.timeout = timeout
         let client = self.client
@@ -99,18 +109,19 @@ public final class PostgresStore: LatchkeyStore {
         await runner.value
     }
 
-    private static func tls(_ url: PostgresURL) throws -> PostgresClient.Configuration.TLS {
+    /// The TLS `url` asks for, or `nil` for none.
+    private static func tls(_ url: PostgresURL) throws -> TLSConfiguration? {
         switch url.tls {
-        case .disable: return .disable
+        case .disable: return nil
         case .require:
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.certificateVerification = .none
-            return .require(configuration)
+            return configuration
         case .verifyFull:
             var configuration = TLSConfiguration.makeClientConfiguration()
             configuration.certificateVerification = .fullVerification
             if let path = url.rootCertificatePath { configuration.trustRoots = .file(path) }
-            return .require(configuration)
+            return configuration
         }
     }
 

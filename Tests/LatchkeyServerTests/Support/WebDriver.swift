@@ -33,7 +33,22 @@ final class ChromeDriver: Sendable {
     }
 
     /// Starts chromedriver on a port it picks, read from its banner.
+    ///
+    /// Started again, up to three times, when it could not bind the port it picked ("IPv4 port
+    /// not available. Exiting..."): seen once in a few dozen passes, while the other tests opened
+    /// ports at the same moment.
     static func start() async throws -> ChromeDriver {
+        var attempt = 1
+        while true {
+            do {
+                return try await startOnce()
+            } catch let error as WebDriverError where attempt < 3 && error.message.contains("port not available") {
+                attempt += 1
+            }
+        }
+    }
+
+    private static func startOnce() async throws -> ChromeDriver {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try require(chromedriver, "chromedriver"))
         process.arguments = ["--port=0"]

@@ -1,0 +1,111 @@
+import Foundation
+import LatchkeyServer
+import NIOCore
+import NIOSSL
+import PostgresNIO
+
+/// PostgreSQL turned the connection away for a reason waiting cannot fix: a wrong password or
+/// user, a database that does not exist, no permission to connect, no TLS where the URL asks
+/// for it, a certificate that does not verify.
+public struct PostgresConnectionRefused: Error, Sendable, CustomStringConvertible {
+    /// Why, in PostgreSQL's words where it gave them; never the password.
+    public let reason: String
+    /// PostgreSQL's SQLSTATE, when the server refused (28P01: the password, 3D000: no such
+    /// database).
+    public let sqlState: String?
+
+    /// For the operator.
+    public var description: String {
+        "PostgreSQL refused the connection: \(reason)" + (sqlState.map { " [\($0)]" } ?? "")
+    }
+}
+
+extension PostgresStore {
+    /// Opens one connection outside the pool, and closes it: what a server's start and every
+    /// `db` command do before the migration.
+    ///
+    /// Why: the pool keeps a failed connection attempt's cause to itself. Given a wrong password
+    /// or database name, an operation waited until the pool's circuit breaker tripped, a minute,
+    /// and then reported only that (`connectionCreationCircuitBreakerTripped`). Here a refusal
+    /// that waiting cannot fix ends the start at once with PostgreSQL's reason; a database not
+    /// answering yet (starting, restarting, unreachable) is retried until `waiting` has passed,
+    /// and then reported with the last attempt's cause.
+    func firstConnection(waiting: Duration) async throws {
+        let configuration = try probeConfiguration()
+        let clock = ContinuousClock()
+        let deadline = clock.now + waiting
+        var pause: Duration = .milliseconds(100)
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                let connection = try await PostgresConnection.connect(
+                    on: Self.eventLoops.any(), configuration: configuration, id: 0, logger: Self.quiet)
+                try? await connection.close()
+                return
+            } catch {
+                if let refused = Self.refusal(error) { throw refused }
+                if attempts == 1 {
+                    logger.warning(
+                        "latchkey.database.waiting",
+                        metadata: ["latchkey.database.cause": "\(Self.cause(error))"])
+                }
+                guard clock.now + pause < deadline else {
+                    throw StoreUnavailable(
+                        "no connection within \(waiting) (\(attempts) attempts); the last: \(Self.cause(error))")
+                }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(2))
+            }
+        }
+    }
+
+    /// The pool's connection settings, for one connection of our own.
+    private func probeConfiguration() throws -> PostgresConnection.Configuration {
+        let settings = self.settings
+        let tls: PostgresConnection.Configuration.TLS =
+            try tlsConfiguration.map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
+        var configuration = PostgresConnection.Configuration(
+            host: settings.host ?? "localhost", port: settings.port ?? 5432, username: settings.username,
+            password: settings.password, database: settings.database, tls: tls)
+        configuration.options.connectTimeout = TimeAmount(settings.options.connectTimeout)
+        configuration.options.tlsServerName = settings.options.tlsServerName
+        configuration.options.additionalStartupParameters = settings.options.additionalStartupParameters
+        return configuration
+    }
+
+    /// The refusal in `error`, when waiting cannot change it.
+    static func refusal(_ error: any Error) -> PostgresConnectionRefused? {
+        // The certificate did not verify, or names another host.
+        if error is NIOSSLError || error is NIOSSLExtraError { return .init(reason: "TLS: \(error)", sqlState: nil) }
+        guard let error = error as? PSQLError else { return nil }
+        switch error.code {
+        case .server:
+            let state = error.serverInfo?[.sqlState] ?? ""
+            // 28: the user or its password; 3D000: no such database; 42501: no permission to
+            // connect. Anything else (too many connections, starting up, shutting down) passes.
+            guard state.hasPrefix("28") || state == "3D000" || state == "42501" else { return nil }
+            return .init(reason: error.serverInfo?[.message] ?? "\(error.code)", sqlState: state)
+        case .sslUnsupported:
+            return .init(
+                reason: "the server offers no TLS, which the URL's sslmode asks for (sslmode=disable to connect "
+                    + "without it, on a network you trust)", sqlState: nil)
+        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+            return .init(reason: "authentication: \(String(reflecting: error.code))", sqlState: nil)
+        case .connectionError:
+            return error.underlying.flatMap { refusal($0) }
+        default:
+            return nil
+        }
+    }
+
+    /// A failed attempt's cause, for the operator: the driver's own description of its errors
+    /// hides everything, and a server's refusal never holds the password.
+    static func cause(_ error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if let message = error.serverInfo?[.message] {
+            return "\(message) [\(error.serverInfo?[.sqlState] ?? "")]"
+        }
+        return error.underlying.map { "\($0)" } ?? String(reflecting: error.code)
+    }
+}
