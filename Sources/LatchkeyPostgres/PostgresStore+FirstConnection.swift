@@ -31,18 +31,24 @@ extension PostgresStore {
     /// answering yet (starting, restarting, unreachable) is retried until `waiting` has passed,
     /// and then reported with the last attempt's cause.
     func firstConnection(waiting: Duration) async throws {
-        let configuration = try probeConfiguration()
+        var configuration = try probeConfiguration()
         let clock = ContinuousClock()
         let deadline = clock.now + waiting
         var pause: Duration = .milliseconds(100)
         var attempts = 0
         while true {
             attempts += 1
+            // No attempt outlasts the wait: a host that drops packets holds one for the whole
+            // connect timeout.
+            let left = max(deadline - clock.now, .milliseconds(100))
+            configuration.options.connectTimeout = TimeAmount(min(settings.options.connectTimeout, left))
             do {
                 let connection = try await PostgresConnection.connect(
                     on: Self.eventLoops.any(), configuration: configuration, id: 0, logger: Self.quiet)
                 try? await connection.close()
                 return
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 if let refused = Self.refusal(error) { throw refused }
                 if attempts == 1 {
@@ -62,37 +68,53 @@ extension PostgresStore {
 
     /// The pool's connection settings, for one connection of our own.
     private func probeConfiguration() throws -> PostgresConnection.Configuration {
-        let settings = self.settings
         let tls: PostgresConnection.Configuration.TLS =
             try tlsConfiguration.map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
         var configuration = PostgresConnection.Configuration(
-            host: settings.host ?? "localhost", port: settings.port ?? 5432, username: settings.username,
-            password: settings.password, database: settings.database, tls: tls)
-        configuration.options.connectTimeout = TimeAmount(settings.options.connectTimeout)
+            host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
+            tls: tls)
         configuration.options.tlsServerName = settings.options.tlsServerName
+        configuration.options.requireBackendKeyData = settings.options.requireBackendKeyData
         configuration.options.additionalStartupParameters = settings.options.additionalStartupParameters
         return configuration
     }
 
     /// The refusal in `error`, when waiting cannot change it.
     static func refusal(_ error: any Error) -> PostgresConnectionRefused? {
-        // The certificate did not verify, or names another host.
-        if error is NIOSSLError || error is NIOSSLExtraError { return .init(reason: "TLS: \(error)", sqlState: nil) }
+        if let error = error as? NIOSSLError {
+            switch error {
+            // The peer closed the connection during the handshake: a server restarting or
+            // crashing, a proxy failing over. Without TLS the same is retried.
+            case .uncleanShutdown, .handshakeFailed(.sslError([.eofDuringHandshake])),
+                .handshakeFailed(.sslError([.eofDuringAdditionalCertficiateChainValidation])):
+                return nil
+            default:
+                return .init(reason: "TLS: \(error)", sqlState: nil)
+            }
+        }
+        // The certificate names another host, or the host is not a valid server name.
+        if error is NIOSSLExtraError { return .init(reason: "TLS: \(error)", sqlState: nil) }
         guard let error = error as? PSQLError else { return nil }
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
-            // 28: the user or its password; 3D000: no such database; 42501: no permission to
-            // connect. Anything else (too many connections, starting up, shutting down) passes.
-            guard state.hasPrefix("28") || state == "3D000" || state == "42501" else { return nil }
+            // Retried: connection exceptions (08, which PgBouncer also sends while its server
+            // logins fail), too many connections (53), the server starting or shutting down
+            // (57P). Anything else is the URL's or the database's setup: the user or its
+            // password (28), no such database (3D000), no permission (42501), a bad `options`.
+            if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") { return nil }
             return .init(reason: error.serverInfo?[.message] ?? "\(error.code)", sqlState: state)
         case .sslUnsupported:
             return .init(
                 reason: "the server offers no TLS, which the URL's sslmode asks for (sslmode=disable to connect "
                     + "without it, on a network you trust)", sqlState: nil)
-        case .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+        case .receivedUnencryptedDataAfterSSLRequest:
+            return .init(reason: "the server answered the request for TLS in plain text", sqlState: nil)
+        case .authMechanismRequiresPassword:
+            return .init(reason: "the server asks for a password, and the URL has none", sqlState: nil)
+        case .unsupportedAuthMechanism, .saslError:
             return .init(reason: "authentication: \(String(reflecting: error.code))", sqlState: nil)
-        case .connectionError:
+        case .connectionError, .failedToAddSSLHandler:
             return error.underlying.flatMap { refusal($0) }
         default:
             return nil

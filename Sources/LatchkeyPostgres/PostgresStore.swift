@@ -25,8 +25,9 @@ public final class PostgresStore: LatchkeyStore {
     /// The pool's connections, kept between operations.
     let connections: HeldConnections
     let timeout: Duration
-    /// The pool's settings, and the TLS they hold (which the pool's configuration does not give
-    /// back): what `firstConnection` connects with.
+    /// Where the database is, the pool's settings, and the TLS they hold (which the pool's
+    /// configuration does not give back): what `firstConnection` connects with.
+    let url: PostgresURL
     let settings: PostgresClient.Configuration
     let tlsConfiguration: TLSConfiguration?
     /// For the pool's events and the start's.
@@ -73,6 +74,7 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
+        self.url = url
         self.settings = configuration
         self.tlsConfiguration = tlsConfiguration
         self.logger = logger

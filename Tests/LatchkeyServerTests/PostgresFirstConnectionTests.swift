@@ -1,13 +1,18 @@
 import Foundation
 import LatchkeyServer
+import NIOSSL
 import Testing
 
 @testable import LatchkeyPostgres
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A server's start and every `db` command open one connection before migrating
 /// (`PostgresStore.firstConnection`): a refusal that waiting cannot fix ends them at once with
 /// PostgreSQL's reason, a database not answering yet is waited for.
-@Suite("PostgreSQL: the first connection", .timeLimit(.minutes(2)))
+@Suite("PostgreSQL: the first connection", .timeLimit(.minutes(5)))
 struct PostgresFirstConnectionTests {
     /// What `url` refuses, from a store's migration.
     static func refusal(_ url: PostgresURL) async throws -> PostgresConnectionRefused {
@@ -52,18 +57,37 @@ struct PostgresFirstConnectionTests {
         #expect(refused.sqlState == nil && refused.description.contains("sslmode=disable"))
     }
 
-    @Test("nothing listening: retried until the wait is over, then unavailable with the last cause")
+    @Test("nothing listening: retried until the wait is over, then unavailable with the last cause, never the password")
     func nothingListening() async throws {
         guard var url = try TestPostgres.url() else { return }
-        url.port = 1
-        let store = try PostgresStore(url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
-        await #expect {
-            try await store.migrate(waitingForDatabase: .milliseconds(400))
-        } throws: { error in
-            let reason = (error as? StoreUnavailable)?.reason ?? ""
-            return reason.contains("attempts") && reason.contains("Connection refused")
-        }
+        let refusing = try HeldPort.refusing()
+        defer { close(refusing.descriptor) }
+        url.port = refusing.port
+        url.password = "not-the-Password-4711"
+        let capture = LogCapture()
+        let store = try PostgresStore(
+            url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: capture.logger(label: "test"))
+        let outcome = await Self.outcome { try await store.migrate(waitingForDatabase: .seconds(2)) }
         await store.close()
+        guard case .failure(let error) = outcome, let unavailable = error as? StoreUnavailable else {
+            Issue.record("expected unavailable, got \(outcome)")
+            return
+        }
+        #expect(unavailable.reason.contains("Connection refused"))
+        // Attempts 0.1, 0.2, 0.4 and 0.8 s apart fit in the 2 s: at least two.
+        let attempts = unavailable.reason.firstMatch(of: /\((\d+) attempts\)/).flatMap { Int($0.1) } ?? 0
+        #expect(attempts >= 2)
+        #expect(capture.all.filter { $0.contains("latchkey.database.waiting") }.count == 1)
+        #expect(!(capture.all + [unavailable.description]).joined().contains("4711"))
+    }
+
+    @Test("TLS: a peer closing the handshake is waited out; a certificate refused is not")
+    func tlsFailures() {
+        #expect(PostgresStore.refusal(NIOSSLError.uncleanShutdown) == nil)
+        #expect(PostgresStore.refusal(NIOSSLError.handshakeFailed(.sslError([.eofDuringHandshake]))) == nil)
+        #expect(PostgresStore.refusal(NIOSSLError.handshakeFailed(.sslError([]))) != nil)
+        #expect(PostgresStore.refusal(NIOSSLExtraError.failedToValidateHostname) != nil)
+        #expect(PostgresStore.refusal(CancellationError()) == nil)
     }
 
     @Test("a database started after the server is waited for, then migrated")
@@ -75,7 +99,9 @@ struct PostgresFirstConnectionTests {
             url: cluster.url, poolSize: 1, timeout: TestPostgres.timeout, logger: capture.logger(label: "test"))
         let outcome = await Self.outcome {
             try await cluster.down()
-            let migrating = Task { try await store.migrate() }
+            // Bounded by the suite's time limit, not the wait: a loaded pass is slow to restart a
+            // cluster.
+            let migrating = Task { try await store.migrate(waitingForDatabase: .seconds(600)) }
             try await eventually("the start waits for the database") {
                 capture.all.contains { $0.contains("latchkey.database.waiting") }
             }

@@ -10,6 +10,16 @@ import Glibc
 enum HeldPort {
     /// A TCP port held by a listening socket for the test's duration.
     static func hold() throws -> (descriptor: Int32, port: Int) {
+        try bound(listening: true)
+    }
+
+    /// A TCP port bound but not listening: a connection to it is refused at once (a reset),
+    /// and no other process can take the port meanwhile.
+    static func refusing() throws -> (descriptor: Int32, port: Int) {
+        try bound(listening: false)
+    }
+
+    private static func bound(listening: Bool) throws -> (descriptor: Int32, port: Int) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -20,7 +30,7 @@ enum HeldPort {
                 bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
             }
         }
-        try #require(bound == 0 && listen(descriptor, 1) == 0)
+        try #require(bound == 0 && (!listening || listen(descriptor, 1) == 0))
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }

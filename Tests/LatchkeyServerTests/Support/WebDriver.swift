@@ -34,7 +34,7 @@ final class ChromeDriver: Sendable {
 
     /// Starts chromedriver on a port it picks, read from its banner.
     ///
-    /// Started again, up to three times, when it could not bind the port it picked ("IPv4 port
+    /// Up to three attempts, when it could not bind the port it picked ("IPv4 port
     /// not available. Exiting..."): seen once in a few dozen passes, while the other tests opened
     /// ports at the same moment.
     static func start() async throws -> ChromeDriver {
