@@ -98,12 +98,16 @@ extension PostgresStore {
         switch error.code {
         case .server:
             let state = error.serverInfo?[.sqlState] ?? ""
+            let message = error.serverInfo?[.message] ?? "\(error.code)"
             // Retried: connection exceptions (08, which PgBouncer also sends while its server
             // logins fail), too many connections (53), the server starting or shutting down
             // (57P). Anything else is the URL's or the database's setup: the user or its
             // password (28), no such database (3D000), no permission (42501), a bad `options`.
-            if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") { return nil }
-            return .init(reason: error.serverInfo?[.message] ?? "\(error.code)", sqlState: state)
+            // PgBouncer 1.18 sends 08P01 for its own refusals too: those it words as below.
+            if state.hasPrefix("08") || state.hasPrefix("53") || state.hasPrefix("57P") {
+                guard state == "08P01", Self.poolerRefusals.contains(where: message.hasPrefix) else { return nil }
+            }
+            return .init(reason: message, sqlState: state)
         case .sslUnsupported:
             return .init(
                 reason: "the server offers no TLS, which the URL's sslmode asks for (sslmode=disable to connect "
@@ -120,6 +124,15 @@ extension PostgresStore {
             return nil
         }
     }
+
+    /// How PgBouncer words, under 08P01, a refusal waiting cannot fix (seen with PgBouncer 1.18 in
+    /// front of the test cluster): a startup parameter it does not know (Latchkey sends
+    /// `statement_timeout` and others, docs/deployment.md), a wrong password, an unknown database
+    /// or user.
+    static let poolerRefusals = [
+        "unsupported startup parameter", "password authentication failed", "no such database", "no such user",
+        "SASL authentication failed",
+    ]
 
     /// A failed attempt's cause, for the operator: the driver's own description of its errors
     /// hides everything, and a server's refusal never holds the password.

@@ -4,6 +4,7 @@ import NIOSSL
 import Testing
 
 @testable import LatchkeyPostgres
+@testable import PostgresNIO
 
 #if canImport(Glibc)
 import Glibc
@@ -79,6 +80,26 @@ struct PostgresFirstConnectionTests {
         #expect(attempts >= 2)
         #expect(capture.all.filter { $0.contains("latchkey.database.waiting") }.count == 1)
         #expect(!(capture.all + [unavailable.description]).joined().contains("4711"))
+    }
+
+    @Test("PgBouncer's own refusals under 08P01 end the start; its other 08P01s, and a server starting, are waited out")
+    func poolerRefusals() {
+        let cases: [(state: String, message: String, refused: Bool)] = [
+            ("08P01", "unsupported startup parameter: statement_timeout", true),
+            ("08P01", "password authentication failed", true),
+            ("08P01", "no such database: latchkey", true),
+            ("08P01", "no more connections allowed (max_client_conn)", false),
+            ("08006", "no such database: latchkey", false),
+            ("57P03", "the database system is starting up", false),
+            ("53300", "sorry, too many clients already", false),
+            ("42704", "unrecognized configuration parameter \"x\"", true),
+        ]
+        for (state, message, refused) in cases {
+            let error = PSQLError.server(.init(fields: [.sqlState: state, .message: message]))
+            let refusal: PostgresConnectionRefused? = PostgresStore.refusal(error as any Error)
+            #expect((refusal != nil) == refused, "\(state) \(message)")
+            #expect(refusal.map { $0.sqlState == state && $0.reason == message } ?? true)
+        }
     }
 
     @Test("TLS: a peer closing the handshake is waited out; a certificate refused is not")
