@@ -73,7 +73,7 @@ struct HeldConnectionsTests {
 
     @Test(
         "no lease is asked of a pool that does not run yet, so its driver logs no warning; once it runs, one is",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func leasesWaitForThePool() async throws {
         guard let base = try TestPostgres.url() else { return }
         let (client, capture) = Self.notRunning(base)
@@ -96,7 +96,7 @@ struct HeldConnectionsTests {
         try await eventually("the lease went back") { held.counts.holders == 0 }
     }
 
-    @Test("a lease waiting for a pool that does not run yet ends when the store closes", .timeLimit(.minutes(1)))
+    @Test("a lease waiting for a pool that does not run yet ends when the store closes", .timeLimit(.minutes(3)))
     func closedBeforeThePoolRuns() async throws {
         guard let base = try TestPostgres.url() else { return }
         let (client, _) = Self.notRunning(base)

@@ -58,7 +58,7 @@ struct PostgresFirstConnectionTests {
         #expect(refused.sqlState == nil && refused.description.contains("sslmode=disable"))
     }
 
-    @Test("nothing listening: retried until the wait is over, then unavailable with the last cause, never the password")
+    @Test("nothing listening: unavailable once the wait is over, with the last cause, never the password")
     func nothingListening() async throws {
         guard var url = try TestPostgres.url() else { return }
         let refusing = try HeldPort.refusing()
@@ -74,10 +74,9 @@ struct PostgresFirstConnectionTests {
             Issue.record("expected unavailable, got \(outcome)")
             return
         }
-        #expect(unavailable.reason.contains("Connection refused"))
-        // Attempts 0.1, 0.2, 0.4 and 0.8 s apart fit in the 2 s: at least two.
-        let attempts = unavailable.reason.firstMatch(of: /\((\d+) attempts\)/).flatMap { Int($0.1) } ?? 0
-        #expect(attempts >= 2)
+        // How many attempts fit in the wait depends on the machine's load (on a full pass the
+        // first can take longer than the wait): that it retries is `startedLater`'s to show.
+        #expect(unavailable.reason.contains("attempts") && unavailable.reason.contains("Connection refused"))
         #expect(capture.all.filter { $0.contains("latchkey.database.waiting") }.count == 1)
         #expect(!(capture.all + [unavailable.description]).joined().contains("4711"))
     }
