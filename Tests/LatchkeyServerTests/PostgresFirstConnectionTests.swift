@@ -58,7 +58,7 @@ struct PostgresFirstConnectionTests {
         #expect(refused.sqlState == nil && refused.description.contains("sslmode=disable"))
     }
 
-    @Test("nothing listening: unavailable once the wait is over, with the last cause, never the password")
+    @Test("nothing listening: unavailable once the wait is over, with the last attempt's cause, never the password")
     func nothingListening() async throws {
         guard var url = try TestPostgres.url() else { return }
         let refusing = try HeldPort.refusing()
@@ -74,9 +74,11 @@ struct PostgresFirstConnectionTests {
             Issue.record("expected unavailable, got \(outcome)")
             return
         }
-        // How many attempts fit in the wait depends on the machine's load (on a full pass the
-        // first can take longer than the wait): that it retries is `startedLater`'s to show.
-        #expect(unavailable.reason.contains("attempts") && unavailable.reason.contains("Connection refused"))
+        // How many attempts fit in the wait, and whether the last was refused or ran out of
+        // time, depend on the machine's load (on a loaded full pass the first attempt outlasted
+        // the wait): that it retries is `startedLater`'s to show.
+        let cause = try #require(unavailable.reason.firstRange(of: "attempts); the last: ")).upperBound
+        #expect(cause < unavailable.reason.endIndex)
         #expect(capture.all.filter { $0.contains("latchkey.database.waiting") }.count == 1)
         #expect(!(capture.all + [unavailable.description]).joined().contains("4711"))
     }
