@@ -31,7 +31,8 @@ extension PostgresStore {
     /// answering yet (starting, restarting, unreachable) is retried until `waiting` has passed,
     /// and then reported with the last attempt's cause.
     func firstConnection(waiting: Duration) async throws {
-        var configuration = try probeConfiguration()
+        var configuration = firstConnectionSettings
+        let connectTimeout = configuration.options.connectTimeout
         let clock = ContinuousClock()
         let deadline = clock.now + waiting
         var pause: Duration = .milliseconds(100)
@@ -41,7 +42,7 @@ extension PostgresStore {
             // No attempt outlasts the wait: a host that drops packets holds one for the whole
             // connect timeout.
             let left = max(deadline - clock.now, .milliseconds(100))
-            configuration.options.connectTimeout = TimeAmount(min(settings.options.connectTimeout, left))
+            configuration.options.connectTimeout = min(connectTimeout, TimeAmount(left))
             do {
                 let connection = try await PostgresConnection.connect(
                     on: Self.eventLoops.any(), configuration: configuration, id: 0, logger: Self.quiet)
@@ -66,16 +67,18 @@ extension PostgresStore {
         }
     }
 
-    /// The pool's connection settings, for one connection of our own.
-    private func probeConfiguration() throws -> PostgresConnection.Configuration {
-        let tls: PostgresConnection.Configuration.TLS =
-            try tlsConfiguration.map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable
+    /// `pool`'s settings for one connection of our own: the pool's configuration does not give
+    /// back the TLS it holds, hence `url` and `tls`.
+    static func firstConnectionSettings(
+        url: PostgresURL, tls: TLSConfiguration?, pool: PostgresClient.Configuration
+    ) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,
-            tls: tls)
-        configuration.options.tlsServerName = settings.options.tlsServerName
-        configuration.options.requireBackendKeyData = settings.options.requireBackendKeyData
-        configuration.options.additionalStartupParameters = settings.options.additionalStartupParameters
+            tls: try tls.map { .require(try NIOSSLContext(configuration: $0)) } ?? .disable)
+        configuration.options.connectTimeout = TimeAmount(pool.options.connectTimeout)
+        configuration.options.tlsServerName = pool.options.tlsServerName
+        configuration.options.requireBackendKeyData = pool.options.requireBackendKeyData
+        configuration.options.additionalStartupParameters = pool.options.additionalStartupParameters
         return configuration
     }
 

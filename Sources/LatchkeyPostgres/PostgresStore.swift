@@ -25,11 +25,8 @@ public final class PostgresStore: LatchkeyStore {
     /// The pool's connections, kept between operations.
     let connections: HeldConnections
     let timeout: Duration
-    /// Where the database is, the pool's settings, and the TLS they hold (which the pool's
-    /// configuration does not give back): what `firstConnection` connects with.
-    let url: PostgresURL
-    let settings: PostgresClient.Configuration
-    let tlsConfiguration: TLSConfiguration?
+    /// The pool's connection settings, for the one connection `firstConnection` opens itself.
+    let firstConnectionSettings: PostgresConnection.Configuration
     /// For the pool's events and the start's.
     let logger: Logger
     /// The connections' event loops, which also run each operation's timer.
@@ -74,9 +71,8 @@ public final class PostgresStore: LatchkeyStore {
         if let options = url.options { configuration.options.additionalStartupParameters.append(("options", options)) }
         self.client = PostgresClient(
             configuration: configuration, eventLoopGroup: Self.eventLoops, backgroundLogger: logger)
-        self.url = url
-        self.settings = configuration
-        self.tlsConfiguration = tlsConfiguration
+        self.firstConnectionSettings = try Self.firstConnectionSettings(
+            url: url, tls: tlsConfiguration, pool: configuration)
         self.logger = logger
         self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout / 2)
         self.timeout = timeout

@@ -59,16 +59,24 @@ struct HeldConnectionsTests {
         }
     }
 
-    /// A pool not running yet, as a new store's is until its task starts it, with what its
-    /// driver logs.
-    static func notRunning(_ base: PostgresURL) -> (PostgresClient, LogCapture) {
-        let capture = LogCapture()
+    /// An operation waiting for a connection from a pool that does not run yet, as a new
+    /// store's first operation can (a server's migration before it binds, a `db` command)
+    /// before the store's task has started the pool; with what the pool's driver logs.
+    static func waitingForThePool(
+        _ base: PostgresURL
+    ) async throws -> (
+        client: PostgresClient, held: HeldConnections, waiting: Task<HeldConnections.Held, any Error>, log: LogCapture
+    ) {
+        let log = LogCapture()
         let client = PostgresClient(
             configuration: .init(
                 host: base.host, port: base.port, username: base.user, password: base.password,
                 database: base.database, tls: .disable),
-            backgroundLogger: capture.logger(label: "test"))
-        return (client, capture)
+            backgroundLogger: log.logger(label: "test"))
+        let held = HeldConnections(client: client, limit: 1, staleLease: .seconds(60))
+        let waiting = Task { try await held.take() }
+        try await eventually("the lease waits for the pool") { held.awaitingRun == 1 }
+        return (client, held, waiting, log)
     }
 
     @Test(
@@ -76,14 +84,9 @@ struct HeldConnectionsTests {
         .timeLimit(.minutes(3)))
     func leasesWaitForThePool() async throws {
         guard let base = try TestPostgres.url() else { return }
-        let (client, capture) = Self.notRunning(base)
-        let held = HeldConnections(client: client, limit: 1, staleLease: .seconds(60))
-        let waiting = Task { try await held.take() }
-        // A new store's first operation (a server's migration before it binds, a `db` command)
-        // can come before the store's task has started the pool; postgres-nio logs a warning for
-        // a lease asked before `run()`.
-        try await eventually("the lease waits for the pool") { held.awaitingRun == 1 }
-        #expect(capture.all.filter { !$0.hasPrefix("trace") && !$0.hasPrefix("debug") }.isEmpty)
+        let (client, held, waiting, log) = try await Self.waitingForThePool(base)
+        // postgres-nio logs a warning for a lease asked before `run()`.
+        #expect(log.all.filter { !$0.hasPrefix("trace") && !$0.hasPrefix("debug") }.isEmpty)
         let running = Task {
             held.poolRuns()
             await client.run()
@@ -99,10 +102,7 @@ struct HeldConnectionsTests {
     @Test("a lease waiting for a pool that does not run yet ends when the store closes", .timeLimit(.minutes(3)))
     func closedBeforeThePoolRuns() async throws {
         guard let base = try TestPostgres.url() else { return }
-        let (client, _) = Self.notRunning(base)
-        let held = HeldConnections(client: client, limit: 1, staleLease: .seconds(60))
-        let waiting = Task { try await held.take() }
-        try await eventually("the lease waits for the pool") { held.awaitingRun == 1 }
+        let (_, held, waiting, _) = try await Self.waitingForThePool(base)
         held.close()
         await #expect(throws: HeldConnections.LeaseFailure.self) { _ = try await waiting.value }
         try await eventually("the holder ended") { held.counts.holders == 0 && held.awaitingRun == 0 }

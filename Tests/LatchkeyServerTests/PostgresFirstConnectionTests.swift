@@ -31,31 +31,39 @@ struct PostgresFirstConnectionTests {
         do { return .success(try await body()) } catch { return .failure(error) }
     }
 
-    @Test("a wrong password is refused at once, in PostgreSQL's words, without the password")
-    func wrongPassword() async throws {
-        guard var url = try TestPostgres.url() else { return }
-        url.password = "not-the-Password-4711"
-        let refused = try await Self.refusal(url)
-        #expect(refused.sqlState == "28P01")
-        #expect(refused.description.contains("password authentication failed"))
-        #expect(!refused.description.contains("4711"))
+    /// A URL the test cluster refuses, and how the refusal must read.
+    struct Refused: Sendable, CustomTestStringConvertible {
+        let name: String
+        let change: @Sendable (inout PostgresURL) -> Void
+        let sqlState: String?
+        /// In the message: PostgreSQL's words, or how to mend the URL.
+        let says: String
+        var testDescription: String { name }
+
+        static let all: [Refused] = [
+            // A password the message must not hold (looked for in every case).
+            Refused(
+                name: "a wrong password", change: { $0.password = "not-the-Password-4711" }, sqlState: "28P01",
+                says: "password authentication failed"),
+            Refused(
+                name: "a database that does not exist", change: { $0.database = "no_such_database" },
+                sqlState: "3D000", says: "no_such_database"),
+            Refused(
+                name: "TLS asked of a server without it", change: { $0.tls = .require }, sqlState: nil,
+                says: "sslmode=disable"),
+        ]
     }
 
-    @Test("a database that does not exist is refused at once, naming it")
-    func noSuchDatabase() async throws {
+    @Test(
+        "refused at once, in PostgreSQL's words or saying what to change, never with the password",
+        arguments: Refused.all)
+    func refusedAtOnce(_ refused: Refused) async throws {
         guard var url = try TestPostgres.url() else { return }
-        url.database = "no_such_database"
-        let refused = try await Self.refusal(url)
-        #expect(refused.sqlState == "3D000")
-        #expect(refused.description.contains("no_such_database"))
-    }
-
-    @Test("TLS asked of a server without it is refused at once, saying how to connect without")
-    func noTLS() async throws {
-        guard var url = try TestPostgres.url() else { return }
-        url.tls = .require
-        let refused = try await Self.refusal(url)
-        #expect(refused.sqlState == nil && refused.description.contains("sslmode=disable"))
+        refused.change(&url)
+        let error = try await Self.refusal(url)
+        #expect(error.sqlState == refused.sqlState)
+        #expect(error.description.contains(refused.says))
+        #expect(!error.description.contains("4711"))
     }
 
     @Test("nothing listening: unavailable once the wait is over, with the last attempt's cause, never the password")
