@@ -100,7 +100,9 @@ struct IDTokenFixture: Sendable {
         let issued = Int(now.timeIntervalSince1970)
         let claims: JSONValue = [
             "iss": "https://www.facebook.com", "aud": "100000000000001", "sub": "9700671485075241",
-            "iat": .int(issued), "exp": .int(issued + 3600), "jti": "bench-jti", "nonce": "bench-nonce",
+            "iat": .int(issued), "exp": .int(issued + 3600), "jti": "bench-jti",
+            // The SHA-256 hex of "bench-nonce": the server's default mode wants the hash in the token.
+            "nonce": "aaaa953f65119f8fdf5df785d2a838579e40da1ff369461c30b097dca332fd66",
             "name": "Alice Liddell", "email": "alice@example.com",
         ]
         let input = Base64URL.encode(header.encoded()) + "." + Base64URL.encode(claims.encoded())

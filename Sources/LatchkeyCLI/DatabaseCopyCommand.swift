@@ -16,13 +16,24 @@ extension DatabaseCommand {
                 present in the destination are kept, so running it again after an interruption completes the \
                 copy; at the end every table must hold as many rows in the destination as in the source, or \
                 the command fails. Both databases are migrated first.
+
+                The destination is --to, or else the database the settings name (--config, LATCHKEY_DATABASE_URL, \
+                or LATCHKEY_DATABASE_URL_FILE), so its password need not appear on a command line, where `ps` \
+                and shell history show it.
                 """)
 
         @Option(help: "The SQLite database to copy from (sqlite:PATH or a path).")
         var from: String
 
-        @Option(help: "The PostgreSQL database to copy into (postgres://…).")
-        var to: String
+        @Option(
+            help: """
+                The PostgreSQL database to copy into (postgres://…). Default: the settings' LATCHKEY_DATABASE_URL \
+                (or _FILE), which keeps the password off the command line.
+                """)
+        var to: String?
+
+        @Option(help: "A file of LATCHKEY_NAME=value lines, read for the destination when --to is not given.")
+        var config: String?
 
         @Option(help: "Rows per insert.")
         var batch: Int = 500
@@ -31,14 +42,29 @@ extension DatabaseCommand {
             guard (1...5000).contains(batch) else { throw ValidationError("--batch must be between 1 and 5000") }
         }
 
+        /// The destination's URL: `--to`, or the settings' database.
+        func destinationURL() throws -> String {
+            if let to { return to }
+            let settings = try Settings.load(configFile: config)
+            guard settings["LATCHKEY_DATABASE_URL"] != nil || settings["LATCHKEY_DATABASE_URL_FILE"] != nil else {
+                throw ValidationError(
+                    "name the PostgreSQL database to copy into: LATCHKEY_DATABASE_URL or LATCHKEY_DATABASE_URL_FILE "
+                        + "(environment or --config), or --to")
+            }
+            let only = settings.filter { $0.key.hasPrefix("LATCHKEY_DATABASE_URL") }
+            return try Settings.configuration(only).databaseURL
+        }
+
         mutating func run() async throws {
             let source = try DatabaseLocation(from)
+            let to = try destinationURL()
             let destination = try DatabaseLocation(to)
             guard case .sqliteFile(let path) = source else {
                 throw ValidationError("--from must be an SQLite file (sqlite:PATH)")
             }
             guard case .postgres = destination else {
-                throw ValidationError("--to must be a PostgreSQL URL (postgres://…)")
+                throw ValidationError(
+                    "the destination must be a PostgreSQL URL (postgres://…), not \(destination.displayName)")
             }
             var configuration = ServerConfiguration()
             configuration.databaseURL = from

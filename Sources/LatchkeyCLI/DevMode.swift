@@ -37,10 +37,11 @@ enum DevMode {
         }
     }
 
-    static func banner(serverURL: String, emulatorPort: Int) -> String {
+    static func banner(serverURL: String, emulatorPort: Int, database: String) -> String {
         let emulator = "http://127.0.0.1:\(emulatorPort)"
         return """
             Latchkey (dev) listening on \(serverURL), Facebook emulator on \(emulator)
+            \(database)
             Demo app \(demoApp.id); demo users: alice, bob, carol (no email), dave.
 
             Log in as alice with a classic Facebook token:

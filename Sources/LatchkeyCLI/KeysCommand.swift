@@ -32,9 +32,9 @@ struct KeysCommand: AsyncParsableCommand {
         /// the same database `serve` (or, with `--dev`, `serve --dev`) uses from this directory.
         func configuration(checkingKeyProtection: Bool = true) throws -> ServerConfiguration {
             var settings = try Settings.load(configFile: config)
-            if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
+            Settings.set("LATCHKEY_DATABASE_URL", to: databaseURL, in: &settings)
             if dev { DevMode.apply(to: &settings, emulatorPort: 8090) }
-            settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
+            Settings.defaultingDatabase(&settings)
             // These commands never talk to Facebook: the app secret, which an operator's shell
             // usually lacks (systemd hands it to the service only), is neither needed nor checked.
             for name in ["LATCHKEY_FACEBOOK_APP_ID", "LATCHKEY_FACEBOOK_APP_SECRET"] {
@@ -43,12 +43,19 @@ struct KeysCommand: AsyncParsableCommand {
             }
             let configuration = try Settings.configuration(settings)
             guard checkingKeyProtection else { return configuration }
-            do {
-                try configuration.validateSigningKeyProtection()
-            } catch {
-                throw ValidationError("\(error)")
+            guard configuration.keyEncryptionKey == nil, !configuration.allowPlaintextSigningKeys else {
+                return configuration
             }
-            return configuration
+            // serve's advice (create a key, or go unencrypted) is wrong here: the stored keys are
+            // sealed under the servers' key, and only that key opens them.
+            throw ValidationError(
+                """
+                this command opens the session signing keys, which are sealed under the servers' key-encryption key, \
+                and none is set here. Point LATCHKEY_KEY_ENCRYPTION_KEY_FILE at the file the servers use (under \
+                systemd, the one the unit's LoadCredential=kek:… reads, such as /etc/latchkey/kek: the unit hands it \
+                to the service, not to your shell); a new key would open nothing stored. docs/deployment.md (section \
+                6) shows the command. `serve --dev`'s database keeps its keys unsealed: add --dev for it.
+                """)
         }
 
         /// Runs `body` on the migrated store of an existing installation, closing it afterwards.
@@ -122,7 +129,8 @@ struct KeysCommand: AsyncParsableCommand {
             discussion: """
                 Set LATCHKEY_KEY_ENCRYPTION_KEY_FILE to the new key and LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS_FILE to \
                 the old one(s). Servers started with both settings do the same on start; afterwards the old keys \
-                can be removed from the settings.
+                can be removed from the settings. It is also the one step that seals the keys of a database from \
+                before encryption (every key plain), which servers with a key-encryption key refuse.
                 """)
 
         @OptionGroup var options: DatabaseOptions

@@ -6,6 +6,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Self-hosted Login with Facebook, and a Facebook emulator for offline development.",
+        version: Version.current,
         subcommands: [
             ServeCommand.self, EmulatorCommand.self, LoginCommand.self, KeysCommand.self, DatabaseCommand.self,
         ]

@@ -45,11 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         var settings = try Settings.load(configFile: config)
-        if let host { settings["LATCHKEY_HOST"] = host }
-        if let port { settings["LATCHKEY_PORT"] = String(port) }
-        if let databaseURL { settings["LATCHKEY_DATABASE_URL"] = databaseURL }
+        Settings.set("LATCHKEY_HOST", to: host, in: &settings)
+        Settings.set("LATCHKEY_PORT", to: port.map(String.init), in: &settings)
+        Settings.set("LATCHKEY_DATABASE_URL", to: databaseURL, in: &settings)
         if dev { DevMode.apply(to: &settings, emulatorPort: emulatorPort) }
-        settings["LATCHKEY_DATABASE_URL"] = settings["LATCHKEY_DATABASE_URL"] ?? "latchkey-data/latchkey.sqlite"
+        Settings.defaultingDatabase(&settings)
 
         let configuration: ServerConfiguration
         do {
@@ -62,8 +62,12 @@ struct ServeCommand: AsyncParsableCommand {
         logger.logLevel = logLevel
         // Migrated by buildApplication, before the server binds.
         // Closed by its service in the group, and again (a no-op) by `withStore` on the way out.
-        try await StoreOpening.withStore(configuration, logger: logger, migrate: false) { opened in
-            try await run(configuration: configuration, opened: opened, logger: logger)
+        do {
+            try await StoreOpening.withStore(configuration, logger: logger, migrate: false, serving: true) { opened in
+                try await run(configuration: configuration, opened: opened, logger: logger)
+            }
+        } catch let error as SQLiteServerLockError {
+            throw CommandError(error.description)
         }
     }
 
@@ -73,10 +77,14 @@ struct ServeCommand: AsyncParsableCommand {
     private func run(configuration: ServerConfiguration, opened: StoreOpening.Opened, logger: Logger) async throws {
         let dev = self.dev
         let emulatorPort = self.emulatorPort
+        // Where the data is, resolved: a relative path is taken in the working directory, which a
+        // service manager chooses.
+        let database = "Database: " + ((try? DatabaseLocation(configuration.databaseURL))?.resolvedDisplayName ?? "?")
         let banner = StartupBanner(expected: dev ? [.server, .emulator] : [.server]) { port in
             dev
-                ? DevMode.banner(serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort)
-                : "Latchkey listening on http://\(configuration.host):\(port)"
+                ? DevMode.banner(
+                    serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort, database: database)
+                : "Latchkey listening on http://\(configuration.host):\(port)\n\(database)"
         }
         let facebook = HTTPClient.facebook(configuration)
         let servers: [any Service]

@@ -31,8 +31,10 @@ enum StoreOpening {
 
     /// Opens `location` (not migrated). An SQLite file is created when missing, unless
     /// `mustExist`: commands that manage an existing installation never start an empty one.
+    /// `serving`: the store is a server's, which holds the SQLite file's `SQLiteServerLock`.
     static func open(
-        _ location: DatabaseLocation, configuration: ServerConfiguration, logger: Logger, mustExist: Bool = false
+        _ location: DatabaseLocation, configuration: ServerConfiguration, logger: Logger, mustExist: Bool = false,
+        serving: Bool = false
     ) async throws -> Opened {
         switch location {
         case .sqliteFile(let path):
@@ -44,7 +46,7 @@ enum StoreOpening {
                         + "Run this from the directory serve runs in, pass --dev for `serve --dev`'s database, or "
                         + "--database-url.")
             }
-            return .sqlite(try await SQLiteStore.open(location))
+            return .sqlite(try await SQLiteStore.open(location, serving: serving))
         case .sqliteMemory:
             return .sqlite(try await SQLiteStore.open(location))
         case .postgres(let url):
@@ -62,11 +64,11 @@ enum StoreOpening {
     /// Runs `body` with the store of `configuration`, migrated, and closes it afterwards.
     static func withStore<T>(
         _ configuration: ServerConfiguration, logger: Logger, mustExist: Bool = false,
-        migrate: Bool = true, _ body: (Opened) async throws -> T
+        migrate: Bool = true, serving: Bool = false, _ body: (Opened) async throws -> T
     ) async throws -> T {
         let opened = try await open(
             try DatabaseLocation(configuration.databaseURL), configuration: configuration, logger: logger,
-            mustExist: mustExist)
+            mustExist: mustExist, serving: serving)
         do {
             if migrate { try await opened.store.migrate() }
             let result = try await body(opened)

@@ -13,6 +13,19 @@ public struct IDTokenPolicy: Sendable {
         case facebookHost
     }
 
+    /// How the `nonce` claim must relate to the nonce sent beside the token.
+    public enum NonceMatching: String, Sendable, Equatable, CaseIterable {
+        /// The claim is the SHA-256 hex of the nonce sent (Firebase's convention, and the SDK's):
+        /// the raw value never travels where the token does, so an intercepted token alone signs
+        /// nobody in (its claim, sent as the nonce, hashes to something else).
+        case hashed
+        /// The claim is the nonce sent, verbatim: safe only when the nonce is one the server
+        /// issued and spends (whoever holds the token holds its claim).
+        case raw
+        /// Either: for apps moving from one convention to the other.
+        case either
+    }
+
     /// Accepted issuers.
     public var issuer: IssuerRule
     /// App ids the token may be issued to; `aud` is a string or an array (RFC 7519 §4.1.3) and
@@ -25,17 +38,20 @@ public struct IDTokenPolicy: Sendable {
     /// Whether a token without a nonce is taken when the caller sent none either (an operator's
     /// opt-in for apps that cannot send one; never the default).
     public var allowsMissingNonce: Bool
+    /// How the claim must match the nonce sent; `either` on the device, which holds both values.
+    public var nonceMatching: NonceMatching
 
     /// A policy with every rule spelled out.
     public init(
         issuer: IssuerRule, audiences: Set<String>, clockSkew: TimeInterval, maximumAge: TimeInterval,
-        allowsMissingNonce: Bool = false
+        allowsMissingNonce: Bool = false, nonceMatching: NonceMatching = .either
     ) {
         self.issuer = issuer
         self.audiences = audiences
         self.clockSkew = clockSkew
         self.maximumAge = maximumAge
         self.allowsMissingNonce = allowsMissingNonce
+        self.nonceMatching = nonceMatching
     }
 
     /// The on-device policy: Facebook's SDK rules (issuer host, ten minutes since `iat`) with a

@@ -46,9 +46,10 @@ public struct LimitedLoginToken: Sendable {
 
     /// Checks the claims under `policy`.
     /// - Parameters:
-    ///   - nonce: the nonce sent with the token; the claim must equal it or its SHA-256 hex (both
-    ///     conventions exist: Facebook's SDK echoes what it was given, and Firebase-style apps give
-    ///     it the hash of a raw value they keep), compared in constant time.
+    ///   - nonce: the nonce sent with the token; the claim must equal it, or its SHA-256 hex, as
+    ///     `policy.nonceMatching` says (both conventions exist: Facebook's SDK echoes what it was
+    ///     given, and Firebase-style apps give it the hash of a raw value they keep), compared in
+    ///     constant time.
     ///   - now: the current time.
     public func claims(policy: IDTokenPolicy, nonce: String?, now: Date) throws(IDTokenFailure) -> Claims {
         let claims = jws.claims
@@ -90,8 +91,15 @@ public struct LimitedLoginToken: Sendable {
         }
         guard sent.utf8.count <= 512 else { throw .nonceTooLong }
         let hashed = Hex.encode(SHA256.hash(data: Data(sent.utf8)))
+        // Both comparisons run whatever the policy, so the time taken says nothing of which matched.
         let matchesRaw = ConstantTime.equals(claim, sent)
         let matchesHash = ConstantTime.equals(claim.lowercased(), hashed)
-        guard !claim.isEmpty, matchesRaw || matchesHash else { throw .nonceMismatch }
+        let matches =
+            switch policy.nonceMatching {
+            case .hashed: matchesHash
+            case .raw: matchesRaw
+            case .either: matchesRaw || matchesHash
+            }
+        guard !claim.isEmpty, matches else { throw .nonceMismatch }
     }
 }

@@ -29,6 +29,8 @@ public final class PostgresStore: LatchkeyStore {
     let firstConnectionSettings: PostgresConnection.Configuration
     /// For the pool's events and the start's.
     let logger: Logger
+    /// The URL without its password: what the store prints as.
+    let shownURL: String
     /// The connections' event loops, which also run each operation's timer.
     static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
     private let runner: Task<Void, Never>
@@ -74,6 +76,7 @@ public final class PostgresStore: LatchkeyStore {
         self.firstConnectionSettings = try Self.firstConnectionSettings(
             url: url, tls: tlsConfiguration, pool: configuration)
         self.logger = logger
+        self.shownURL = url.description
         self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout / 2)
         self.timeout = timeout
         let client = self.client
@@ -260,4 +263,16 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
 
     /// For the log.
     public var description: String { "PostgreSQL error \(sqlState) in \(operation): \(message)" }
+}
+
+/// The store prints as its URL without the password, in every form: the pool's configuration it
+/// holds carries the password, and `dump` (or the default printing of anything holding the store)
+/// would otherwise walk into it.
+extension PostgresStore: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `PostgresStore(postgres://user:***@host:port/database?sslmode=…)`.
+    public var description: String { "PostgresStore(\(shownURL))" }
+    /// The same as `description`.
+    public var debugDescription: String { description }
+    /// The URL without its password only.
+    public var customMirror: Mirror { Mirror(self, children: ["url": shownURL]) }
 }

@@ -39,6 +39,19 @@ enum SQLiteFiles {
         }
     }
 
+    /// Creates `path` empty and 0600 in one step, never over an existing file (`O_EXCL`): for a
+    /// copy of the database, private before a byte is written into it.
+    /// - Returns: `nil`, or the system's error number (`EEXIST` when something is already there).
+    static func createPrivate(_ path: String) -> Int32? {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { return errno }
+        // open's mode is cut by the umask; fchmod makes it exactly owner read and write.
+        let status = fchmod(descriptor, 0o600) == 0 ? nil : errno
+        close(descriptor)
+        if status != nil { unlink(path) }
+        return status
+    }
+
     /// `mkdir -p` with mode 0700 for each directory it creates; existing ones are left as they are
     /// (they may be shared, such as `/var/lib`).
     private static func createDirectories(_ directory: String) throws {
@@ -59,8 +72,19 @@ struct SQLiteFilesError: Error, Sendable, CustomStringConvertible {
     let path: String
     let errno: Int32
     /// The path as `DatabaseLocation.redacted` prints it: a URL mistaken for a path may hold a password.
+    /// A relative path says which directory it was taken in: under systemd that is `/`, and
+    /// "Permission denied" alone sent operators looking at the wrong place.
     var description: String {
-        "cannot use \(DatabaseLocation.redacted(path)) for the database: \(String(cString: strerror(errno))) "
+        var text =
+            "cannot use \(DatabaseLocation.redacted(path)) for the database: \(String(cString: strerror(errno))) "
             + "(LATCHKEY_DATABASE_URL must name a file in a directory this user can write)"
+        if !path.hasPrefix("/") {
+            let directory = FileManager.default.currentDirectoryPath
+            text +=
+                "; the path is relative, taken in the working directory \(directory)"
+                + " (a service manager such as systemd starts services in /): name an absolute path, such as"
+                + " LATCHKEY_DATABASE_URL=/var/lib/latchkey/latchkey.sqlite"
+        }
+        return text
     }
 }

@@ -8,16 +8,21 @@ extension SQLiteStore {
     /// - Throws: when `path` already exists (a backup never overwrites anything) or cannot be
     ///   written.
     public func backup(to path: String) async throws {
-        guard !FileManager.default.fileExists(atPath: path) else {
-            throw SQLiteBackupError("\(path) already exists; a backup never overwrites a file")
+        // The copy holds the same secrets as the database (sealed signing keys, every user's
+        // data), so it is created 0600 and empty before SQLite writes into it (VACUUM INTO
+        // accepts an empty file): created by SQLite and made private afterwards, it was readable
+        // by every local user while it was being written.
+        if let code = SQLiteFiles.createPrivate(path) {
+            if code == EEXIST { throw SQLiteBackupError("\(path) already exists; a backup never overwrites a file") }
+            throw SQLiteBackupError("cannot create the backup \(path): \(String(cString: strerror(code)))")
         }
         do {
             try await database.run { db in try db.execute("VACUUM INTO ?", [.text(path)]) }
         } catch let failure as SQLiteFailure {
+            // A half-written copy is worse than none.
+            unlink(path)
             throw SQLiteBackupError("cannot write the backup to \(path): \(failure.message)")
         }
-        // The copy holds the same secrets as the database (sealed signing keys, hashed tokens).
-        _ = chmod(path, 0o600)
     }
 }
 

@@ -18,22 +18,29 @@ public final class SQLiteStore: LatchkeyStore {
     /// Internal rather than private so tests can inspect the connection's statement cache.
     let database: SQLiteDatabase
 
+    /// A server's lock on the database file, held as long as this store lives (`serving`).
+    private let serverLock: SQLiteServerLock?
+
     /// Opens (creating if needed) the database at `location`.
-    public static func open(_ location: DatabaseLocation) async throws -> SQLiteStore {
+    /// - Parameter serving: take the file's `SQLiteServerLock` first, as `serve` does, so a second
+    ///   server on the same file refuses to start.
+    public static func open(_ location: DatabaseLocation, serving: Bool = false) async throws -> SQLiteStore {
         var path: String?
+        var lock: SQLiteServerLock?
         if case .sqliteFile(let file) = location {
             try SQLiteFiles.prepare(file)
+            if serving { lock = try SQLiteServerLock(databasePath: file) }
             path = file
         }
         do {
-            return try await open(path: path)
+            return try await open(path: path, serverLock: lock)
         } catch let failure as SQLiteFailure {
             // SQLite's own words ("file is not a database") do not say which file.
             throw SQLiteOpenError(path: path ?? ":memory:", failure: failure)
         }
     }
 
-    private static func open(path: String?) async throws -> SQLiteStore {
+    private static func open(path: String?, serverLock: SQLiteServerLock?) async throws -> SQLiteStore {
         let database = try await SQLiteDatabase.open(path: path)
         try await database.run { db in
             // temp_store = MEMORY: group commit gives each transaction a savepoint, whose
@@ -47,10 +54,13 @@ public final class SQLiteStore: LatchkeyStore {
                 try db.execute(pragma)
             }
         }
-        return SQLiteStore(database: database)
+        return SQLiteStore(database: database, serverLock: serverLock)
     }
 
-    private init(database: SQLiteDatabase) { self.database = database }
+    private init(database: SQLiteDatabase, serverLock: SQLiteServerLock?) {
+        self.database = database
+        self.serverLock = serverLock
+    }
 
     /// Closes the database.
     public func close() async throws { try await database.close() }

@@ -137,17 +137,22 @@ call("POST", "/v1/oauth/token", status=400, code="refresh_token_reused",
      form={"grant_type": "refresh_token", "refresh_token": refresh})
 call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=access)
 
-# --- Limited Login with a server nonce
+# --- Limited Login with a server nonce: the app gives Facebook its SHA-256 (LATCHKEY_LIMITED_LOGIN_NONCE=hashed,
+# the default) and sends the server the nonce itself.
 _, nonce = call("POST", "/v1/auth/nonce", status=200)
 call("POST", "/v1/auth/nonce", status=200, json_body={})
+nonce_claim = hashlib.sha256(nonce["nonce"].encode()).hexdigest()
 id_token = emulator_post("/_emulator/id-tokens",
-                         {"app_id": app_id, "user": "bob", "scopes": ["email"], "nonce": nonce["nonce"]})["id_token"]
+                         {"app_id": app_id, "user": "bob", "scopes": ["email"], "nonce": nonce_claim})["id_token"]
 _, limited = call("POST", "/v1/auth/facebook", status=200, json_body={"idToken": id_token, "nonce": nonce["nonce"]})
 call("POST", "/v1/auth/facebook", status=401, code="id_token_replayed",
      json_body={"idToken": id_token, "nonce": nonce["nonce"]})
 # A fresh token carrying the spent server nonce.
 id_token_again = emulator_post("/_emulator/id-tokens",
-                               {"app_id": app_id, "user": "bob", "nonce": nonce["nonce"]})["id_token"]
+                               {"app_id": app_id, "user": "bob", "nonce": nonce_claim})["id_token"]
+# The token's own claim sent as the nonce (what an interceptor has) is refused.
+call("POST", "/v1/auth/facebook", status=401, code="nonce_mismatch",
+     json_body={"idToken": id_token_again, "nonce": nonce_claim})
 call("POST", "/v1/auth/facebook", status=401, code="nonce_invalid",
      json_body={"idToken": id_token_again, "nonce": nonce["nonce"]})
 call("POST", "/v1/auth/facebook", status=400, code="id_token_sent_as_access_token", json_body={"accessToken": id_token})

@@ -12,8 +12,10 @@ import _CryptoExtras
 struct IDTokenVectorTests {
     static let keys = RSAJWK.signingKeys(in: ["keys": [Vectors.document["rsa"]?["jwk"] ?? .null]])
 
+    /// The server's default policy (`LATCHKEY_LIMITED_LOGIN_NONCE=hashed`).
     static let serverPolicy = IDTokenPolicy(
-        issuer: .oneOf([Vectors.issuer]), audiences: [Vectors.appID], clockSkew: 60, maximumAge: 600)
+        issuer: .oneOf([Vectors.issuer]), audiences: [Vectors.appID], clockSkew: 60, maximumAge: 600,
+        nonceMatching: .hashed)
 
     /// Runs every check in order; "ok" or the failure's code.
     static func outcome(_ vector: JSONValue, policy: IDTokenPolicy) -> String {

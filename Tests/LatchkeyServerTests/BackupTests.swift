@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyServer
+import Synchronization
 import Testing
 
 @testable import LatchkeySQLite
@@ -39,6 +40,31 @@ struct BackupTests {
         }
     }
 
+    @Test(
+        "a backup is private from its creation: watched while it is written, it is never readable by others",
+        .enabled(if: !TestStores.postgres, "SQLite's own backup"))
+    func privateWhileWritten() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-backup-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try await SQLiteStore.open(.sqliteFile(directory.appendingPathComponent("db.sqlite").path))
+        try await store.migrate()
+        // 32 MB to copy, so that the copy is being written for a while, not an instant.
+        try await store.database.run { db in
+            try db.execute("CREATE TABLE filler (data BLOB)")
+            try db.execute(
+                "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 128) "
+                    + "INSERT INTO filler SELECT randomblob(262144) FROM n")
+        }
+        let path = directory.appendingPathComponent("backup.sqlite").path
+        let watcher = ModeWatcher(path: path)
+        try await store.backup(to: path)
+        let seen = await watcher.stop()
+        try await store.close()
+        #expect(!seen.isEmpty, "the watcher saw the file at least once")
+        #expect(seen == [0o600], "modes seen while the backup was written: \(seen.map { String($0, radix: 8) })")
+    }
+
     @Test("a database migrated by a newer binary is refused with what to do")
     func newerSchema() async throws {
         let store = try await SQLiteStore.open(.sqliteMemory)
@@ -50,5 +76,30 @@ struct BackupTests {
             try await store.migrate()
         } throws: { "\($0)".contains("schema version 999, newer than this binary knows") }
         try await store.close()
+    }
+}
+
+/// Watches a path from a thread of its own, recording every permission mode it has, until stopped.
+private final class ModeWatcher: Sendable {
+    private let state = Mutex((stop: false, finished: false, modes: Set<UInt32>()))
+
+    init(path: String) {
+        Thread.detachNewThread { [self] in
+            var info = stat()
+            while !state.withLock({ $0.stop }) {
+                if stat(path, &info) == 0 {
+                    let mode = UInt32(info.st_mode) & 0o777
+                    state.withLock { _ = $0.modes.insert(mode) }
+                }
+            }
+            state.withLock { $0.finished = true }
+        }
+    }
+
+    /// Stops watching; the modes seen.
+    func stop() async -> Set<UInt32> {
+        state.withLock { $0.stop = true }
+        while !state.withLock({ $0.finished }) { await Task.yield() }
+        return state.withLock { $0.modes }
     }
 }

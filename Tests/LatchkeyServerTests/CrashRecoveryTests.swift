@@ -524,7 +524,7 @@ final class People: Sendable {
                     "app_id": .string(Demo.appID), "prefix": "crash", "first": .int(first),
                     "count": .int(min(batch, CrashRecoveryTests.population - first + 1)),
                     "id_tokens": .int(CrashRecoveryTests.idTokensPerPerson),
-                    "nonce": .string(CrashRecoveryTests.nonce), "scopes": ["email"],
+                    "nonce": .string(Demo.nonceClaim(CrashRecoveryTests.nonce)), "scopes": ["email"],
                 ])
             for person in try #require(answer["people"]?.arrayValue) {
                 keys.append(try #require(person["key"]?.stringValue))
@@ -545,13 +545,16 @@ final class ChildServers: Sendable {
     let emulator: String
     /// Settings added to (or replacing) the ones below.
     let extra: [String: String]
+    /// The servers' working directory (the test's own when `nil`).
+    let directory: URL?
     private let started = Mutex<[ChildServer]>([])
 
-    init(binary: URL, database: String, emulator: String, extra: [String: String] = [:]) {
+    init(binary: URL, database: String, emulator: String, extra: [String: String] = [:], directory: URL? = nil) {
         self.binary = binary
         self.database = database
         self.emulator = emulator
         self.extra = extra
+        self.directory = directory
     }
 
     /// One key-encryption key for every start, so the restarted server opens the sealed keys.
@@ -560,7 +563,7 @@ final class ChildServers: Sendable {
     /// Starts a server and waits for the line naming its port (bounded: a server that never
     /// starts fails the test instead of hanging it).
     func start() async throws -> ChildServer {
-        let server = try await ChildServer.launch(binary: binary, environment: environment)
+        let server = try await ChildServer.launch(binary: binary, environment: environment, directory: directory)
         started.withLock { $0.append(server) }
         return try await server.ready()
     }
@@ -619,11 +622,12 @@ final class ChildServer: Sendable {
         self.watchdogInput = watchdogInput
     }
 
-    static func launch(binary: URL, environment: [String: String]) async throws -> ChildServer {
+    static func launch(binary: URL, environment: [String: String], directory: URL? = nil) async throws -> ChildServer {
         let server = Process()
         server.executableURL = binary
         server.arguments = ["serve", "--log-level", "warning"]
         server.environment = environment
+        if let directory { server.currentDirectoryURL = directory }
         let output = Pipe()
         server.standardInput = FileHandle.nullDevice
         server.standardOutput = output

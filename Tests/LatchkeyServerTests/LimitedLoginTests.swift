@@ -2,11 +2,13 @@ import Crypto
 import Foundation
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeyCrypto
+import LatchkeyServer
 import Testing
 
 @Suite("Limited Login id-token exchange")
 struct LimitedLoginTests {
-    @Test("an id token signs in with the raw nonce, and maps claims like Graph fields")
+    @Test("an id token whose claim is the SHA-256 of the raw nonce signs in with it, and maps claims like Graph fields")
     func rawNonce() async throws {
         try await Stack.run({ $0.clientMappableProperties = nil }) { stack in
             let token = try await stack.idToken(scopes: ["email", "user_gender"])
@@ -119,22 +121,85 @@ struct LimitedLoginTests {
             let issued = try await stack.post("/v1/auth/nonce", json: [:]).json()
             let nonce = try #require(issued["nonce"]?.stringValue)
             #expect(issued["expiresIn"] == 600)
-            let first = try await stack.idToken(nonce: nonce)
+            let first = try await stack.idToken(nonce: Demo.nonceClaim(nonce))
             #expect(try await stack.signIn(["idToken": .string(first), "nonce": .string(nonce)]).status == .ok)
-            let second = try await stack.idToken(nonce: nonce)
+            let second = try await stack.idToken(nonce: Demo.nonceClaim(nonce))
             #expect(
                 try await stack.signIn(["idToken": .string(second), "nonce": .string(nonce)]).errorCode
                     == "nonce_invalid")
-            let madeUp = try await stack.idToken(nonce: "client-made-up")
+            let madeUp = try await stack.idToken(nonce: Demo.nonceClaim("client-made-up"))
             #expect(
                 try await stack.signIn(["idToken": .string(madeUp), "nonce": "client-made-up"]).errorCode
                     == "nonce_invalid")
             // Never issued by us, whatever the store can hold (PostgreSQL's text refuses NUL).
             for odd in ["nul\u{0}byte", "with space", "ünïcode"] {
-                let token = try await stack.idToken(nonce: odd)
+                let token = try await stack.idToken(nonce: Demo.nonceClaim(odd))
                 let answer = try await stack.signIn(["idToken": .string(token), "nonce": .string(odd)])
                 #expect(answer.status == .unauthorized && answer.errorCode == "nonce_invalid", "\(odd)")
             }
+        }
+    }
+
+    @Test(
+        "LATCHKEY_LIMITED_LOGIN_NONCE: what each mode takes, and an intercepted id token alone signs in under none by default",
+        arguments: [
+            // mode, server nonces, the claim is the hash of what is sent, accepted
+            (IDTokenPolicy.NonceMatching.hashed, false, true, true),
+            (.hashed, false, false, false),
+            (.either, false, true, true),
+            (.either, false, false, true),
+            (.raw, true, true, false),
+            (.raw, true, false, true),
+        ])
+    func nonceModes(
+        mode: IDTokenPolicy.NonceMatching, serverNonce: Bool, hashedClaim: Bool, accepted: Bool
+    )
+        async throws
+    {
+        try await Stack.run({
+            $0.limitedLoginNonce = mode
+            $0.requireServerNonce = serverNonce
+        }) { stack in
+            var raw = "app-kept-raw-nonce"
+            if serverNonce {
+                raw = try #require(try await stack.post("/v1/auth/nonce", json: [:]).json()["nonce"]?.stringValue)
+            }
+            let token = try await stack.idToken(nonce: hashedClaim ? Demo.nonceClaim(raw) : raw)
+            let answer = try await stack.signIn(["idToken": .string(token), "nonce": .string(raw)])
+            #expect(
+                accepted ? answer.status == .ok : answer.errorCode == "nonce_mismatch", "\(answer.errorCode ?? "ok")")
+        }
+    }
+
+    @Test("by default, an intercepted, unused id token cannot be sent with its own claim as the nonce")
+    func interceptedToken() async throws {
+        try await Stack.run { stack in
+            // The app gave Facebook SHA-256(raw) and keeps raw; the attacker has only the token.
+            let token = try await stack.idToken(nonce: Demo.nonceClaim("only-the-app-knows-this"))
+            let payload = try #require(Base64URL.decode(token.split(separator: ".")[1]))
+            let claim = try #require(try JSONValue.decode(payload)["nonce"]?.stringValue)
+            let stolen = try await stack.signIn(["idToken": .string(token), "nonce": .string(claim)])
+            #expect(stolen.errorCode == "nonce_mismatch")
+            // The app itself still signs in with it: the refusal spent nothing.
+            let app = try await stack.signIn(["idToken": .string(token), "nonce": "only-the-app-knows-this"])
+            #expect(app.status == .ok)
+        }
+    }
+
+    @Test("raw mode needs server nonces, and a mode is spelt out")
+    func nonceModeSettings() throws {
+        var configuration = ServerConfiguration()
+        #expect(configuration.limitedLoginNonce == .hashed)
+        configuration = try ServerConfiguration(settings: [
+            "LATCHKEY_LIMITED_LOGIN_NONCE": "raw", "LATCHKEY_FACEBOOK_APP_ID": Demo.appID,
+            "LATCHKEY_FACEBOOK_APP_SECRET": Demo.secret, "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
+        ])
+        #expect(configuration.limitedLoginNonce == .raw)
+        #expect { try configuration.validate() } throws: { "\($0)".contains("LATCHKEY_REQUIRE_SERVER_NONCE=true") }
+        configuration.requireServerNonce = true
+        try configuration.validate()
+        #expect { _ = try ServerConfiguration(settings: ["LATCHKEY_LIMITED_LOGIN_NONCE": "sha256"]) } throws: {
+            "\($0)".contains("hashed, raw or either")
         }
     }
 }

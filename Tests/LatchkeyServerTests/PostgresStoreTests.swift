@@ -228,6 +228,20 @@ struct PostgresStoreTests {
                 try DatabaseCommand.parseAsRoot(["copy", "--from", "sqlite:" + file.path, "--to", text])
                     as? any AsyncParsableCommand)
             try await copy.run()
+            // As an operator keeps the password off the command line: the destination from the
+            // settings, the URL from a file (rows already copied are kept, so a second copy is fine).
+            let urlFile = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-url-\(UUID())")
+            let config = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-env-\(UUID())")
+            defer {
+                try? FileManager.default.removeItem(at: urlFile)
+                try? FileManager.default.removeItem(at: config)
+            }
+            try text.write(to: urlFile, atomically: true, encoding: .utf8)
+            try "LATCHKEY_DATABASE_URL_FILE=\(urlFile.path)\n".write(to: config, atomically: true, encoding: .utf8)
+            var fromSettings = try #require(
+                try DatabaseCommand.parseAsRoot(["copy", "--from", "sqlite:" + file.path, "--config", config.path])
+                    as? any AsyncParsableCommand)
+            try await fromSettings.run()
             var backup = try #require(
                 try DatabaseCommand.parseAsRoot(["backup", "/tmp/never-\(UUID())", "--database-url", text])
                     as? any AsyncParsableCommand)

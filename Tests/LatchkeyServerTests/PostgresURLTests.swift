@@ -15,11 +15,19 @@ struct PostgresURLTests {
         #expect(try DatabaseLocation("postgres://a:b@h/d") == .postgres(try PostgresURL("postgres://a:b@h/d")))
     }
 
-    @Test("TLS is verify-full unless the host is loopback; sslrootcert, connect_timeout, options are read")
+    @Test(
+        "TLS is verify-full unless the host is a literal loopback address; sslrootcert, connect_timeout, options are read"
+    )
     func tlsDefaults() throws {
         #expect(try PostgresURL("postgres://a:b@db.internal/d").tls == .verifyFull)
         #expect(try PostgresURL("postgres://a:b@127.0.0.1/d").tls == .disable)
-        #expect(try PostgresURL("postgres://a:b@localhost/d").tls == .disable)
+        // The name localhost resolves as the resolver likes: only literal addresses count as loopback.
+        #expect(try PostgresURL("postgres://a:b@localhost/d").tls == .verifyFull)
+        #expect(try PostgresURL("postgres://a:b@127.0.0.2:5433/d").tls == .disable)
+        #expect(try PostgresURL("postgres://a:b@[::1]/d").tls == .disable)
+        #expect(try PostgresURL("postgres://a:b@[0:0:0:0:0:0:0:1]/d").tls == .disable)
+        #expect(try PostgresURL("postgres://a:b@[::2]/d").tls == .verifyFull)
+        #expect(try PostgresURL("postgres://a:b@localhost/d?sslmode=disable").tls == .disable)
         #expect(try PostgresURL("postgres://a:b@127.db.example.com/d").tls == .verifyFull)
         #expect(try PostgresURL("postgres://a:b@127.1.2/d").tls == .verifyFull)
         let url = try PostgresURL(

@@ -2,9 +2,11 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyAPI
-import LatchkeySQLite
+import LatchkeyPostgres
+import Logging
 import Testing
 
+@testable import LatchkeySQLite
 @testable import LatchkeyServer
 
 /// Session signing keys sealed under the key-encryption key, and the files that hold them.
@@ -69,7 +71,9 @@ struct SecretsAtRestTests {
         try await store.close()
     }
 
-    @Test("plain keys of an older database are sealed on start, keeping their kid")
+    @Test(
+        "plain keys of an older database are refused by a server with a KEK; `keys rewrap` seals them, keeping their kid"
+    )
     func plainKeysMigrate() async throws {
         let store = try await SQLiteStore.open(.sqliteMemory)
         try await store.migrate()
@@ -77,12 +81,51 @@ struct SecretsAtRestTests {
         try await store.addSigningKey(
             StoredSigningKey(kid: plain.kid, privateKey: plain.rawPrivateKey, createdAt: Self.now, retiredAt: nil))
         let kek = KeyEncryptionKey.generate().key
+        // A server cannot tell an old database from keys replaced behind its back: it refuses.
+        await #expect { _ = try await Self.start(Self.configuration(kek: kek), store) } throws: {
+            "\($0)".contains(plain.kid) && "\($0)".contains("keys rewrap")
+        }
+        #expect(try await store.signingKeys().first?.privateKey == plain.rawPrivateKey)
+        // The operator's one deliberate step seals them.
+        #expect(try await resealSigningKeys(in: store, protection: SigningKeyProtection(current: kek)) == 1)
         let jwks = try await Self.start(Self.configuration(kek: kek), store)
         #expect(jwks["keys"]?.arrayValue?.first?["kid"] == .string(plain.kid))
         let row = try #require(try await store.signingKeys().first)
         #expect(SigningKeyProtection.isSealed(row.privateKey))
         #expect(!row.privateKey.contains(plain.rawPrivateKey))
         #expect(try SigningKeyProtection(current: kek).open(row.privateKey, kid: row.kid) == plain.rawPrivateKey)
+        try await store.close()
+    }
+
+    @Test(
+        "every key replaced by plain ones while servers run: refused at the refresh, the ring kept, /ready 503 with why"
+    )
+    func everyKeyReplacedByPlainOnes() async throws {
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        try await Stack.run(store: store, { $0.keyRefreshInterval = 0.1 }) { (stack: Stack) async throws in
+            let before = try await stack.get("/.well-known/jwks.json").json()
+            let kid = try #require(before["keys"]?.arrayValue?.first?["kid"]?.stringValue)
+            #expect(try await stack.get("/ready").json()["signing_keys"] == "ok")
+            // A database writer swaps in a key of its own, unencrypted, as the only key.
+            let planted = SessionSigningKey.generate(now: stack.clock.now)
+            try await store.database.run { db in try db.execute("DELETE FROM signing_keys") }
+            try await store.addSigningKey(
+                StoredSigningKey(
+                    kid: planted.kid, privateKey: planted.rawPrivateKey, createdAt: stack.clock.now, retiredAt: nil))
+            try await eventually("/ready reports the refused keys") {
+                try await stack.get("/ready").status == .serviceUnavailable
+            }
+            let ready = try await stack.get("/ready").json()
+            #expect(ready["status"] == "unavailable" && ready["signing_keys"] == "refused")
+            #expect(ready["signing_keys_reason"]?.stringValue?.contains(planted.kid) == true)
+            #expect(ready["signing_keys_reason"]?.stringValue?.contains("unencrypted") == true)
+            // The planted key is never published nor used to sign.
+            #expect(try await stack.get("/.well-known/jwks.json").json() == before)
+            let body = try await stack.signIn(["accessToken": .string(try await stack.facebookToken("alice"))]).json()
+            let access = try #require(body["session"]?["access_token"]?.stringValue)
+            #expect(try KeyRotationTests.kid(access) == kid)
+            #expect(stack.logs.all.contains { $0.contains("latchkey.keys.refresh_failed") && $0.contains(planted.kid) })
+        }
         try await store.close()
     }
 
@@ -251,18 +294,71 @@ struct SecretSettingsTests {
     }
 
     @Test("descriptions and dumps of apps, keys and configurations leave secrets out")
-    func descriptions() {
+    func descriptions() async throws {
         let kek = KeyEncryptionKey.generate()
+        let previous = KeyEncryptionKey.generate()
         var configuration = ServerConfiguration()
         configuration.facebookApps = [.init(id: "1", secret: "s3cr3t-value")]
         configuration.keyEncryptionKey = kek.key
-        var dumped = ""
-        dump(configuration, to: &dumped)
-        for text in [
-            "\(configuration)", String(reflecting: configuration), dumped, "\(configuration.facebookApps)",
-            String(reflecting: configuration.facebookApps[0]),
-        ] {
-            #expect(!text.contains("s3cr3t-value") && !text.contains(kek.encoded))
+        configuration.previousKeyEncryptionKeys = [previous.key]
+        configuration.databaseURL = "postgres://latchkey:db-pa55-word@db.internal:5432/latchkey?sslmode=require"
+        configuration.graphURL = "https://graph-t0ken@graph.example/v21.0"
+        let url = try PostgresURL(configuration.databaseURL)
+        // What ServiceLifecycle logs of each service: the default printing of structs holding one.
+        let store = try await SQLiteStore.open(.sqliteMemory)
+        try await store.migrate()
+        let (ring, _) = try await SessionKeyRing.load(
+            from: store, protection: SigningKeyProtection(configuration), now: SecretsAtRestTests.now,
+            accessTokenLifetime: 900)
+        let service = SessionKeyRefresher(
+            store: store, protection: SigningKeyProtection(configuration), keys: SessionKeys(ring),
+            configuration: configuration, logger: Logger(label: "test"))
+        var texts = [
+            "\(configuration)", String(reflecting: configuration), "\(configuration.facebookApps)",
+            String(reflecting: configuration.facebookApps[0]), "\(url)", String(reflecting: url), "\(service)",
+            String(reflecting: service),
+        ]
+        // The PostgreSQL store holds the pool's configuration, password included (it connects lazily).
+        let postgres = try PostgresStore(url: url, poolSize: 1, logger: Logger(label: "test"))
+        texts += ["\(postgres)", String(reflecting: postgres)]
+        for value in [configuration, url, service, postgres] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            texts.append(dumped)
+        }
+        for text in texts {
+            for secret in ["s3cr3t-value", kek.encoded, previous.encoded, "db-pa55-word", "graph-t0ken"] {
+                #expect(!text.contains(secret), "\(secret) in: \(text)")
+            }
+        }
+        // Still useful to read: the database's host and user, the KEK's id.
+        #expect("\(configuration)".contains("postgres://latchkey:***@db.internal:5432/latchkey"))
+        #expect("\(configuration)".contains(kek.key.id))
+        await postgres.close()
+        try await store.close()
+    }
+
+    @Test(
+        "at trace level, a whole sign-in and refresh logs no database password, app secret, key-encryption key or token"
+    )
+    func traceLogHoldsNoSecret() async throws {
+        let password = "Db-Pa55-\(UUID().uuidString)"
+        try await Stack.run({ $0.databaseURL = "postgres://latchkey:\(password)@127.0.0.1:5432/latchkey" }) {
+            (stack: Stack) async throws in
+            let token = try await stack.facebookToken("alice")
+            let body = try await stack.signIn(["accessToken": .string(token)]).json()
+            let access = try #require(body["session"]?["access_token"]?.stringValue)
+            let refresh = try #require(body["session"]?["refresh_token"]?.stringValue)
+            let refreshed = try await stack.postForm(
+                "/v1/oauth/token", [("grant_type", "refresh_token"), ("refresh_token", refresh)])
+            #expect(refreshed.status == .ok)
+            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+            // The service descriptions, where the password was found, are in what is scanned.
+            #expect(stack.logs.all.contains { $0.contains("SessionKeyRefresher") && $0.contains("127.0.0.1:5432") })
+            let secrets = [password, token, refresh, access, Demo.secret]
+            let leaks = SecretScan.findings(in: stack.logs.all, secrets: secrets)
+            #expect(leaks.isEmpty, "secrets in the log:\n\(leaks.joined(separator: "\n"))")
+            // (The key-encryption key is among what every Stack's own scan looks for when it ends.)
         }
     }
 

@@ -20,6 +20,9 @@ APP = "1234567890"
 OTHER_APP = "999000999"
 ISSUER = "https://www.facebook.com"
 NONCE = "n-0S6_WzA2Mj"
+# What an app following the SDK (and Firebase's convention) gives Facebook: the SHA-256 hex of the raw
+# nonce it keeps and later sends. The server's default (LATCHKEY_LIMITED_LOGIN_NONCE=hashed) takes only this.
+NONCE_CLAIM = hashlib.sha256(NONCE.encode()).hexdigest()
 P256_ORDER = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551
 
 
@@ -87,7 +90,7 @@ def std_token(header: dict, claims_: dict) -> str:
 def claims(**overrides):
     """Each token gets its own jti, so the server's single-use check never decides a case."""
     base = {"iss": ISSUER, "aud": APP, "sub": "10000001", "iat": NOW - 60, "exp": NOW - 60 + 3600,
-            "jti": f"abcd.{next(JTI):064x}", "nonce": NONCE, "name": "Vector Person"}
+            "jti": f"abcd.{next(JTI):064x}", "nonce": NONCE_CLAIM, "name": "Vector Person"}
     base.update(overrides)
     return {k: v for k, v in base.items() if v is not None}
 
@@ -99,8 +102,9 @@ flip = lambda sig: bytes([sig[0] ^ 1]) + sig[1:]
 # Each id-token case: what the server (policy: exactly ISSUER, app APP) and the device
 # (policy: any *.facebook.com issuer) must answer: "ok" or the error code.
 id_cases = [
-    ("valid, nonce echoed raw", token(H, claims()), NONCE, "ok", "ok"),
-    ("valid, nonce is the SHA-256 hex of the one sent", token(H, claims(nonce=hashlib.sha256(NONCE.encode()).hexdigest())), NONCE, "ok", "ok"),
+    ("valid, nonce is the SHA-256 hex of the one sent", token(H, claims()), NONCE, "ok", "ok"),
+    ("nonce echoed raw: the device takes it, the server's default (hashed) does not", token(H, claims(nonce=NONCE)), NONCE, "nonce_mismatch", "ok"),
+    ("intercepted token sent with its own claim as the nonce", token(H, claims()), NONCE_CLAIM, "nonce_mismatch", "ok"),
     ("valid, aud an array holding the app", token(H, claims(aud=[OTHER_APP, APP])), NONCE, "ok", "ok"),
     ("issuer limited.facebook.com: device rule takes it, server list does not", token(H, claims(iss="https://limited.facebook.com")), NONCE, "id_token_wrong_issuer", "ok"),
     ("issuer a look-alike host", token(H, claims(iss="https://facebook.com.evil.example")), NONCE, "id_token_wrong_issuer", "id_token_wrong_issuer"),

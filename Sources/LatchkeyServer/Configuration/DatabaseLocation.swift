@@ -43,6 +43,15 @@ public enum DatabaseLocation: Sendable, Equatable {
         }
     }
 
+    /// The location as the start-up banner prints it: a relative SQLite path made absolute against
+    /// the working directory (so an operator sees where the data really is), otherwise as
+    /// `displayName`.
+    public var resolvedDisplayName: String {
+        guard case .sqliteFile(let path) = self, !path.hasPrefix("/") else { return displayName }
+        let directory = FileManager.default.currentDirectoryPath
+        return Self.redacted((directory == "/" ? "" : directory) + "/" + path)
+    }
+
     /// `url` safe to print: the user information (`scheme://user:password@host`, up to the last
     /// `@`, since a password may hold `/`, `?` or `#`) keeps only the user name, and the values of
     /// query parameters that can hold a secret (`password`, `pwd`, `sslpassword`, `token`,

@@ -5,7 +5,8 @@ import Foundation
 /// Only what Latchkey acts on is accepted; an unknown parameter is an error rather than silently
 /// ignored, since a misspelt `sslmode` would otherwise connect without the TLS it asked for.
 /// `description` never contains the password.
-public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
+public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable
+{
     /// How the connection is protected, libpq's names for the modes Latchkey offers.
     public enum TLSMode: String, Sendable, Equatable, CaseIterable {
         /// Plain TCP. For a database on loopback or a private network the operator trusts.
@@ -126,9 +127,21 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible {
             + "?sslmode=\(tls.rawValue)"
     }
 
-    /// Whether `host` is this machine, where TLS protects nothing and is off by default.
+    /// The same as `description`: the password never prints.
+    public var debugDescription: String { description }
+
+    /// The URL without its password, for `dump` and reflection.
+    public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
+
+    /// Whether `host` is a literal loopback address (127.0.0.0/8, `::1` in any spelling), where
+    /// TLS protects nothing and is off by default. Not the name `localhost`: what it resolves to is
+    /// up to `/etc/hosts` and the resolver (a container's, say), so it gets TLS like any name.
     static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host == "::1" { return true }
+        var address = in6_addr()
+        if host.contains(":") {
+            guard inet_pton(AF_INET6, host, &address) == 1 else { return false }
+            return withUnsafeBytes(of: &address) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+        }
         // An address in 127.0.0.0/8, not a name that merely starts with "127.".
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCrypto
 import NIOCore
 
 extension ServerConfiguration {
@@ -14,7 +15,8 @@ extension ServerConfiguration {
             "LATCHKEY_FACEBOOK_ISSUERS", "LATCHKEY_FACEBOOK_DIALOG_URL", "LATCHKEY_ACCESS_TOKEN_TTL",
             "LATCHKEY_REFRESH_TOKEN_TTL", "LATCHKEY_ID_TOKEN_MAX_AGE", "LATCHKEY_CLOCK_SKEW",
             "LATCHKEY_ALLOW_MISSING_NONCE",
-            "LATCHKEY_REQUIRE_SERVER_NONCE", "LATCHKEY_NONCE_TTL", "LATCHKEY_DEFAULT_FIELDS_MAPPING",
+            "LATCHKEY_REQUIRE_SERVER_NONCE", "LATCHKEY_LIMITED_LOGIN_NONCE", "LATCHKEY_NONCE_TTL",
+            "LATCHKEY_DEFAULT_FIELDS_MAPPING",
             "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES", "LATCHKEY_USER_WRITABLE_PROPERTIES",
             "LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN",
             "LATCHKEY_FACEBOOK_TIMEOUT", "LATCHKEY_JWKS_REFETCH_INTERVAL", "LATCHKEY_MAX_BODY_BYTES",
@@ -153,6 +155,14 @@ extension ServerConfiguration {
         if let allow = try flag("LATCHKEY_ALLOW_MISSING_NONCE") { allowMissingNonce = allow }
         if let require = try flag("LATCHKEY_REQUIRE_SERVER_NONCE") { requireServerNonce = require }
         if let refresh = try flag("LATCHKEY_REFRESH_PROPERTIES_ON_LOGIN") { refreshPropertiesOnLogin = refresh }
+        if let raw = value("LATCHKEY_LIMITED_LOGIN_NONCE") {
+            guard let mode = IDTokenPolicy.NonceMatching(rawValue: raw.lowercased()) else {
+                throw ConfigurationError(
+                    "LATCHKEY_LIMITED_LOGIN_NONCE must be hashed, raw or either, not \(shown("LATCHKEY_LIMITED_LOGIN_NONCE", raw))"
+                )
+            }
+            limitedLoginNonce = mode
+        }
         if let pairs = list("LATCHKEY_DEFAULT_FIELDS_MAPPING") {
             var mapping: [String: String] = [:]
             for pair in pairs {
@@ -210,6 +220,12 @@ extension ServerConfiguration {
     /// secret's file named by mistake), only where it came from.
     func shown(_ name: String, _ raw: String) -> String {
         settingsFromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
+    }
+
+    /// The setting whose name is closest to `name` when `name` looks like its typo (edit distance,
+    /// or a missing `LATCHKEY_` prefix), for "did you mean" hints wherever settings are read.
+    public static func nearestSettingName(to name: String) -> String? {
+        SettingsFile.nearest(to: name, in: Set(settingNames + fileSettingNames))
     }
 
     /// Reads a configuration file (`SettingsFile`: dotenv forms), refusing unknown names so a

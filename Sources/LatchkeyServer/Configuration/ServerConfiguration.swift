@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LatchkeyCrypto
 import NIOCore
 
 /// Everything the server needs, with production defaults pointing at the real Facebook.
@@ -76,6 +77,10 @@ public struct ServerConfiguration: Sendable {
     public var allowMissingNonce: Bool = false
     /// Require nonces issued by `POST /v1/auth/nonce`.
     public var requireServerNonce: Bool = false
+    /// How a Limited Login token's `nonce` claim must match the nonce sent
+    /// (`LATCHKEY_LIMITED_LOGIN_NONCE`): `hashed` by default, so an intercepted id token alone
+    /// signs nobody in; `raw` only with server nonces; `either` while apps move over.
+    public var limitedLoginNonce: IDTokenPolicy.NonceMatching = .hashed
     /// Lifetime of server-issued nonces, seconds.
     public var nonceLifetime: TimeInterval = 600
     /// Facebook field → property, applied when a request has no mapping.
@@ -294,6 +299,11 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError(
                 "LATCHKEY_TRUSTED_PROXIES entry \(shown("LATCHKEY_TRUSTED_PROXIES", network)) is not an address or CIDR network"
             )
+        }
+        if limitedLoginNonce == .raw, !requireServerNonce {
+            throw ConfigurationError(
+                "LATCHKEY_LIMITED_LOGIN_NONCE=raw needs LATCHKEY_REQUIRE_SERVER_NONCE=true: a raw nonce is the token's own "
+                    + "claim, so whoever intercepts the token has it, unless the server issued it and spends it")
         }
         try validateSigningKeyProtection()
     }

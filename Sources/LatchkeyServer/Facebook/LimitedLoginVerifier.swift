@@ -7,7 +7,8 @@ import NIOCore
 /// Verifies a Limited Login id token (facebook-protocol.md §7) with the shared checks of
 /// `LatchkeyCrypto.LimitedLoginToken` under the server's policy: RS256 only, `kid` published by
 /// Facebook, `iss` one of the configured issuers, `aud` a served app, `exp`/`iat` within the
-/// configured bounds, the nonce matching (raw or SHA-256 hex), and each `jti` used once.
+/// configured bounds, the nonce matching as `LATCHKEY_LIMITED_LOGIN_NONCE` says (the claim the
+/// SHA-256 hex of the nonce sent by default), and each `jti` used once.
 struct LimitedLoginVerifier: Sendable {
     let keys: KeySetCache
     let configuration: ServerConfiguration
@@ -20,7 +21,8 @@ struct LimitedLoginVerifier: Sendable {
         self.policy = IDTokenPolicy(
             issuer: .oneOf(configuration.issuers), audiences: Set(configuration.facebookApps.map(\.id)),
             clockSkew: configuration.clockSkew, maximumAge: configuration.idTokenMaxAge,
-            allowsMissingNonce: configuration.allowMissingNonce && !configuration.requireServerNonce)
+            allowsMissingNonce: configuration.allowMissingNonce && !configuration.requireServerNonce,
+            nonceMatching: configuration.limitedLoginNonce)
     }
 
     func verify(_ token: String, nonce: String?) async throws -> FacebookIdentity {

@@ -73,7 +73,7 @@ enum OpenAPIDocument {
             "/ready": {
               "get": {
                 "operationId": "ready",
-                "summary": "Readiness: 503 only when the database is unreachable.",
+                "summary": "Readiness: 503 when the database is unreachable or the stored signing keys no longer open here.",
                 "tags": [
                   "operations"
                 ],
@@ -89,7 +89,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "503": {
-                    "description": "The database is unreachable.",
+                    "description": "The database is unreachable, or the last key refresh refused the stored signing keys (this server keeps signing with the keys it has, but would not start again).",
                     "headers": {
                       "Retry-After": {
                         "$ref": "#/components/headers/RetryAfter"
@@ -1538,7 +1538,8 @@ enum OpenAPIDocument {
                   "status",
                   "database",
                   "facebook",
-                  "facebook_usage"
+                  "facebook_usage",
+                  "signing_keys"
                 ],
                 "additionalProperties": false,
                 "properties": {
@@ -1553,6 +1554,17 @@ enum OpenAPIDocument {
                       "ok",
                       "unreachable"
                     ]
+                  },
+                  "signing_keys": {
+                    "enum": [
+                      "ok",
+                      "refused"
+                    ],
+                    "description": "`refused` when the last key refresh could not use the stored signing keys: one no longer opens under this server's key-encryption key (another node sealed them under a new one), or one is stored unencrypted while a key-encryption key is set."
+                  },
+                  "signing_keys_reason": {
+                    "type": "string",
+                    "description": "With `refused`: why, naming the key id and the key-encryption key's fingerprint (neither is secret)."
                   },
                   "facebook": {
                     "enum": [

@@ -32,8 +32,8 @@ struct Routes: Sendable {
         route(.get, "/health") { _, _ in try Response.json(["status": "ok"]) }
         route(.get, "/ready") { _, context in
             // Facebook's state comes from the last real answers, never from a call per probe: this
-            // endpoint is public. Only the database decides the status code: Facebook trouble hits
-            // every node alike, and refresh and `/v1/users/me` keep working without Facebook.
+            // endpoint is public. Only this node's own state decides the status code (the database,
+            // its signing keys): Facebook trouble hits every node alike, and refresh and `/v1/users/me` keep working without Facebook.
             var databaseUp = true
             do {
                 try await store.ping()
@@ -41,15 +41,20 @@ struct Routes: Sendable {
                 databaseUp = false
                 context.logger.warning("latchkey.ready.database_down", metadata: ["latchkey.error.cause": "\(error)"])
             }
-            let body: JSONValue = [
-                "status": databaseUp ? "ready" : "unavailable", "database": databaseUp ? "ok" : "unreachable",
+            // Stored keys this server refused at its last refresh: it signs on with the ring it has
+            // but would not start again, so it should leave the load balancer before it restarts.
+            let keyRefusal = tokens.keys.refusal
+            var body: [String: JSONValue] = [
+                "status": databaseUp && keyRefusal == nil ? "ready" : "unavailable",
+                "database": databaseUp ? "ok" : "unreachable", "signing_keys": keyRefusal == nil ? "ok" : "refused",
                 "facebook": .string(health.status.rawValue),
                 // Per app: the last X-App-Usage (and business-use-case) figures, their level and time.
                 "facebook_usage": usage.report,
             ]
-            var response = try Response.json(body)
+            if let keyRefusal { body["signing_keys_reason"] = .string(keyRefusal) }
+            var response = try Response.json(JSONValue.object(body))
             response.headers[.cacheControl] = "no-store"
-            if !databaseUp {
+            if !databaseUp || keyRefusal != nil {
                 response.status = .serviceUnavailable
                 response.headers[.retryAfter] = "5"
             }

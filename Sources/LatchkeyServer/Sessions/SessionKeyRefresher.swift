@@ -11,8 +11,9 @@ import ServiceLifecycle
 /// roles also move with time alone (a pending key starts signing, a retired one leaves the JWKS),
 /// so the ring is rebuilt at every refresh even when the rows did not change.
 ///
-/// A refresh that fails (the database down, a key that no longer opens) keeps the ring in use and
-/// is logged; the next interval tries again. Nothing is written here: sealing keys again is the
+/// A refresh that fails (the database down, a key that no longer opens, a plain key while a
+/// key-encryption key is set) keeps the ring in use and is logged; the next interval tries again.
+/// A refused key is also kept in `SessionKeys.refusal` for `/ready` until a refresh succeeds. Nothing is written here: sealing keys again is the
 /// start's and `keys rewrap`'s work.
 struct SessionKeyRefresher: Service {
     let store: any LatchkeyStore
@@ -47,13 +48,15 @@ struct SessionKeyRefresher: Service {
                 keys: try openSigningKeys(rows, protection: protection), now: configuration.clock(),
                 accessTokenLifetime: configuration.accessTokenLifetime,
                 activationDelay: configuration.keyActivationDelay)
-        } catch is ConfigurationError {
-            // Its text names the key; the log says what to check on this server instead.
+        } catch let refusal as ConfigurationError {
+            // The text names a kid and a key-encryption key's fingerprint, neither of them secret.
+            keys.refused(refusal.description)
             logger.error(
                 "latchkey.keys.refresh_failed",
                 metadata: [
-                    "latchkey.error.cause":
-                        "a stored signing key does not open here or was not written by Latchkey: check that every server has the same LATCHKEY_KEY_ENCRYPTION_KEY, then run `latchkey keys list` with this server's settings"
+                    "latchkey.error.cause": "\(refusal.description)",
+                    "latchkey.error.hint":
+                        "this server keeps its keys but would not start again: check that every server has the same LATCHKEY_KEY_ENCRYPTION_KEY (docs/deployment.md: changing it on running servers), then run `latchkey keys list` with this server's settings",
                 ])
             return false
         } catch {

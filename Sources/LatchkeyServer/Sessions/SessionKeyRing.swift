@@ -69,30 +69,40 @@ struct SessionKeyRing: Sendable {
 /// A server's current `SessionKeyRing`, replaced whole by `SessionKeyRefresher`: a request reads
 /// one ring, so the key it signs with and the JWKS it serves always belong together.
 final class SessionKeys: Sendable {
-    private let ring: Mutex<SessionKeyRing>
+    private let state: Mutex<(ring: SessionKeyRing, refusal: String?)>
 
-    init(_ ring: SessionKeyRing) { self.ring = Mutex(ring) }
+    init(_ ring: SessionKeyRing) { self.state = Mutex((ring, nil)) }
 
     /// The ring now.
-    var current: SessionKeyRing { ring.withLock { $0 } }
+    var current: SessionKeyRing { state.withLock { $0.ring } }
 
-    /// Puts `new` in place for every later request.
-    func replace(with new: SessionKeyRing) { ring.withLock { $0 = new } }
+    /// Why the last refresh refused the stored keys (one no longer opens here, a plain key), or
+    /// `nil` once a refresh succeeds: this server keeps signing with its ring but would not start
+    /// again, which `/ready` reports.
+    var refusal: String? { state.withLock { $0.refusal } }
+
+    /// Puts `new` in place for every later request, and forgets any earlier refusal.
+    func replace(with new: SessionKeyRing) { state.withLock { $0 = (new, nil) } }
+
+    /// Records that the stored keys were refused, keeping the ring in use.
+    func refused(_ reason: String) { state.withLock { $0.refusal = reason } }
 }
 
 /// Opens every stored key (so a wrong or missing key-encryption key is found now, not at the next
-/// start), refuses a mixture of plain and sealed keys, and seals again under the current
-/// key-encryption key every key kept plain or under a previous one.
+/// start), refuses plain keys while a key-encryption key is configured, and seals again under the
+/// current key-encryption key every key kept under a previous one.
 ///
-/// Plain keys are sealed only when every stored key is plain: the one-time move of a database
-/// from before encryption. Once keys are sealed, a plain row can only have been written around
-/// Latchkey, and signing with it would let whoever wrote it forge sessions.
+/// Plain keys are sealed only by `latchkey keys rewrap` (`sealingPlainKeys`), and only when every
+/// stored key is plain: the one-time, deliberate move of a database from before encryption. A
+/// server with a key-encryption key refuses any plain key, at start and at every refresh: a row
+/// written around Latchkey (even every row at once, which a server sealing "an old database" on
+/// its own would have taken for the move) would let whoever wrote it forge sessions.
 /// - Returns: the opened keys, and how many were sealed again.
 private func openAndReseal(
-    in store: any LatchkeyStore, protection: SigningKeyProtection
+    in store: any LatchkeyStore, protection: SigningKeyProtection, sealingPlainKeys: Bool = false
 ) async throws -> (keys: [SessionSigningKey], resealed: Int) {
     let rows = try await store.signingKeys()
-    let keys = try openSigningKeys(rows, protection: protection)
+    let keys = try openSigningKeys(rows, protection: protection, sealingPlainKeys: sealingPlainKeys)
     var resealed: [String: Data] = [:]
     for (row, key) in zip(rows, keys) where protection.needsResealing(row.privateKey) {
         resealed[row.kid] = try protection.seal(key.rawPrivateKey, kid: row.kid)
@@ -101,13 +111,23 @@ private func openAndReseal(
     return (keys, resealed.count)
 }
 
-/// Opens stored keys, refusing a plain key among sealed ones and a row whose key is another's.
-func openSigningKeys(_ rows: [StoredSigningKey], protection: SigningKeyProtection) throws -> [SessionSigningKey] {
+/// Opens stored keys, refusing a plain key while a key-encryption key is configured (unless
+/// `sealingPlainKeys` and every key is plain), a plain key among sealed ones, and a row whose key
+/// is another's.
+func openSigningKeys(
+    _ rows: [StoredSigningKey], protection: SigningKeyProtection, sealingPlainKeys: Bool = false
+) throws -> [SessionSigningKey] {
     let plain = rows.filter { !SigningKeyProtection.isSealed($0.privateKey) }
     if let row = plain.first, plain.count < rows.count {
         throw ConfigurationError(
             "session signing key \(row.kid) is stored unencrypted while the others are sealed: it was not written by Latchkey; remove it"
         )
+    }
+    if let row = plain.first, protection.current != nil, !sealingPlainKeys {
+        throw ConfigurationError(
+            "session signing key \(row.kid) is stored unencrypted while LATCHKEY_KEY_ENCRYPTION_KEY is set: if this "
+                + "database is from before encryption, seal its keys once with `latchkey keys rewrap` (same settings); "
+                + "otherwise it was written around Latchkey: remove it")
     }
     // Without a key-encryption key a sealed row does not open: `keys rotate` cannot add a plain
     // key beside sealed ones.
@@ -146,11 +166,11 @@ private func newSealedKey(protection: SigningKeyProtection, now: Date) throws ->
 }
 
 /// Seals again, under the current key-encryption key of `protection`, every stored signing key
-/// kept plain or under one of its previous keys (`latchkey keys rewrap`); servers do the same at
-/// start.
+/// kept under one of its previous keys, or plain when every key is (`latchkey keys rewrap`, the
+/// one step that seals a database from before encryption); servers reseal the former at start.
 /// - Returns: how many keys were sealed again.
 public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKeyProtection) async throws -> Int {
-    try await openAndReseal(in: store, protection: protection).resealed
+    try await openAndReseal(in: store, protection: protection, sealingPlainKeys: true).resealed
 }
 
 /// A session signing key's role now, the same for the servers and `latchkey keys list`.

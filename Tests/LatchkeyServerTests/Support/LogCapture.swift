@@ -25,8 +25,11 @@ final class LogCapture: Sendable {
     func expectNoSecrets(
         kek: String?, _ configuration: ServerConfiguration, sourceLocation: SourceLocation = #_sourceLocation
     ) {
+        let databasePassword: String? =
+            if case .postgres(let url) = try? DatabaseLocation(configuration.databaseURL) { url.password } else { nil }
         let secrets =
-            [kek].compactMap { $0 } + configuration.facebookApps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
+            [kek, databasePassword].compactMap { $0 }
+            + configuration.facebookApps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
         let leaks = SecretScan.findings(in: all, secrets: secrets)
         #expect(
             leaks.isEmpty, "secrets in the server log:\n\(leaks.joined(separator: "\n"))",
@@ -74,8 +77,10 @@ enum SecretScan {
         var found: [String] = []
         for logged in lines {
             // Hummingbird's request id is 32 random hex digits: an id, not a credential.
+            // Setting names (`LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS`) are names, however long.
             let line = logged.replacingOccurrences(
-                of: #"hb\.request\.id=[0-9a-f]+"#, with: "hb.request.id=…", options: .regularExpression)
+                of: #"hb\.request\.id=[0-9a-f]+"#, with: "hb.request.id=…", options: .regularExpression
+            ).replacingOccurrences(of: #"\bLATCHKEY_[A-Z0-9_]+"#, with: "LATCHKEY_…", options: .regularExpression)
             for secret in secrets where secret.count >= 8 && line.contains(secret) {
                 found.append("secret in: \(line)")
             }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import FacebookEmulator
 import Foundation
 import HTTPTypes
@@ -28,6 +29,14 @@ enum Demo {
     static let clientID = "test-app"
     static let appRedirect = "testapp://auth"
     static let loopbackRedirect = "http://127.0.0.1/callback"
+    /// The raw nonce tests send beside a Limited Login token by default.
+    static let rawNonce = "raw-nonce-123"
+
+    /// The `nonce` claim an app gets into the id token for `raw`: its SHA-256 hex, as the SDK
+    /// (and Firebase's convention) gives Facebook, which the server's default mode requires.
+    static func nonceClaim(_ raw: String) -> String {
+        Hex.encode(SHA256.hash(data: Data(raw.utf8)))
+    }
 }
 
 /// The emulator and the server, both live on free ports, sharing one test clock.
@@ -192,7 +201,7 @@ struct Stack: Sendable {
     }
 
     func idToken(
-        _ user: String = "alice", nonce: String? = "raw-nonce-123", defect: String? = nil,
+        _ user: String = "alice", nonce: String? = Demo.nonceClaim(Demo.rawNonce), defect: String? = nil,
         scopes: [String] = ["email"]
     ) async throws -> String {
         var body: [String: JSONValue] = [
