@@ -1,7 +1,9 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeyCrypto
 import LatchkeyServer
 import NIOCore
 import Testing
@@ -170,6 +172,35 @@ struct EasyLoginStateTests {
             let callback = try #require(answered.location)
             let back = TestBrowser.query(try #require(try await TestBrowser.get(callback).location))
             #expect(back["code"] != nil && back["state"] == request.state, "\(back)")
+        }
+    }
+
+    @Test("a request an older release parked in the database still completes, once (a rolling upgrade)")
+    func parkedByOlderRelease() async throws {
+        try await Stack.run(browsable: true) { (stack: Stack) async throws in
+            let request = AuthorizeRequest()
+            // What an older node did at authorize: a 43-character handle, the request stored under its hash.
+            let handle = RandomToken.base64URL(bytes: 32)
+            let verifier = RandomToken.base64URL(bytes: 32)
+            let parked = PendingAuthorization(
+                handleHash: Data(SHA256.hash(data: Data(handle.utf8))), clientID: request.clientID,
+                redirectURI: request.redirectURI, clientState: request.state, codeChallenge: request.challenge,
+                permissions: ["public_profile"], fieldsMapping: nil, facebookAppID: Demo.appID,
+                facebookCodeVerifier: verifier, expiresAt: stack.clock.now.addingTimeInterval(600))
+            #expect(try await stack.store.savePendingAuthorization(parked, now: stack.clock.now, limit: 10))
+            let dialog =
+                stack.emulatorURL + "/dialog/oauth?"
+                + FormEncoding.encode([
+                    ("client_id", Demo.appID),
+                    ("redirect_uri", stack.serverURL.absoluteString + "/v1/oauth/facebook/callback"),
+                    ("state", handle), ("response_type", "code"), ("scope", "public_profile"),
+                    ("code_challenge", PKCE.challenge(for: verifier)), ("code_challenge_method", "S256"),
+                    ("emulator_user", "alice"),
+                ])
+            let callback = try #require(try await TestBrowser.get(dialog).location)
+            let answer = TestBrowser.query(try #require(try await TestBrowser.get(callback).location))
+            #expect(answer["code"] != nil && answer["state"] == request.state, "\(answer)")
+            Self.expectRefusedPage(try await TestBrowser.get(callback))
         }
     }
 
