@@ -66,6 +66,14 @@ func buildApplication(
                 "latchkey.keys.jwks_max_age": "\(Int(SessionKeyRing.jwksMaxAge))",
             ])
     }
+    if configuration.easyLoginMaximumPending != nil {
+        logger.warning(
+            "latchkey.settings.deprecated",
+            metadata: [
+                "latchkey.setting": "LATCHKEY_EASY_LOGIN_MAX_PENDING",
+                "latchkey.settings.reason": "Easy Login stores no request before the callback; nothing to cap",
+            ])
+    }
     let timeout = configuration.facebookTimeout
     let origin = ServerOrigin(configuration)
     let health = FacebookHealth()

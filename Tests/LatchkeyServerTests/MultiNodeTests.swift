@@ -207,6 +207,9 @@ struct MultiNodeTests {
             let answer = try #require(try await TestBrowser.get(nodes[1].url + back[path.lowerBound...]).location)
             #expect(answer.hasPrefix(request.redirectURI + "?"), "\(answer)")
             let code = try #require(TestBrowser.query(answer)["code"], "\(answer)")
+            // The state's use is recorded in the database: a replay on a third node is refused.
+            let replayed = try await TestBrowser.get(nodes[2].url + back[path.lowerBound...])
+            #expect(replayed.location == nil, "\(replayed)")
             var token = HTTPClientRequest(url: nodes[2].url + "/v1/oauth/token")
             token.method = .POST
             token.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")

@@ -3,7 +3,8 @@ import LatchkeyAPI
 import LatchkeyServer
 import Testing
 
-/// The Easy Login part of the storage contract: pending requests and authorization codes.
+/// The Easy Login part of the storage contract: sealed states' single use, the pending requests
+/// earlier releases parked, and authorization codes.
 extension StoreContractTests {
     static func pending(_ handle: String, expiresAt: Date) -> PendingAuthorization {
         PendingAuthorization(
@@ -29,6 +30,28 @@ extension StoreContractTests {
         NewSession(
             id: "ignored", refreshTokenHash: Data(refresh.utf8), createdAt: now,
             refreshExpiresAt: now.addingTimeInterval(3600))
+    }
+
+    @Test("a sealed state's use is recorded once, by whichever of many callbacks arrives first, until it expires")
+    func stateUse() async throws {
+        try await Self.onEveryBackend { name, store in
+            // `EasyLoginService.stateUseKind`, and a use key as `SealedRequest` makes it.
+            let kind = "easy_login_state"
+            let use = Base64URL.encode(Data(repeating: 7, count: 32))
+            let expiry = Self.now.addingTimeInterval(600)
+            let firsts = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await store.useOnce(kind: kind, value: use, expiresAt: expiry, now: Self.now) }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(firsts == 1, "\(name)")
+            // Still spent a moment before the request expires (a state is refused once expired anyway).
+            let late = expiry.addingTimeInterval(-1)
+            #expect(try await !store.useOnce(kind: kind, value: use, expiresAt: expiry, now: late), "\(name)")
+            // Another kind's value of the same text is another record.
+            #expect(try await store.useOnce(kind: "jti", value: use, expiresAt: expiry, now: Self.now), "\(name)")
+        }
     }
 
     @Test("a pending Easy Login request is taken once, expired or not; expired ones never count")

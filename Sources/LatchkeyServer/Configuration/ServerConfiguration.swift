@@ -60,9 +60,12 @@ public struct ServerConfiguration: Sendable {
     public var oauthClients: [OAuthClient] = []
     /// How long a person may take on Facebook's dialog before the Easy Login request expires, seconds.
     public var easyLoginRequestLifetime: TimeInterval = 600
-    /// Most Easy Login requests waiting for Facebook at once; beyond it `/v1/oauth/authorize`
-    /// answers `temporarily_unavailable` (it is public, so its table must not grow without bound).
-    public var easyLoginMaximumPending: Int = 10_000
+    /// No longer used (`LATCHKEY_EASY_LOGIN_MAX_PENDING`, deprecated): it capped the Easy Login
+    /// requests stored while people were on Facebook's dialog, a cap strangers could fill for
+    /// everyone. Requests now travel sealed in Facebook's `state` and nothing is stored, so there is
+    /// nothing to cap. Still read, so existing configurations start; a server given it logs
+    /// `latchkey.settings.deprecated`.
+    public var easyLoginMaximumPending: Int?
     /// Lifetime of Easy Login authorization codes, seconds (RFC 6749 §4.1.2: short; 10 minutes at most).
     public var authorizationCodeLifetime: TimeInterval = 60
     /// Lifetime of access tokens, seconds.
@@ -233,9 +236,6 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("LATCHKEY_AUTHORIZATION_CODE_TTL must be between 1 and 600 seconds")
         }
         for client in oauthClients { try client.validate() }
-        guard easyLoginMaximumPending >= 1 else {
-            throw ConfigurationError("LATCHKEY_EASY_LOGIN_MAX_PENDING must be at least 1")
-        }
         guard Set(oauthClients.map(\.id)).count == oauthClients.count else {
             throw ConfigurationError("LATCHKEY_OAUTH_CLIENTS names a client twice")
         }

@@ -9,9 +9,10 @@ import NIOCore
 /// Easy Login: an OAuth 2.0 authorization server (RFC 6749 code flow, PKCE per RFC 7636, native
 /// apps per RFC 8252) whose login step is Facebook's own dialog.
 ///
-/// `authorize` parks the app's request and sends the browser to Facebook with a state and PKCE of
-/// our own; `callback` turns Facebook's answer into a Latchkey user and a one-minute code for the
-/// app; the token endpoint's `authorization_code` grant (`redeem`) turns that code into a session.
+/// `authorize` seals the app's request into a state of our own (`SealedRequest`, nothing stored)
+/// and sends the browser to Facebook with it and PKCE of our own; `callback` turns Facebook's
+/// answer into a Latchkey user and a one-minute code for the app; the token endpoint's
+/// `authorization_code` grant (`redeem`) turns that code into a session.
 struct EasyLoginService: Sendable {
     let configuration: ServerConfiguration
     let store: any LatchkeyStore
@@ -99,24 +100,21 @@ struct EasyLoginService: Sendable {
                     ("error_code", ErrorCode.rateLimited.rawValue),
                 ])
         }
-        let handle = SessionTokens.randomToken(bytes: 32)
-        let verifier = PKCE.makeVerifier()
-        let pending = PendingAuthorization(
-            handleHash: SessionTokens.hash(handle), clientID: client.id, redirectURI: redirectURI,
-            clientState: clientState, codeChallenge: challenge, permissions: permissions, fieldsMapping: mapping,
-            facebookAppID: app.id, facebookCodeVerifier: verifier,
+        // 32 random bytes, as RFC 7636 §4.1 recommends: the verifier rides in the sealed state, whose
+        // length every byte of adds to.
+        let verifier = SessionTokens.randomToken(bytes: 32)
+        let request = AuthorizationRequest(
+            clientID: client.id, redirectURI: redirectURI, clientState: clientState, codeChallenge: challenge,
+            fieldsMapping: mapping, facebookAppID: app.id, facebookCodeVerifier: verifier,
             expiresAt: configuration.clock().addingTimeInterval(configuration.easyLoginRequestLifetime))
+        // Nothing is stored: the request travels sealed in Facebook's state, so no number of
+        // strangers can fill a table others need (issue 31).
+        let handle: String
         do {
-            guard
-                try await store.savePendingAuthorization(
-                    pending, now: configuration.clock(), limit: configuration.easyLoginMaximumPending)
-            else {
-                logger.warning("latchkey.easy_login.too_many_pending")
-                return fail("temporarily_unavailable", "Too many sign-ins are in progress; try again shortly.")
-            }
+            handle = try SealedRequest.seal(request, key: tokens.keys.current.signing)
         } catch {
-            logger.error("latchkey.easy_login.store_failed", metadata: ["latchkey.error.cause": "\(error)"])
-            return fail("temporarily_unavailable", "The server could not start the sign-in; try again.")
+            logger.error("latchkey.easy_login.seal_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return fail("server_error", "The server could not start the sign-in; try again.")
         }
         return EasyLoginResponse.redirect(
             configuration.dialogURL,
@@ -131,33 +129,31 @@ struct EasyLoginService: Sendable {
 
     func callback(_ query: String?, logger: Logger) async -> Response {
         let parameters = QueryParameters(query)
-        guard let handle = parameters["state"], handle.utf8.count <= 256 else {
+        guard let handle = parameters["state"], handle.utf8.count <= SealedRequest.maximumLength else {
             return EasyLoginResponse.page(
                 title: "Sign-in failed",
                 message: "Facebook's answer carries no sign-in state. Start again from the app.")
         }
-        let pending: PendingAuthorization?
+        let now = configuration.clock()
+        let pending: AuthorizationRequest
         do {
-            pending = try await store.takePendingAuthorization(handleHash: SessionTokens.hash(handle))
+            guard let found = try await takeRequest(handle, now: now) else {
+                return EasyLoginResponse.page(
+                    title: "Sign-in link used or unknown",
+                    message: "This sign-in was already completed or never started here. Start again from the app.")
+            }
+            pending = found
         } catch {
             logger.error("latchkey.easy_login.store_failed", metadata: ["latchkey.error.cause": "\(error)"])
             return EasyLoginResponse.page(
                 status: .serviceUnavailable, title: "Sign-in failed", message: "Please try again in a moment.")
-        }
-        // A request expired beyond the grace reads as unknown, as once the pruner has deleted it:
-        // the answer must not depend on whether it has run yet.
-        let lateness = configuration.clock().timeIntervalSince(pending?.expiresAt ?? .distantFuture)
-        guard let pending, lateness <= PruneCutoffs.pendingAuthorizationGrace else {
-            return EasyLoginResponse.page(
-                title: "Sign-in link used or unknown",
-                message: "This sign-in was already completed or never started here. Start again from the app.")
         }
         func fail(_ error: String, _ description: String, code: ErrorCode? = nil) -> Response {
             var pairs = [("error", error), ("error_description", description)]
             if let code { pairs.append(("error_code", code.rawValue)) }
             return answer(pending.redirectURI, state: pending.clientState, pairs)
         }
-        guard pending.expiresAt > configuration.clock() else {
+        guard pending.expiresAt > now else {
             return fail("access_denied", "The sign-in took too long; start again.", code: .loginRequestExpired)
         }
         if let error = parameters["error"] {
@@ -195,10 +191,40 @@ struct EasyLoginService: Sendable {
         }
     }
 
+    /// The request `state` carries, taken for good: opened and its single use recorded, or, for a
+    /// request an earlier release parked in the database, taken from there. `nil` when the state
+    /// is unknown, altered, already used, or expired beyond `PruneCutoffs.pendingAuthorizationGrace`.
+    ///
+    /// An expired request is not recorded (a replay meets the same refusal), and is reported, not
+    /// refused here: within the grace the app still hears that the sign-in took too long.
+    private func takeRequest(_ state: String, now: Date) async throws -> AuthorizationRequest? {
+        func withinGrace(_ request: AuthorizationRequest) -> Bool {
+            now.timeIntervalSince(request.expiresAt) <= PruneCutoffs.pendingAuthorizationGrace
+        }
+        // An earlier release's handle: 32 random bytes, 43 characters, shorter than any sealed state.
+        if state.utf8.count == 43 {
+            guard let parked = try await store.takePendingAuthorization(handleHash: SessionTokens.hash(state)) else {
+                return nil
+            }
+            let request = AuthorizationRequest(parked)
+            return withinGrace(request) ? request : nil
+        }
+        guard let opened = SealedRequest.open(state, keys: tokens.keys.current.requestKeys),
+            withinGrace(opened.request)
+        else { return nil }
+        guard opened.request.expiresAt > now else { return opened.request }
+        let first = try await store.useOnce(
+            kind: Self.stateUseKind, value: opened.useKey, expiresAt: opened.request.expiresAt, now: now)
+        return first ? opened.request : nil
+    }
+
+    /// The `single_use` kind that records a sealed state's use until it expires.
+    static let stateUseKind = "easy_login_state"
+
     /// Exchanges Facebook's code, verifies the token exactly as `POST /v1/auth/facebook` does,
     /// finds or creates the user and stores an authorization code for the app, in one transaction.
     private func signIn(
-        _ pending: PendingAuthorization, app: ServerConfiguration.FacebookApp, facebookCode: String, logger: Logger
+        _ pending: AuthorizationRequest, app: ServerConfiguration.FacebookApp, facebookCode: String, logger: Logger
     ) async throws -> String {
         let exchanged = try await classic.budget.spending(1) {
             try await graph.post(

@@ -1112,7 +1112,7 @@ enum OpenAPIDocument {
                     "name": "state",
                     "in": "query",
                     "required": true,
-                    "description": "The sign-in's handle.",
+                    "description": "The state Latchkey sent to Facebook: the app's request, sealed (AES-256-GCM); single use. Anything else gets the sign-in-unknown page.",
                     "schema": {
                       "type": "string",
                       "minLength": 1

@@ -20,6 +20,13 @@ public struct SessionSigningKey: Sendable {
     /// bound to that purpose, so it is as secret and as shared between servers as the key itself
     /// and says nothing about it.
     let successorKey: SymmetricKey
+    /// Seals Easy Login requests into the `state` sent to Facebook (`SealedRequest`): AES-256-GCM,
+    /// HKDF of the private scalar bound to that purpose, so every server holding the key ring can
+    /// open a request another one sealed, with no key of its own to configure.
+    let requestKey: SymmetricKey
+    /// Names `requestKey` in a sealed request: the first 8 bytes of the kid's thumbprint, enough to
+    /// tell apart the few keys of a ring, short enough for a URL.
+    let requestKeyID: Data
 
     /// Wraps a stored key.
     /// - Parameter rawPrivateKey: the 32-byte P-256 scalar, as stored.
@@ -37,7 +44,8 @@ public struct SessionSigningKey: Sendable {
         let x = point.dropFirst().prefix(32)
         let y = point.dropFirst(33)
         let thumbprintInput = #"{"crv":"P-256","kty":"EC","x":"\#(Base64URL.encode(x))","y":"\#(Base64URL.encode(y))"}"#
-        self.kid = Base64URL.encode(Data(SHA256.hash(data: Data(thumbprintInput.utf8))).prefix(16))
+        let thumbprint = Data(SHA256.hash(data: Data(thumbprintInput.utf8)))
+        self.kid = Base64URL.encode(thumbprint.prefix(16))
         self.jwk = [
             "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": .string(kid),
             "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y)),
@@ -45,6 +53,10 @@ public struct SessionSigningKey: Sendable {
         self.successorKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
             info: Data("latchkey refresh-token successor v1".utf8), outputByteCount: 32)
+        self.requestKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
+            info: Data("latchkey easy-login request v1".utf8), outputByteCount: 32)
+        self.requestKeyID = Data(thumbprint.prefix(8))
     }
 
     /// The refresh token that replaces `token` when this key signs: HMAC-SHA256 of it under

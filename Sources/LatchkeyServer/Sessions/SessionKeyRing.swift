@@ -12,6 +12,10 @@ struct SessionKeyRing: Sendable {
     let verifying: [String: SessionSigningKey]
     /// The JWKS document, serialised once.
     let jwks: Data
+    /// Every stored key, retired ones too, by `requestKeyID`: an Easy Login request sealed just
+    /// before a rotation must still open however long `LATCHKEY_EASY_LOGIN_TTL` is, even once its
+    /// key has stopped verifying tokens.
+    let requestKeys: [Data: SessionSigningKey]
 
     /// How long clients may cache the JWKS (`Cache-Control: max-age`, seconds): a new key must be
     /// published at least this long before it signs (`LATCHKEY_KEY_ACTIVATION_DELAY`).
@@ -33,6 +37,7 @@ struct SessionKeyRing: Sendable {
         let live = keys.filter { roles[$0.kid] != .retired }
         verifying = Dictionary(live.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first })
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
+        requestKeys = Dictionary(keys.map { ($0.requestKeyID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The refresh tokens that may replace `token`: derived under the signing key first (the one a

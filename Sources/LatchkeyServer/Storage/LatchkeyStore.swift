@@ -69,13 +69,16 @@ public protocol LatchkeyStore: Sendable {
     /// `prune`'s job, and whether it ran yet must not change the answer.
     func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool
 
-    /// Stores an Easy Login request until Facebook's answer. Returns `false`, storing nothing, when
-    /// `limit` unexpired requests are already waiting (the endpoint is public). Expired requests
-    /// never count, pruned yet or not.
+    /// Stores an Easy Login request until Facebook's answer, as releases before sealed requests
+    /// did (the server now stores nothing at `authorize`: `SealedRequest`). Kept so the contract
+    /// pins the rows older nodes still write during a rolling upgrade, which
+    /// `takePendingAuthorization` reads. Returns `false`, storing nothing, when `limit` unexpired
+    /// requests are already waiting. Expired requests never count, pruned yet or not.
     func savePendingAuthorization(_ request: PendingAuthorization, now: Date, limit: Int) async throws -> Bool
 
     /// Removes and returns the pending request stored under `handleHash` (single use), expired or
-    /// not: the caller still needs an expired request's redirect URI to tell the app.
+    /// not: the caller still needs an expired request's redirect URI to tell the app. Only a
+    /// callback for a request an older node parked (a rolling upgrade) finds one.
     func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization?
 
     /// Redeems an authorization code (stored by `signIn`): checks its bindings, spends it, and opens
