@@ -119,7 +119,12 @@ func buildApplication(
         reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
     ).register(on: router)
     table.load(router)
-    let connections = ConnectionCounter(maximum: configuration.maximumConnections, logger: logger)
+    let connections = ConnectionCounter(
+        maximum: configuration.maximumConnections, maximumPerAddress: configuration.maximumConnectionsPerAddress,
+        exempt: limits.trustedProxies, logger: logger)
+    // The first head's deadline is never longer than keep-alive idleness: Hummingbird's own idle
+    // timeout (below) would cut the connection there anyway.
+    let firstHeadTimeout = min(configuration.firstRequestTimeout, configuration.idleTimeout)
     var application = Application(
         router: router,
         server: .http1(
@@ -127,6 +132,7 @@ func buildApplication(
                 additionalChannelHandlers: [
                     ConnectionLimitHandler(counter: connections),
                     RequestDeadlineHandler(
+                        firstHeadTimeout: .milliseconds(Int64(firstHeadTimeout * 1000)),
                         headTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
                         bodyTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)), logger: logger),
                 ], idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),

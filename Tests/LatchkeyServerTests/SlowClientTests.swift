@@ -19,6 +19,7 @@ struct SlowClientTests {
         try await TestLock.fileDescriptors.withLock {
             try await Stack.run({
                 $0.abuseLimits = .off
+                $0.maximumConnectionsPerAddress = 0  // 300 from one address: its own test
                 $0.requestTimeout = 2
             }) { (stack: Stack) async throws in
                 let port = try #require(stack.server.port)
@@ -85,6 +86,31 @@ struct SlowClientTests {
             #expect(
                 stack.logs.all.contains {
                     $0.contains("latchkey.connection.too_slow") && $0.contains("waiting_for=head")
+                })
+        }
+    }
+
+    @Test("a connection that sends no head is cut at LATCHKEY_FIRST_REQUEST_TIMEOUT; an idle keep-alive one is not")
+    func firstHeadDeadline() async throws {
+        try await Stack.run({
+            $0.firstRequestTimeout = 0.3
+            $0.idleTimeout = 60
+        }) { (stack: Stack) async throws in
+            let port = try #require(stack.server.port)
+            let keptAlive = try #require(RawConnection(port: port))
+            defer { keptAlive.close() }
+            #expect(await ConnectionsPerAddressTests.isServed(keptAlive))
+            // Two silent connections opened after it, one after the other, are each cut: the
+            // kept-alive one has by then been idle for two first-head deadlines at least.
+            for _ in 0..<2 {
+                let silent = try #require(RawConnection(port: port))
+                defer { silent.close() }
+                #expect(await silent.closedByServer(within: 10_000))
+            }
+            #expect(await ConnectionsPerAddressTests.isServed(keptAlive))
+            #expect(
+                stack.logs.all.contains {
+                    $0.contains("latchkey.connection.too_slow") && $0.contains("LATCHKEY_FIRST_REQUEST_TIMEOUT")
                 })
         }
     }

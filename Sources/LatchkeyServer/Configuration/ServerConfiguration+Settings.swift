@@ -30,7 +30,8 @@ extension ServerConfiguration {
             "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT", "LATCHKEY_FACEBOOK_REJECTION_TTL",
             "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT", "LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT",
             "LATCHKEY_REQUEST_TIMEOUT", "LATCHKEY_DATABASE_POOL_SIZE", "LATCHKEY_DATABASE_TIMEOUT",
-            "LATCHKEY_IDLE_TIMEOUT", "LATCHKEY_MAX_CONNECTIONS",
+            "LATCHKEY_IDLE_TIMEOUT", "LATCHKEY_MAX_CONNECTIONS", "LATCHKEY_FIRST_REQUEST_TIMEOUT",
+            "LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS",
         ] + AbuseLimitRules.settings.map(\.setting)
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
@@ -204,6 +205,8 @@ extension ServerConfiguration {
         if let number = try seconds("LATCHKEY_REQUEST_TIMEOUT") { requestTimeout = number }
         if let number = try seconds("LATCHKEY_IDLE_TIMEOUT") { idleTimeout = number }
         if let number = try integer("LATCHKEY_MAX_CONNECTIONS") { maximumConnections = number }
+        if let number = try seconds("LATCHKEY_FIRST_REQUEST_TIMEOUT") { firstRequestTimeout = number }
+        if let number = try integer("LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS") { maximumConnectionsPerAddress = number }
         if let raw = value("LATCHKEY_KEY_ENCRYPTION_KEY") {
             keyEncryptionKey = try KeyEncryptionKey(encoded: raw)
         }

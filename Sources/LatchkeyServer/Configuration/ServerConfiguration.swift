@@ -147,12 +147,20 @@ public struct ServerConfiguration: Sendable {
     /// Longest a client may take to send a request's body after its head, seconds
     /// (`LATCHKEY_REQUEST_TIMEOUT`); a slower connection is closed.
     public var requestTimeout: TimeInterval = 10
-    /// Longest a connection may wait for a request's head, from opening or the previous request,
+    /// Longest a keep-alive connection may wait for its next request's head after a response,
     /// seconds (`LATCHKEY_IDLE_TIMEOUT`): partial bytes do not extend it.
     public var idleTimeout: TimeInterval = 75
+    /// Longest a new connection may take to send its first request's head, seconds
+    /// (`LATCHKEY_FIRST_REQUEST_TIMEOUT`; at most the idle timeout): a client that connects and
+    /// sends nothing is holding a connection, not using it.
+    public var firstRequestTimeout: TimeInterval = 10
     /// Most connections open at once; beyond, new ones are closed at once and a warning is logged
     /// (`LATCHKEY_MAX_CONNECTIONS`). Keep it under the process's file-descriptor limit.
     public var maximumConnections: Int = 4096
+    /// Most connections open at once from one client address (IPv6: one /64); beyond, new ones are
+    /// closed at once (`LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS`; 0 turns it off). Counted on the TCP
+    /// peer: connections from `trustedProxies` count only against `maximumConnections`.
+    public var maximumConnectionsPerAddress: Int = 64
     /// Abuse limits (429 `rate_limited` with `Retry-After`).
     public var abuseLimits = AbuseLimitRules()
     /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
@@ -289,8 +297,14 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError(
                 "LATCHKEY_REQUEST_TIMEOUT (up to 600) and LATCHKEY_IDLE_TIMEOUT (up to 3600) must be positive seconds")
         }
+        guard firstRequestTimeout > 0, firstRequestTimeout <= 3600 else {
+            throw ConfigurationError("LATCHKEY_FIRST_REQUEST_TIMEOUT must be positive seconds, up to 3600")
+        }
         guard (1...1_000_000).contains(maximumConnections) else {
             throw ConfigurationError("LATCHKEY_MAX_CONNECTIONS must be between 1 and 1000000")
+        }
+        guard (0...1_000_000).contains(maximumConnectionsPerAddress) else {
+            throw ConfigurationError("LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS must be between 0 (no cap) and 1000000")
         }
         guard ClientAddress.ForwardedHeader(rawValue: forwardedHeader) != nil else {
             throw ConfigurationError("LATCHKEY_FORWARDED_HEADER must be x-forwarded-for or forwarded")

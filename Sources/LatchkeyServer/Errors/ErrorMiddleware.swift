@@ -4,6 +4,7 @@ import Hummingbird
 import LatchkeyAPI
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// Turns every error into the JSON error body: `APIError`s as they are, Hummingbird's own errors
 /// (404, 413, …) into the matching code, and anything else into a bare 500 whose cause is logged.
@@ -62,6 +63,11 @@ extension APIError {
         case let error as HTTPError: return translate(error)
         case is NIOTooManyBytesError:
             return APIError(.contentTooLarge, .requestTooLarge, "The request body is too large.")
+        case let error as HTTPParserError:
+            // Met while reading the body: a client that ended its body short of its Content-Length
+            // (`invalidEOFState`) or broke its framing. Its fault, not ours: no operator needs to see it.
+            logger.debug("latchkey.request.unreadable_body", metadata: ["latchkey.error.cause": "\(error)"])
+            return APIError.malformed("The request body could not be read.")
         default:
             logger.error(
                 "latchkey.request.internal_error", metadata: ["latchkey.error.cause": "\(String(reflecting: error))"])

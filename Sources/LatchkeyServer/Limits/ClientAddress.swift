@@ -39,15 +39,18 @@ struct ClientAddress: Sendable, Equatable {
             let parsed = buffer.withUnsafeMutableBytes { inet_pton(family, literal, $0.baseAddress) }
             return parsed == 1 ? buffer : nil
         }
-        if let v4 = parse(AF_INET, 4) {
-            bytes = v4
-        } else if let all = parse(AF_INET6, 16) {
-            // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it wraps.
-            bytes = all.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF] ? Array(all.suffix(4)) : all
-        } else {
-            return nil
-        }
+        guard let raw = parse(AF_INET, 4) ?? parse(AF_INET6, 16) else { return nil }
+        self.init(raw: raw)
     }
+
+    /// An address from its 4 or 16 bytes in network order.
+    init(raw: [UInt8]) {
+        // An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 client it wraps.
+        bytes = raw.count == 16 && raw.prefix(12) == Self.mappedPrefix ? Array(raw.suffix(4)) : raw
+    }
+
+    /// The first 12 bytes of an IPv4-mapped IPv6 address (RFC 4291 §2.5.5.2).
+    private static let mappedPrefix: ArraySlice<UInt8> = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF]
 
     /// The limiter key: the IPv4 address, or the IPv6 /64.
     var key: String {

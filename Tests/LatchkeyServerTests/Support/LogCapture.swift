@@ -72,15 +72,20 @@ enum SecretScan {
         ("random token", #"[A-Za-z0-9_-]{32,}"#),
     ].compactMap { name, pattern in (try? NSRegularExpression(pattern: pattern)).map { (name, $0) } }
 
+    /// Every setting's name, longest first, so that no name is replaced inside a longer one.
+    static let settingNames = ServerConfiguration.settingNames.sorted { $0.count > $1.count }
+
     /// The offending lines, each with what was found.
     static func findings(in lines: [String], secrets: [String]) -> [String] {
         var found: [String] = []
         for logged in lines {
             // Hummingbird's request id is 32 random hex digits: an id, not a credential.
-            // Setting names (`LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS`) are names, however long.
-            let line = logged.replacingOccurrences(
-                of: #"hb\.request\.id=[0-9a-f]+"#, with: "hb.request.id=…", options: .regularExpression
-            ).replacingOccurrences(of: #"\bLATCHKEY_[A-Z0-9_]+"#, with: "LATCHKEY_…", options: .regularExpression)
+            var line = logged.replacingOccurrences(
+                of: #"hb\.request\.id=[0-9a-f]+"#, with: "hb.request.id=…", options: .regularExpression)
+            // Setting names are public constants, some 32 characters long or more.
+            for name in settingNames where line.contains(name) {
+                line = line.replacingOccurrences(of: name, with: "LATCHKEY_…")
+            }
             for secret in secrets where secret.count >= 8 && line.contains(secret) {
                 found.append("secret in: \(line)")
             }

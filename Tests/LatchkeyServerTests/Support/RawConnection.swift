@@ -13,7 +13,10 @@ import Darwin
 struct RawConnection: Sendable {
     private let descriptor: Int32
 
-    init?(port: Int) {
+    /// Connects to the server on loopback.
+    /// - Parameter source: the client's own address. Linux routes all of 127.0.0.0/8 to `lo`, so
+    ///   binding to 127.0.0.2, 127.0.0.3… gives a test several distinct clients.
+    init?(port: Int, from source: String = "127.0.0.1") {
         #if canImport(Glibc)
         let socketType = Int32(SOCK_STREAM.rawValue)
         #else
@@ -21,13 +24,23 @@ struct RawConnection: Sendable {
         #endif
         let descriptor = socket(AF_INET, socketType, 0)
         guard descriptor >= 0 else { return nil }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        func ipv4(_ host: String, port: Int) -> sockaddr_in {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr(host)
+            return address
+        }
+        var local = ipv4(source, port: 0)
+        var remote = ipv4("127.0.0.1", port: port)
+        let connected = withUnsafePointer(to: &local) { local in
+            withUnsafePointer(to: &remote) { remote in
+                local.withMemoryRebound(to: sockaddr.self, capacity: 1) { local in
+                    remote.withMemoryRebound(to: sockaddr.self, capacity: 1) { remote in
+                        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+                        return bind(descriptor, local, size) == 0 ? connect(descriptor, remote, size) : -1
+                    }
+                }
             }
         }
         guard connected == 0 else {
@@ -51,6 +64,10 @@ struct RawConnection: Sendable {
         return bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, flags) } >= 0
     }
 
+    /// Ends the client's side (a TCP half-close): the server reads the end of input, and may still
+    /// answer.
+    func endWriting() { _ = shutdown(descriptor, Int32(SHUT_WR)) }
+
     /// Waits up to `milliseconds` for the server to close the connection; `true` when it did.
     /// Anything it sent first is read and dropped.
     func closedByServer(within milliseconds: Int32) async -> Bool {
@@ -66,6 +83,28 @@ struct RawConnection: Sendable {
             var buffer = [UInt8](repeating: 0, count: 8192)
             let count = recv(descriptor, &buffer, buffer.count, 0)
             return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : nil
+        }
+    }
+
+    /// Everything the server sends until it closes the connection, waiting up to `milliseconds`
+    /// in all; what came by then when it does not close.
+    func received(within milliseconds: Int) async -> String {
+        let descriptor = descriptor
+        return await Self.offPool {
+            let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(milliseconds) * 1_000_000
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            while case let now = DispatchTime.now().uptimeNanoseconds, now < deadline {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                guard poll(&poller, 1, Int32((deadline - now) / 1_000_000) + 1) > 0 else { break }
+                let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                if count > 0 {
+                    bytes += buffer.prefix(count)
+                } else if count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) {
+                    break
+                }
+            }
+            return String(decoding: bytes, as: UTF8.self)
         }
     }
 
