@@ -129,19 +129,35 @@ struct KeysCommand: AsyncParsableCommand {
             discussion: """
                 Set LATCHKEY_KEY_ENCRYPTION_KEY_FILE to the new key and LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS_FILE to \
                 the old one(s). Servers started with both settings do the same on start; afterwards the old keys \
-                can be removed from the settings. It is also the one step that seals the keys of a database from \
-                before encryption (every key plain), which servers with a key-encryption key refuse.
+                can be removed from the settings. With --seal-plain-keys it is also the one step that seals the \
+                keys of a database from before encryption (every key plain), which servers with a key-encryption \
+                key refuse.
                 """)
 
         @OptionGroup var options: DatabaseOptions
+
+        @Flag(
+            help: """
+                Also seal keys stored unencrypted, when every key is (a database from before encryption). Check \
+                the ids and dates listed first: keys swapped in by someone who can write the database look the same.
+                """)
+        var sealPlainKeys = false
 
         mutating func run() async throws {
             let configuration = try options.configuration()
             guard let current = configuration.keyEncryptionKey else {
                 throw ValidationError("LATCHKEY_KEY_ENCRYPTION_KEY_FILE must name the key to seal under")
             }
+            let sealPlainKeys = self.sealPlainKeys
             let count = try await options.withStore(configuration) { store in
-                try await resealSigningKeys(in: store, protection: SigningKeyProtection(configuration))
+                if sealPlainKeys {
+                    for key in try await store.signingKeys() where !SigningKeyProtection.isStoredSealed(key.privateKey)
+                    {
+                        print("Sealing plain key \(key.kid), created \(key.createdAt.formatted(.iso8601)).")
+                    }
+                }
+                return try await resealSigningKeys(
+                    in: store, protection: SigningKeyProtection(configuration), sealingPlainKeys: sealPlainKeys)
             }
             print("Sealed \(count) signing key(s) under key-encryption key \(current.id).")
         }

@@ -38,13 +38,14 @@ public struct IDTokenPolicy: Sendable {
     /// Whether a token without a nonce is taken when the caller sent none either (an operator's
     /// opt-in for apps that cannot send one; never the default).
     public var allowsMissingNonce: Bool
-    /// How the claim must match the nonce sent; `either` on the device, which holds both values.
+    /// How the claim must match the nonce sent: `hashed` unless said otherwise; `either` on the
+    /// device, which holds both values and only checks what the server checks again.
     public var nonceMatching: NonceMatching
 
     /// A policy with every rule spelled out.
     public init(
         issuer: IssuerRule, audiences: Set<String>, clockSkew: TimeInterval, maximumAge: TimeInterval,
-        allowsMissingNonce: Bool = false, nonceMatching: NonceMatching = .either
+        allowsMissingNonce: Bool = false, nonceMatching: NonceMatching = .hashed
     ) {
         self.issuer = issuer
         self.audiences = audiences
@@ -58,7 +59,8 @@ public struct IDTokenPolicy: Sendable {
     /// minute of skew, because a phone's clock drifts and the server checks the token again anyway;
     /// a false refusal on the device would stop a login the server would take.
     public static func device(appID: String, maximumAge: TimeInterval = 600) -> IDTokenPolicy {
-        IDTokenPolicy(issuer: .facebookHost, audiences: [appID], clockSkew: 60, maximumAge: maximumAge)
+        IDTokenPolicy(
+            issuer: .facebookHost, audiences: [appID], clockSkew: 60, maximumAge: maximumAge, nonceMatching: .either)
     }
 
     /// Whether `issuer` passes the rule.

@@ -39,8 +39,7 @@ enum SQLiteFiles {
         }
     }
 
-    /// Creates `path` empty and 0600 in one step, never over an existing file (`O_EXCL`): for a
-    /// copy of the database, private before a byte is written into it.
+    /// Creates `path` empty and 0600 in one step, never over an existing file (`O_EXCL`).
     /// - Returns: `nil`, or the system's error number (`EEXIST` when something is already there).
     static func createPrivate(_ path: String) -> Int32? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -50,6 +49,19 @@ enum SQLiteFiles {
         close(descriptor)
         if status != nil { unlink(path) }
         return status
+    }
+
+    /// A new directory (0700, `mkdtemp`) beside `path`, on the same file system, for writing a
+    /// file that then takes `path`'s name with `link`: nobody else can reach into it meanwhile,
+    /// even when `path`'s own directory is writable by others.
+    /// - Returns: the directory, or `nil` with `errno` set.
+    static func privateDirectory(beside path: String) -> String? {
+        let parent = (path as NSString).deletingLastPathComponent
+        var template = Array(((parent.isEmpty ? "." : parent) + "/.latchkey-backup-XXXXXX").utf8CString)
+        return template.withUnsafeMutableBufferPointer { buffer in
+            guard let start = buffer.baseAddress, let made = mkdtemp(start) else { return nil }
+            return String(cString: made)
+        }
     }
 
     /// `mkdir -p` with mode 0700 for each directory it creates; existing ones are left as they are

@@ -27,7 +27,15 @@ public final class SQLiteServerLock: Sendable {
     /// Takes the lock for the database at `path` (created 0600 if missing), or throws at once
     /// when another process holds it.
     /// - Throws: `SQLiteServerLockError` naming the database and what to do.
-    public init(databasePath path: String) throws {
+    public init(databasePath given: String) throws {
+        // The file's real path, so a symbolic link to the database (or a relative path from
+        // another directory) names the same lock. Hard links and bind mounts still do not: the
+        // database's directory is to be private (docs/deployment.md).
+        let path =
+            given.withCString { name in realpath(name, nil) }.map { resolved in
+                defer { free(resolved) }
+                return String(cString: resolved)
+            } ?? given
         let lockPath = Self.lockPath(for: path)
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {

@@ -9,19 +9,36 @@ extension SQLiteStore {
     ///   written.
     public func backup(to path: String) async throws {
         // The copy holds the same secrets as the database (sealed signing keys, every user's
-        // data), so it is created 0600 and empty before SQLite writes into it (VACUUM INTO
-        // accepts an empty file): created by SQLite and made private afterwards, it was readable
-        // by every local user while it was being written.
-        if let code = SQLiteFiles.createPrivate(path) {
-            if code == EEXIST { throw SQLiteBackupError("\(path) already exists; a backup never overwrites a file") }
+        // data). Created by SQLite and made private afterwards, it was readable by every local
+        // user while it was written; created 0600 at the path and then reopened by name by
+        // SQLite, someone who can write the directory could swap in their own file or a link in
+        // between. So it is written inside a new 0700 directory beside the path, then given the
+        // path's name with link(2), which never replaces anything: the name appears only once
+        // the copy is complete, private, and cannot be redirected.
+        guard !FileManager.default.fileExists(atPath: path) else {
+            throw SQLiteBackupError("\(path) already exists; a backup never overwrites a file")
+        }
+        guard let directory = SQLiteFiles.privateDirectory(beside: path) else {
+            throw SQLiteBackupError("cannot write a backup beside \(path): \(String(cString: strerror(errno)))")
+        }
+        let copy = directory + "/backup.sqlite"
+        defer {
+            unlink(copy)
+            rmdir(directory)
+        }
+        if let code = SQLiteFiles.createPrivate(copy) {
             throw SQLiteBackupError("cannot create the backup \(path): \(String(cString: strerror(code)))")
         }
         do {
-            try await database.run { db in try db.execute("VACUUM INTO ?", [.text(path)]) }
+            // VACUUM INTO accepts an empty file.
+            try await database.run { db in try db.execute("VACUUM INTO ?", [.text(copy)]) }
         } catch let failure as SQLiteFailure {
-            // A half-written copy is worse than none.
-            unlink(path)
             throw SQLiteBackupError("cannot write the backup to \(path): \(failure.message)")
+        }
+        guard link(copy, path) == 0 else {
+            let code = errno
+            if code == EEXIST { throw SQLiteBackupError("\(path) already exists; a backup never overwrites a file") }
+            throw SQLiteBackupError("cannot name the backup \(path): \(String(cString: strerror(code)))")
         }
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyCrypto
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -46,13 +47,25 @@ func buildApplication(
     let protection = SigningKeyProtection(configuration)
     let (ring, resealed) = try await SessionKeyRing.load(
         from: store, protection: protection, now: configuration.clock(),
-        accessTokenLifetime: configuration.accessTokenLifetime, activationDelay: configuration.keyActivationDelay)
+        accessTokenLifetime: configuration.accessTokenLifetime, activationDelay: configuration.keyActivationDelay,
+        sealedRequestWindow: configuration.sealedRequestWindow)
     let keys = SessionKeys(ring)
     if resealed > 0 {
         logger.notice("latchkey.keys.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
     }
     if protection.current == nil {
         logger.warning("latchkey.keys.plaintext", metadata: ["latchkey.setting": "LATCHKEY_KEY_ENCRYPTION_KEY_FILE"])
+    }
+    // Allowed while apps move from raw to hashed nonces, but it takes an intercepted id token sent
+    // with its own claim as the nonce, unless the nonce must also be a server nonce, spent once.
+    if configuration.limitedLoginNonce == .either, !configuration.requireServerNonce {
+        logger.warning(
+            "latchkey.limited_login.nonce_either",
+            metadata: [
+                "latchkey.setting": "LATCHKEY_LIMITED_LOGIN_NONCE",
+                "latchkey.error.hint":
+                    "either takes an intercepted, unused id token sent with its own claim as the nonce; use it only while apps move to hashed nonces, or with LATCHKEY_REQUIRE_SERVER_NONCE=true",
+            ])
     }
     // Allowed (tests, a single server whose apps do not cache the JWKS), but an app backend that
     // cached the JWKS (`max-age=300`) before a new key was published would meet tokens it cannot

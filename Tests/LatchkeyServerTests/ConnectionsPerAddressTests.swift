@@ -27,7 +27,7 @@ struct ConnectionsPerAddressTests {
             for _ in 0..<3 {
                 let extra = try #require(RawConnection(port: port, from: "127.0.0.2"))
                 defer { extra.close() }
-                #expect(await extra.closedByServer(within: 5_000))
+                #expect(await extra.closedByServer(within: 30_000))
             }
             #expect(stack.logs.all.filter { $0.contains("latchkey.connections.address_limit_reached") }.count == 1)
             // The held ones are untouched, and the address gets a place back once one closes.
@@ -49,7 +49,7 @@ struct ConnectionsPerAddressTests {
             for _ in 0..<8 {
                 let extra = try #require(RawConnection(port: port, from: "127.0.0.2"))
                 extras.append(extra)
-                #expect(await extra.closedByServer(within: 2_000))
+                #expect(await extra.closedByServer(within: 30_000))
             }
             let other = try #require(RawConnection(port: port, from: "127.0.0.3"))
             defer { other.close() }
@@ -83,7 +83,8 @@ struct ConnectionsPerAddressTests {
     /// Whether `GET /health` on `connection` is answered 200 (the connection stays open).
     static func isServed(_ connection: RawConnection) async -> Bool {
         connection.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-        return await connection.response(within: 5_000)?.hasPrefix("HTTP/1.1 200") == true
+        // A bound for a hang, not a timing: a full pass on two cores can keep an answer for seconds.
+        return await connection.response(within: 30_000)?.hasPrefix("HTTP/1.1 200") == true
     }
 
     /// Whether a new connection from `source` is served within a few attempts: the server learns

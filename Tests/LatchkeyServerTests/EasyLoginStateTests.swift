@@ -4,9 +4,10 @@ import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyCrypto
-import LatchkeyServer
 import NIOCore
 import Testing
+
+@testable import LatchkeyServer
 
 /// Easy Login's request travels sealed in the `state` sent to Facebook: nothing is stored before
 /// the person comes back, so no number of strangers can fill anything others need (issue 31), and
@@ -132,6 +133,62 @@ struct EasyLoginStateTests {
                 let expired = TestBrowser.query(try #require(try await TestBrowser.get(late).location))
                 #expect(expired["error_code"] == "login_request_expired" && expired["state"] == request.state)
             }
+        }
+    }
+
+    @Test(
+        "a state sealed under this deployment's key still must name a registered client, redirect URI and app, and a lifetime authorize gives"
+    )
+    func forgedRequests() async throws {
+        try await Stack.run(browsable: true) { stack in
+            // Whoever holds a signing key (an old backup's) can seal a request of their own choosing.
+            let row = try #require(try await stack.store.signingKeys().first)
+            let key = try SessionSigningKey(
+                rawPrivateKey: try SigningKeyProtection(stack.configuration).open(row.privateKey, kid: row.kid),
+                createdAt: row.createdAt, retiredAt: nil)
+            let now = stack.clock.now
+            let honest = AuthorizationRequest(
+                clientID: Demo.clientID, redirectURI: Demo.appRedirect, clientState: "s",
+                codeChallenge: AuthorizeRequest().challenge, fieldsMapping: nil, facebookAppID: Demo.appID,
+                facebookCodeVerifier: String(repeating: "v", count: 43), expiresAt: now.addingTimeInterval(600))
+            func callback(_ request: AuthorizationRequest) throws -> String {
+                stack.serverURL.absoluteString + "/v1/oauth/facebook/callback?"
+                    + FormEncoding.encode([("state", try SealedRequest.seal(request, key: key)), ("code", "fb-code")])
+            }
+            var attacker = honest
+            attacker.redirectURI = "https://attacker.example/callback"
+            var unknownClient = honest
+            unknownClient.clientID = "nobody"
+            var forever = honest
+            forever.expiresAt = now.addingTimeInterval(10 * 365 * 86_400)
+            var otherApp = honest
+            otherApp.facebookAppID = "999999999"
+            for forged in [attacker, unknownClient, forever, otherApp] {
+                Self.expectRefusedPage(try await TestBrowser.get(try callback(forged)))
+            }
+            // The same key's honest request gets past the checks (to Facebook, which refuses the code).
+            let answer = try #require(try await TestBrowser.get(try callback(honest)).location)
+            #expect(answer.hasPrefix(Demo.appRedirect))
+        }
+    }
+
+    @Test("callbacks are counted per address before the state is opened: beyond the limit, a 429 page")
+    func callbackLimit() async throws {
+        try await Stack.run(
+            browsable: true,
+            { $0.abuseLimits.callbackPerAddress = RateRule(name: "callback-address", limit: 2, period: 60) }
+        ) { stack in
+            let callback = try await Self.callback(stack)
+            let garbage = try Self.replacingState(callback) { _ in String(repeating: "A", count: 43) }
+            for _ in 0..<2 { Self.expectRefusedPage(try await TestBrowser.get(garbage)) }
+            // The third, even an honest one, waits: nothing was opened or written for it.
+            guard case .page(let status, let body) = try await TestBrowser.get(callback) else {
+                Issue.record("expected the 429 page")
+                return
+            }
+            #expect(status == 429 && body.contains("Too many sign-ins"))
+            stack.clock.advance(61)
+            #expect(TestBrowser.query(try #require(try await TestBrowser.get(callback).location))["code"] != nil)
         }
     }
 

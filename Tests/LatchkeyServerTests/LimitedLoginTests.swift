@@ -168,6 +168,9 @@ struct LimitedLoginTests {
             let answer = try await stack.signIn(["idToken": .string(token), "nonce": .string(raw)])
             #expect(
                 accepted ? answer.status == .ok : answer.errorCode == "nonce_mismatch", "\(answer.errorCode ?? "ok")")
+            // `either` without server nonces takes an intercepted token: the start says so.
+            let warned = stack.logs.all.contains { $0.contains("latchkey.limited_login.nonce_either") }
+            #expect(warned == (mode == .either && !serverNonce))
         }
     }
 

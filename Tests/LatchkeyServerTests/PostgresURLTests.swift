@@ -30,6 +30,7 @@ struct PostgresURLTests {
         #expect(try PostgresURL("postgres://a:b@localhost/d?sslmode=disable").tls == .disable)
         #expect(try PostgresURL("postgres://a:b@127.db.example.com/d").tls == .verifyFull)
         #expect(try PostgresURL("postgres://a:b@127.1.2/d").tls == .verifyFull)
+        #expect(try PostgresURL("postgres://a:b@127.0.0.08/d").tls == .verifyFull)
         let url = try PostgresURL(
             "postgres://a:b@h/d?sslmode=verify-full&sslrootcert=/etc/ca.pem&connect_timeout=3"
                 + "&options=-c%20search_path%3Dlk&application_name=node1")

@@ -66,14 +66,25 @@ struct SealedRequestTests {
         #expect(AuthorizationRequest(encoded: Data()) == nil)
     }
 
-    @Test("a ring opens states sealed under its retired keys: a rotation never cuts a sign-in short")
+    @Test(
+        "a ring opens states sealed under a key that stopped signing within the window, not under keys rotated out long ago"
+    )
     func retiredKeys() throws {
         let old = SessionSigningKey.generate(now: Self.now.addingTimeInterval(-60 * 86_400))
         let previous = SessionSigningKey.generate(now: Self.now.addingTimeInterval(-30 * 86_400))
-        let current = SessionSigningKey.generate(now: Self.now.addingTimeInterval(-86_400))
-        let ring = try SessionKeyRing(keys: [old, previous, current], now: Self.now, accessTokenLifetime: 900)
-        #expect(ring.verifying[old.kid] == nil)
-        let state = try SealedRequest.seal(Self.request(), key: old)
-        #expect(SealedRequest.open(state, keys: ring.requestKeys)?.request == Self.request())
+        let current = SessionSigningKey.generate(now: Self.now.addingTimeInterval(-1000))
+        let ring = try SessionKeyRing(
+            keys: [old, previous, current], now: Self.now, accessTokenLifetime: 900, sealedRequestWindow: 4260)
+        // `previous` signed until `current` came, 1000 s ago: a request it sealed may still be alive.
+        let fromPrevious = try SealedRequest.seal(Self.request(), key: previous)
+        #expect(SealedRequest.open(fromPrevious, keys: ring.requestKeys)?.request == Self.request())
+        // `old` stopped signing 30 days ago: nothing it sealed is alive, and whoever holds it (an old
+        // backup) cannot seal a request the server would act on.
+        #expect(SealedRequest.open(try SealedRequest.seal(Self.request(), key: old), keys: ring.requestKeys) == nil)
+        // With an activation delay, a key signs until its successor activates, not until it is made.
+        let delayed = try SessionKeyRing(
+            keys: [old, previous, current], now: Self.now, accessTokenLifetime: 900, activationDelay: 30 * 86_400,
+            sealedRequestWindow: 4260)
+        #expect(SealedRequest.open(try SealedRequest.seal(Self.request(), key: old), keys: delayed.requestKeys) != nil)
     }
 }

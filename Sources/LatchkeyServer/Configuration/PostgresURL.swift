@@ -142,9 +142,11 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomD
             guard inet_pton(AF_INET6, host, &address) == 1 else { return false }
             return withUnsafeBytes(of: &address) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
         }
-        // An address in 127.0.0.0/8, not a name that merely starts with "127.".
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        // An address in 127.0.0.0/8 as inet_pton reads it (four decimal parts, no leading zeros),
+        // not a name that merely starts with "127." and that the resolver would send to DNS.
+        var v4 = in_addr()
+        guard inet_pton(AF_INET, host, &v4) == 1 else { return false }
+        return withUnsafeBytes(of: &v4) { $0.first == 127 }
     }
 
     private static func hostAndPort(_ authority: Substring, url: String) throws -> (String, Int) {

@@ -74,6 +74,12 @@ public struct ServerConfiguration: Sendable {
     public var refreshTokenLifetime: TimeInterval = 30 * 86_400
     /// Largest accepted age of a Limited Login id token (`now - iat`), seconds. Facebook's SDKs use 600.
     public var idTokenMaxAge: TimeInterval = 600
+    /// How long after a session signing key stopped signing an Easy Login request it sealed may
+    /// come back: the request's lifetime, the clock skew, and the grace in which an expired one is
+    /// still reported to its app (`SessionKeyRing.requestKeys`).
+    var sealedRequestWindow: TimeInterval {
+        easyLoginRequestLifetime + clockSkew + PruneCutoffs.pendingAuthorizationGrace
+    }
     /// Tolerated clock difference with Facebook, seconds.
     public var clockSkew: TimeInterval = 60
     /// Accept id tokens without a nonce (not recommended: replay protection then rests on `jti` only).

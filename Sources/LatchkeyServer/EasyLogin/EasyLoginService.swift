@@ -127,12 +127,21 @@ struct EasyLoginService: Sendable {
 
     // MARK: GET /v1/oauth/facebook/callback
 
-    func callback(_ query: String?, logger: Logger) async -> Response {
+    func callback(_ query: String?, address: String, logger: Logger) async -> Response {
         let parameters = QueryParameters(query)
         guard let handle = parameters["state"], handle.utf8.count <= SealedRequest.maximumLength else {
             return EasyLoginResponse.page(
                 title: "Sign-in failed",
                 message: "Facebook's answer carries no sign-in state. Start again from the app.")
+        }
+        // Before the state is opened or anything is written: nothing here is the app's yet, so a
+        // refusal is a page, never a redirect.
+        do {
+            try await limits.enforce(limits.rules.callbackPerAddress, key: address)
+        } catch {
+            return EasyLoginResponse.page(
+                status: .tooManyRequests, title: "Too many sign-ins",
+                message: "Too many sign-ins from this network; wait a moment, then start again from the app.")
         }
         let now = configuration.clock()
         let pending: AuthorizationRequest
@@ -198,8 +207,16 @@ struct EasyLoginService: Sendable {
     /// An expired request is not recorded (a replay meets the same refusal), and is reported, not
     /// refused here: within the grace the app still hears that the sign-in took too long.
     private func takeRequest(_ state: String, now: Date) async throws -> AuthorizationRequest? {
-        func withinGrace(_ request: AuthorizationRequest) -> Bool {
+        // What `authorize` checked is checked again, since a request that opens was sealed by a
+        // key of this deployment but the configuration may have changed since (a client removed),
+        // and whoever holds an old key must not name a redirect URI or a lifetime of their own:
+        // nothing is redirected anywhere this configuration does not allow today.
+        func acceptable(_ request: AuthorizationRequest) -> Bool {
             now.timeIntervalSince(request.expiresAt) <= PruneCutoffs.pendingAuthorizationGrace
+                && request.expiresAt.timeIntervalSince(now)
+                    <= configuration.easyLoginRequestLifetime + configuration.clockSkew
+                && configuration.oauthClient(request.clientID)?.accepts(redirectURI: request.redirectURI) == true
+                && configuration.app(request.facebookAppID) != nil
         }
         // An earlier release's handle: 32 random bytes, 43 characters, shorter than any sealed state.
         if state.utf8.count == 43 {
@@ -207,14 +224,17 @@ struct EasyLoginService: Sendable {
                 return nil
             }
             let request = AuthorizationRequest(parked)
-            return withinGrace(request) ? request : nil
+            return acceptable(request) ? request : nil
         }
         guard let opened = SealedRequest.open(state, keys: tokens.keys.current.requestKeys),
-            withinGrace(opened.request)
+            acceptable(opened.request)
         else { return nil }
         guard opened.request.expiresAt > now else { return opened.request }
+        // Kept a clock skew beyond the expiry: a node whose clock runs ahead must not prune the use
+        // while one running behind still takes the state.
         let first = try await store.useOnce(
-            kind: Self.stateUseKind, value: opened.useKey, expiresAt: opened.request.expiresAt, now: now)
+            kind: Self.stateUseKind, value: opened.useKey,
+            expiresAt: opened.request.expiresAt.addingTimeInterval(configuration.clockSkew), now: now)
         return first ? opened.request : nil
     }
 

@@ -1177,6 +1177,16 @@ enum OpenAPIDocument {
                       }
                     }
                   },
+                  "429": {
+                    "description": "Too many callbacks from this client address (`LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS`): an error page, before the state is opened.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
                   "503": {
                     "description": "The database is unreachable: an error page.",
                     "content": {
@@ -1564,7 +1574,7 @@ enum OpenAPIDocument {
                   },
                   "signing_keys_reason": {
                     "type": "string",
-                    "description": "With `refused`: why, naming the key id and the key-encryption key's fingerprint (neither is secret)."
+                    "description": "With `refused`: what kind of trouble (the stored keys do not open with this server's key-encryption key settings, or one is stored unencrypted) and where the details are; which key and why are in the log (`latchkey.keys.refresh_failed`), not in this public answer."
                   },
                   "facebook": {
                     "enum": [

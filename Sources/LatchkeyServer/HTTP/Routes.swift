@@ -80,7 +80,8 @@ struct Routes: Sendable {
                 request.uri.query, address: limits.client(request, context), logger: context.logger)
         }
         route(.get, ServerConfiguration.facebookCallbackPath) { request, context in
-            await easyLogin.callback(request.uri.query, logger: context.logger)
+            await easyLogin.callback(
+                request.uri.query, address: limits.client(request, context), logger: context.logger)
         }
 
         route(.post, "/v1/auth/facebook") { request, context in

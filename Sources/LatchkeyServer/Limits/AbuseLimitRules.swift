@@ -25,6 +25,10 @@ public struct AbuseLimitRules: Sendable, Equatable {
     /// `GET /v1/oauth/authorize` per client address, each parking a request
     /// (`LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS`, 30/60).
     public var authorizePerAddress: RateRule? = RateRule(name: "authorize-address", limit: 30, period: 60)
+    /// Easy Login's Facebook callback per client address (`LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS`,
+    /// 60/60): each arrival may write a state's single use (or, for an earlier release's handle,
+    /// look up the database) before anything else is known; a person comes back once per start.
+    public var callbackPerAddress: RateRule? = RateRule(name: "callback-address", limit: 60, period: 60)
 
     /// The defaults.
     public init() {}
@@ -46,6 +50,7 @@ public struct AbuseLimitRules: Sendable, Equatable {
             ("LATCHKEY_LIMIT_REFRESH_PER_SESSION", "refresh-session", \.refreshPerSession),
             ("LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "nonce-address", \.noncePerAddress),
             ("LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS", "authorize-address", \.authorizePerAddress),
+            ("LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS", "callback-address", \.callbackPerAddress),
         ]
     }
 }

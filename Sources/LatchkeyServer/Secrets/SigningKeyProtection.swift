@@ -71,6 +71,9 @@ public struct SigningKeyProtection: Sendable {
     /// Whether a stored key is sealed (rather than 32 plain bytes).
     static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
 
+    /// Whether a stored key is sealed, for the `keys` commands' listings.
+    public static func isStoredSealed(_ stored: Data) -> Bool { isSealed(stored) }
+
     private static func associatedData(_ kid: String) -> Data { Data("latchkey.signing-key.v1:\(kid)".utf8) }
 }
 

@@ -41,26 +41,33 @@ struct SessionKeyRefresher: Service {
     /// - Returns: whether the ring was replaced.
     @discardableResult
     func refreshOnce() async -> Bool {
+        let rows: [StoredSigningKey]
+        do {
+            rows = try await store.signingKeys()
+        } catch {
+            // The database, not the keys: `/ready` reports it on its own.
+            logger.warning("latchkey.keys.refresh_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return false
+        }
         let ring: SessionKeyRing
         do {
-            let rows = try await store.signingKeys()
             ring = try SessionKeyRing(
                 keys: try openSigningKeys(rows, protection: protection), now: configuration.clock(),
                 accessTokenLifetime: configuration.accessTokenLifetime,
-                activationDelay: configuration.keyActivationDelay)
-        } catch let refusal as ConfigurationError {
-            // The text names a kid and a key-encryption key's fingerprint, neither of them secret.
-            keys.refused(refusal.description)
+                activationDelay: configuration.keyActivationDelay,
+                sealedRequestWindow: configuration.sealedRequestWindow)
+        } catch {
+            // Whatever the keys read did (one does not open, a plain one, a malformed row): the
+            // public `/ready` says only that they were refused; the log, which names the key id
+            // and the key-encryption key's fingerprint (neither secret), says why.
+            keys.refused(SessionKeys.refusalSummary)
             logger.error(
                 "latchkey.keys.refresh_failed",
                 metadata: [
-                    "latchkey.error.cause": "\(refusal.description)",
+                    "latchkey.error.cause": "\(error)",
                     "latchkey.error.hint":
                         "this server keeps its keys but would not start again: check that every server has the same LATCHKEY_KEY_ENCRYPTION_KEY (docs/deployment.md: changing it on running servers), then run `latchkey keys list` with this server's settings",
                 ])
-            return false
-        } catch {
-            logger.warning("latchkey.keys.refresh_failed", metadata: ["latchkey.error.cause": "\(error)"])
             return false
         }
         let before = keys.current

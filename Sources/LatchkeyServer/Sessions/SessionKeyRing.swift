@@ -12,9 +12,11 @@ struct SessionKeyRing: Sendable {
     let verifying: [String: SessionSigningKey]
     /// The JWKS document, serialised once.
     let jwks: Data
-    /// Every stored key, retired ones too, by `requestKeyID`: an Easy Login request sealed just
-    /// before a rotation must still open however long `LATCHKEY_EASY_LOGIN_TTL` is, even once its
-    /// key has stopped verifying tokens.
+    /// The keys an Easy Login request may have been sealed under and still be alive, by
+    /// `requestKeyID`: the signing key, and each earlier key until `sealedRequestWindow` after it
+    /// stopped signing (its successor's activation), however long ago it stopped verifying tokens.
+    /// Not every stored key: a key rotated out long ago (an old backup's, one suspected stolen)
+    /// must not seal a request the server would still act on.
     let requestKeys: [Data: SessionSigningKey]
 
     /// How long clients may cache the JWKS (`Cache-Control: max-age`, seconds): a new key must be
@@ -22,8 +24,12 @@ struct SessionKeyRing: Sendable {
     static let jwksMaxAge: TimeInterval = 300
 
     /// The ring of `keys` at `now` (`SigningKeyRole.roles` decides each key's part).
+    /// - Parameter sealedRequestWindow: how long after a key stopped signing a request it sealed
+    ///   may still come back (the Easy Login lifetime, the clock skew and the grace in which an
+    ///   expired request is still reported to its app).
     init(
-        keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval, activationDelay: TimeInterval = 0
+        keys: [SessionSigningKey], now: Date, accessTokenLifetime: TimeInterval, activationDelay: TimeInterval = 0,
+        sealedRequestWindow: TimeInterval = PruneCutoffs.pendingAuthorizationGrace
     )
         throws
     {
@@ -37,7 +43,14 @@ struct SessionKeyRing: Sendable {
         let live = keys.filter { roles[$0.kid] != .retired }
         verifying = Dictionary(live.map { ($0.kid, $0) }, uniquingKeysWith: { first, _ in first })
         jwks = JSONValue.object(["keys": .array(live.map(\.jwk))]).encoded()
-        requestKeys = Dictionary(keys.map { ($0.requestKeyID, $0) }, uniquingKeysWith: { first, _ in first })
+        // A key signs until the next newer key activates; requests it sealed then live one window.
+        let byAge = keys.sorted { $0.createdAt < $1.createdAt }
+        let sealing = byAge.enumerated().filter { index, _ in
+            guard index + 1 < byAge.count else { return true }
+            let stoppedSigning = byAge[index + 1].createdAt.addingTimeInterval(activationDelay)
+            return now.timeIntervalSince(stoppedSigning) <= sealedRequestWindow
+        }.map(\.element)
+        requestKeys = Dictionary(sealing.map { ($0.requestKeyID, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The refresh tokens that may replace `token`: derived under the signing key first (the one a
@@ -52,21 +65,23 @@ struct SessionKeyRing: Sendable {
     }
 
     /// Loads the keys from the store, creating the first one on first start, and stores again,
-    /// sealed under the current key-encryption key, every key kept plain or under an earlier one.
+    /// sealed under the current key-encryption key, every key kept under an earlier one (plain keys
+    /// are refused while a key-encryption key is set).
     ///
     /// Servers starting together on an empty database agree on one first key
     /// (`LatchkeyStore.addFirstSigningKey`): two first keys would each sign on one server only.
     /// - Returns: the ring, and how many stored keys were sealed again.
     static func load(
         from store: any LatchkeyStore, protection: SigningKeyProtection, now: Date, accessTokenLifetime: TimeInterval,
-        activationDelay: TimeInterval = 0
+        activationDelay: TimeInterval = 0, sealedRequestWindow: TimeInterval = PruneCutoffs.pendingAuthorizationGrace
     ) async throws -> (ring: SessionKeyRing, resealed: Int) {
         if try await store.signingKeys().isEmpty {
             _ = try await store.addFirstSigningKey(try newSealedKey(protection: protection, now: now))
         }
         let (keys, resealed) = try await openAndReseal(in: store, protection: protection)
         let ring = try SessionKeyRing(
-            keys: keys, now: now, accessTokenLifetime: accessTokenLifetime, activationDelay: activationDelay)
+            keys: keys, now: now, accessTokenLifetime: accessTokenLifetime, activationDelay: activationDelay,
+            sealedRequestWindow: sealedRequestWindow)
         return (ring, resealed)
     }
 }
@@ -91,13 +106,20 @@ final class SessionKeys: Sendable {
 
     /// Records that the stored keys were refused, keeping the ring in use.
     func refused(_ reason: String) { state.withLock { $0.refusal = reason } }
+
+    /// What `/ready`, which is public, says of refused keys: the kind of trouble and where the
+    /// details are, not which key or key-encryption key (a stranger learns nothing to act on).
+    static let refusalSummary =
+        "the stored signing keys do not open with this server's key-encryption key settings, or one is stored "
+        + "unencrypted; this server keeps the keys it has but would not start again (the log's "
+        + "latchkey.keys.refresh_failed says which key and why)"
 }
 
 /// Opens every stored key (so a wrong or missing key-encryption key is found now, not at the next
 /// start), refuses plain keys while a key-encryption key is configured, and seals again under the
 /// current key-encryption key every key kept under a previous one.
 ///
-/// Plain keys are sealed only by `latchkey keys rewrap` (`sealingPlainKeys`), and only when every
+/// Plain keys are sealed only by `latchkey keys rewrap --seal-plain-keys` (`sealingPlainKeys`), and only when every
 /// stored key is plain: the one-time, deliberate move of a database from before encryption. A
 /// server with a key-encryption key refuses any plain key, at start and at every refresh: a row
 /// written around Latchkey (even every row at once, which a server sealing "an old database" on
@@ -130,9 +152,10 @@ func openSigningKeys(
     }
     if let row = plain.first, protection.current != nil, !sealingPlainKeys {
         throw ConfigurationError(
-            "session signing key \(row.kid) is stored unencrypted while LATCHKEY_KEY_ENCRYPTION_KEY is set: if this "
-                + "database is from before encryption, seal its keys once with `latchkey keys rewrap` (same settings); "
-                + "otherwise it was written around Latchkey: remove it")
+            "session signing key \(row.kid) (created \(row.createdAt.formatted(.iso8601))) is stored unencrypted while "
+                + "LATCHKEY_KEY_ENCRYPTION_KEY is set: if this database is from before encryption, seal its keys once "
+                + "with `latchkey keys rewrap --seal-plain-keys` (same settings); otherwise it was written around "
+                + "Latchkey: remove it")
     }
     // Without a key-encryption key a sealed row does not open: `keys rotate` cannot add a plain
     // key beside sealed ones.
@@ -171,11 +194,15 @@ private func newSealedKey(protection: SigningKeyProtection, now: Date) throws ->
 }
 
 /// Seals again, under the current key-encryption key of `protection`, every stored signing key
-/// kept under one of its previous keys, or plain when every key is (`latchkey keys rewrap`, the
-/// one step that seals a database from before encryption); servers reseal the former at start.
+/// kept under one of its previous keys (`latchkey keys rewrap`; servers do the same at start).
+/// - Parameter sealingPlainKeys: also seal keys stored plain, when every key is: the one
+///   deliberate step (`--seal-plain-keys`) that moves a database from before encryption. Never
+///   implied, since routine re-wrapping would otherwise seal keys a database writer swapped in.
 /// - Returns: how many keys were sealed again.
-public func resealSigningKeys(in store: any LatchkeyStore, protection: SigningKeyProtection) async throws -> Int {
-    try await openAndReseal(in: store, protection: protection, sealingPlainKeys: true).resealed
+public func resealSigningKeys(
+    in store: any LatchkeyStore, protection: SigningKeyProtection, sealingPlainKeys: Bool = false
+) async throws -> Int {
+    try await openAndReseal(in: store, protection: protection, sealingPlainKeys: sealingPlainKeys).resealed
 }
 
 /// A session signing key's role now, the same for the servers and `latchkey keys list`.
