@@ -106,6 +106,13 @@ struct OperatorMistakeTests {
         #expect(!serve.output.contains("not both"))
         let list = try await Self.latchkey(["keys", "list"], environment)
         #expect(list.status == 0 && list.output.contains("signing"), "\(list.output)")
+        // As docs/deployment.md runs it: the key-encryption key piped from a file only root reads.
+        var piped = environment
+        piped["LATCHKEY_KEY_ENCRYPTION_KEY_FILE"] = "/dev/stdin"
+        let fromStdin = try await ChildProcess.run(
+            try #require(LatchkeyBinary.url), ["keys", "list"], environment: piped,
+            input: Data((Self.kek.encoded + "\n").utf8))
+        #expect(fromStdin.status == 0 && fromStdin.output.contains("signing"), "\(fromStdin.output)")
         let rotate = try await Self.latchkey(["keys", "rotate"], environment)
         #expect(rotate.status == 0 && rotate.output.contains("New signing key"), "\(rotate.output)")
         let migrate = try await Self.latchkey(["db", "migrate"], environment)

@@ -51,17 +51,33 @@ extension ServerConfiguration {
             guard (settings[name] ?? "").trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ConfigurationError("set \(name) or \(name)_FILE, not both")
             }
-            let contents: String
-            do {
-                contents = try String(contentsOfFile: path, encoding: .utf8)
-            } catch {
-                // The reason names the path only: never the contents.
-                throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
-            }
+            let contents = try readSettingFile(path, name: name)
             resolved[name] = contents.trimmingCharacters(in: .whitespacesAndNewlines)
             resolved[name + "_FILE"] = nil
         }
         return resolved
+    }
+
+    /// The contents of a `NAME_FILE`: a regular file, or a pipe such as `/dev/stdin` (an operator
+    /// hands a command the key-encryption key that way, from a file only root reads, without it
+    /// touching a command line or the environment). At most 1 MiB.
+    /// - Throws: `ConfigurationError` naming the setting and the path, never the contents.
+    static func readSettingFile(_ path: String, name: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            let reason = FileManager.default.fileExists(atPath: path) ? "no permission to read it" : "no such file"
+            throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(reason)")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do {
+            data = try handle.read(upToCount: 1 << 20) ?? Data()
+        } catch {
+            throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("\(name)_FILE '\(path)' is not UTF-8 text")
+        }
+        return text
     }
 
     /// Builds a configuration from `LATCHKEY_…` settings; absent settings keep their defaults.

@@ -3,17 +3,25 @@ import Foundation
 /// Runs a program to its exit and returns its status and output (stdout and stderr together),
 /// launching under `TestLock.fileDescriptors` and reading off the cooperative pool.
 enum ChildProcess {
+    /// - Parameter input: written to the program's standard input, which is then closed (none:
+    ///   the standard input is empty).
     static func run(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil
     ) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        let inputPipe = Pipe()
+        process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
         try await TestLock.fileDescriptors.withLock { try process.run() }
+        if let input {
+            try inputPipe.fileHandleForWriting.write(contentsOf: input)
+            try inputPipe.fileHandleForWriting.close()
+        }
         return await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
