@@ -199,22 +199,8 @@ struct OperatorMistakeTests {
         let environment = ChildServers(
             binary: binary, database: "blocked/latchkey.sqlite", emulator: "http://127.0.0.1:9"
         ).environment
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["serve"]
-        process.environment = environment
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try await TestLock.fileDescriptors.withLock { try process.run() }
-        let output = await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: String(decoding: data, as: UTF8.self))
-            }
-        }
+        let output = try await ChildProcess.run(binary, ["serve"], environment: environment, directory: directory)
+            .output
         let resolved = directory.resolvingSymlinksInPath().path
         #expect(output.contains("the path is relative, taken in the working directory"), "\(output)")
         #expect(output.contains(resolved) || output.contains(directory.path))

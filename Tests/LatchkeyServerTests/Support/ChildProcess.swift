@@ -3,15 +3,19 @@ import Foundation
 /// Runs a program to its exit and returns its status and output (stdout and stderr together),
 /// launching under `TestLock.fileDescriptors` and reading off the cooperative pool.
 enum ChildProcess {
-    /// - Parameter input: written to the program's standard input, which is then closed (none:
-    ///   the standard input is empty).
+    /// - Parameters:
+    ///   - input: written to the program's standard input, which is then closed (none: the
+    ///     standard input is empty).
+    ///   - directory: its working directory (none: the test's).
     static func run(
-        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil
+        _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, input: Data? = nil,
+        directory: URL? = nil
     ) async throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
         if let environment { process.environment = environment }
+        if let directory { process.currentDirectoryURL = directory }
         let inputPipe = Pipe()
         process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
         let output = Pipe()
