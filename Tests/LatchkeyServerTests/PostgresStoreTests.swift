@@ -98,9 +98,11 @@ struct PostgresStoreTests {
         // on a loaded pass it can run out, so the start, never the outage, gets a bounded number
         // of tries (migrating and agreeing on the first key are safe to repeat).
         let started = StartFlag()
+        // One key-encryption key for every try: a first key a failed try stored must open in the next.
+        let kek = KeyEncryptionKey.generate().key
         for attempt in 1... {
             do {
-                try await Self.restartStory(store: store, cluster: cluster, started: started)
+                try await Self.restartStory(store: store, cluster: cluster, kek: kek, started: started)
                 break
             } catch is StoreUnavailable where !started.value.withLock({ $0 }) && attempt < 10 {
                 continue
@@ -111,8 +113,10 @@ struct PostgresStoreTests {
     }
 
     /// The outage itself, once the server has started on `store`.
-    private static func restartStory(store: PostgresStore, cluster: TestCluster, started: StartFlag) async throws {
-        try await Stack.run(store: store) { (stack: Stack) async throws in
+    private static func restartStory(
+        store: PostgresStore, cluster: TestCluster, kek: KeyEncryptionKey, started: StartFlag
+    ) async throws {
+        try await Stack.run(store: store, { $0.keyEncryptionKey = kek }) { (stack: Stack) async throws in
             started.value.withLock { $0 = true }
             // The short timeout (for the outage below) can also cut the first sign-in on a loaded
             // test pass (a new connection, statements prepared): a repeat sign-in is harmless, so
