@@ -57,11 +57,12 @@ enum Interop {
         process.standardOutput = output
         process.standardError = errors
         // Both pipes are drained while the script runs, so a chatty script cannot fill one and
-        // stall; on Dispatch threads, since blocking reads would starve Swift's small task pool.
+        // stall; each on a thread of its own: blocking reads would starve Swift's small task pool,
+        // and Dispatch's global queue, whose threads on Linux are as few as the cores, too.
         func drain(_ pipe: Pipe) -> Task<Data, Never> {
             Task {
                 await withCheckedContinuation { continuation in
-                    DispatchQueue.global().async {
+                    Thread.detachNewThread {
                         continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
                     }
                 }

@@ -118,9 +118,13 @@ struct RawConnection: Sendable {
         return waitForClose(milliseconds)
     }
 
+    /// A thread of its own for each blocking wait: not Swift's cooperative pool, and not
+    /// Dispatch's global queue either, whose threads on Linux are as few as the cores. Raw-socket
+    /// waits of many seconds there queued every other test's Dispatch work behind them (the SDK's
+    /// file lock, for one): whole suites stalled for a minute in a full pass.
     private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: body()) }
+            Thread.detachNewThread { continuation.resume(returning: body()) }
         }
     }
 }

@@ -58,8 +58,10 @@ final class ChromeDriver: Sendable {
         let (lines, continuation) = AsyncStream<String>.makeStream()
         let reader = output.fileHandleForReading
         try await TestLock.fileDescriptors.withLock { try process.run() }
-        // Blocking reads on a thread of their own, off the test's cooperative pool.
-        DispatchQueue.global().async {
+        // Blocking reads on a thread of their own, off the test's cooperative pool and off
+        // Dispatch's global queue (as few threads as cores on Linux: a reader held there for the
+        // driver's life stalled other tests' Dispatch work).
+        Thread.detachNewThread {
             while true {
                 let data = reader.availableData
                 if data.isEmpty { break }
