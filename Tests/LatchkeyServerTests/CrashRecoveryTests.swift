@@ -679,7 +679,9 @@ final class ChildServer: Sendable {
     /// keeps draining it so the server never blocks on a full pipe. The end of the output (the
     /// server ended) settles the port as `nil` if it was not known.
     private func read(_ handle: FileHandle) {
-        Thread.detachNewThread { [self] in
+        // A serial Dispatch queue: its thread blocks signals, so SIGCHLD never interrupts the read
+        // (Foundation traps on EINTR); see RawConnection.offPool.
+        DispatchQueue(label: "latchkey.test.server-output").async { [self] in
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }

@@ -57,12 +57,13 @@ enum Interop {
         process.standardOutput = output
         process.standardError = errors
         // Both pipes are drained while the script runs, so a chatty script cannot fill one and
-        // stall; each on a thread of its own: blocking reads would starve Swift's small task pool,
-        // and Dispatch's global queue, whose threads on Linux are as few as the cores, too.
+        // stall; each on a serial queue of its own: blocking reads would starve Swift's small task
+        // pool, and Dispatch's global queue, whose threads on Linux are as few as the cores, too
+        // (see RawConnection.offPool).
         func drain(_ pipe: Pipe) -> Task<Data, Never> {
             Task {
                 await withCheckedContinuation { continuation in
-                    Thread.detachNewThread {
+                    DispatchQueue(label: "latchkey.test.interop-output").async {
                         continuation.resume(returning: pipe.fileHandleForReading.readDataToEndOfFile())
                     }
                 }

@@ -27,7 +27,9 @@ enum ChildProcess {
             try inputPipe.fileHandleForWriting.close()
         }
         return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
+            // A serial Dispatch queue: its thread blocks signals, so a child's SIGCHLD never
+            // interrupts the read (Foundation traps on EINTR); see RawConnection.offPool.
+            DispatchQueue(label: "latchkey.test.child-output").async {
                 let data = output.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
                 continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))

@@ -118,13 +118,15 @@ struct RawConnection: Sendable {
         return waitForClose(milliseconds)
     }
 
-    /// A thread of its own for each blocking wait: not Swift's cooperative pool, and not
-    /// Dispatch's global queue either, whose threads on Linux are as few as the cores. Raw-socket
-    /// waits of many seconds there queued every other test's Dispatch work behind them (the SDK's
-    /// file lock, for one): whole suites stalled for a minute in a full pass.
+    /// A serial queue of its own for each blocking wait: not Swift's cooperative pool, and not
+    /// Dispatch's global queue either, whose threads on Linux are as few as the cores (raw-socket
+    /// waits of many seconds there queued every other test's Dispatch work behind them, and the
+    /// PostgreSQL pass failed on time limits). A serial queue is overcommit (it gets a thread even
+    /// when the pool is busy), and Dispatch's threads block signals, so a child's SIGCHLD never
+    /// interrupts the wait (a plain thread's `read` was interrupted, and Foundation traps on EINTR).
     private static func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: body()) }
+            DispatchQueue(label: "latchkey.test.raw-connection").async { continuation.resume(returning: body()) }
         }
     }
 }

@@ -58,10 +58,10 @@ final class ChromeDriver: Sendable {
         let (lines, continuation) = AsyncStream<String>.makeStream()
         let reader = output.fileHandleForReading
         try await TestLock.fileDescriptors.withLock { try process.run() }
-        // Blocking reads on a thread of their own, off the test's cooperative pool and off
+        // Blocking reads on a serial queue of their own, off the test's cooperative pool and off
         // Dispatch's global queue (as few threads as cores on Linux: a reader held there for the
-        // driver's life stalled other tests' Dispatch work).
-        Thread.detachNewThread {
+        // driver's life stalled other tests' Dispatch work). See RawConnection.offPool.
+        DispatchQueue(label: "latchkey.test.webdriver-output").async {
             while true {
                 let data = reader.availableData
                 if data.isEmpty { break }
