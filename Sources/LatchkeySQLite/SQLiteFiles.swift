@@ -57,7 +57,9 @@ enum SQLiteFiles {
     /// - Returns: the directory, or `nil` with `errno` set.
     static func privateDirectory(beside path: String) -> String? {
         let parent = (path as NSString).deletingLastPathComponent
-        var template = Array(((parent.isEmpty ? "." : parent) + "/.latchkey-backup-XXXXXX").utf8CString)
+        // mkdtemp replaces the name's last six characters, which must be "X", with random ones.
+        let random = String(repeating: "X", count: 6)
+        var template = Array(((parent.isEmpty ? "." : parent) + "/.latchkey-backup-" + random).utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             guard let start = buffer.baseAddress, let made = mkdtemp(start) else { return nil }
             return String(cString: made)

@@ -10,7 +10,7 @@ import Testing
 @testable import LatchkeyServer
 
 /// Easy Login's request travels sealed in the `state` sent to Facebook: nothing is stored before
-/// the person comes back, so no number of strangers can fill anything others need (issue 31), and
+/// the person comes back, so no number of strangers can fill anything others need, and
 /// only the state's single use is recorded, in the database every node shares.
 @Suite("Easy Login: the request sealed in Facebook's state")
 struct EasyLoginStateTests {

@@ -108,7 +108,7 @@ struct EasyLoginService: Sendable {
             fieldsMapping: mapping, facebookAppID: app.id, facebookCodeVerifier: verifier,
             expiresAt: configuration.clock().addingTimeInterval(configuration.easyLoginRequestLifetime))
         // Nothing is stored: the request travels sealed in Facebook's state, so no number of
-        // strangers can fill a table others need (issue 31).
+        // strangers can fill a table others need.
         let handle: String
         do {
             handle = try SealedRequest.seal(request, key: tokens.keys.current.signing)
