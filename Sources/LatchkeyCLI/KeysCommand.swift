@@ -151,8 +151,7 @@ struct KeysCommand: AsyncParsableCommand {
             let sealPlainKeys = self.sealPlainKeys
             let count = try await options.withStore(configuration) { store in
                 if sealPlainKeys {
-                    for key in try await store.signingKeys() where !SigningKeyProtection.isStoredSealed(key.privateKey)
-                    {
+                    for key in try await store.signingKeys() where !SigningKeyProtection.isSealed(key.privateKey) {
                         print("Sealing plain key \(key.kid), created \(key.createdAt.formatted(.iso8601)).")
                     }
                 }

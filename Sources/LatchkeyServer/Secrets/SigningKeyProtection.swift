@@ -68,11 +68,8 @@ public struct SigningKeyProtection: Sendable {
         return !Self.isSealed(stored) || Data(stored.dropFirst(4).prefix(8)) != current.fingerprint
     }
 
-    /// Whether a stored key is sealed (rather than 32 plain bytes).
-    static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
-
-    /// Whether a stored key is sealed, for the `keys` commands' listings.
-    public static func isStoredSealed(_ stored: Data) -> Bool { isSealed(stored) }
+    /// Whether a stored key is sealed (rather than 32 plain bytes); also for the `keys` commands.
+    public static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
 
     private static func associatedData(_ kid: String) -> Data { Data("latchkey.signing-key.v1:\(kid)".utf8) }
 }
