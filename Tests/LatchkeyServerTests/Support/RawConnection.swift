@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -9,9 +10,17 @@ import Darwin
 
 /// A bare TCP connection to the server, for clients that misbehave on purpose: partial heads,
 /// trickled bodies, connections held open. Its waits block a thread, so they run on Dispatch's,
-/// never on Swift's small cooperative pool, which every other test shares. Close it with `close()`.
-struct RawConnection: Sendable {
-    private let descriptor: Int32
+/// never on Swift's small cooperative pool, which every other test shares. Close it with `close()`
+/// (or let it go).
+///
+/// A class, and its close happens once: a descriptor closed twice closes whatever the process
+/// opened under that number meanwhile. A test that closed one of these early and again on its way
+/// out closed a socket of the in-process server, and NIO crashed the whole test run when it next
+/// touched it (`epoll_ctl`'s EBADF is fatal there).
+final class RawConnection: Sendable {
+    /// The socket; -1 once closed, so a call after `close()` fails harmlessly with EBADF.
+    private let socket: Mutex<Int32>
+    private var descriptor: Int32 { socket.withLock { $0 } }
 
     /// Connects to the server on loopback.
     /// - Parameter source: the client's own address. Linux routes all of 127.0.0.0/8 to `lo`, so
@@ -22,7 +31,7 @@ struct RawConnection: Sendable {
         #else
         let socketType = SOCK_STREAM
         #endif
-        let descriptor = socket(AF_INET, socketType, 0)
+        let descriptor = Glibc.socket(AF_INET, socketType, 0)
         guard descriptor >= 0 else { return nil }
         func ipv4(_ host: String, port: Int) -> sockaddr_in {
             var address = sockaddr_in()
@@ -47,10 +56,19 @@ struct RawConnection: Sendable {
             Glibc.close(descriptor)
             return nil
         }
-        self.descriptor = descriptor
+        self.socket = Mutex(descriptor)
     }
 
-    func close() { _ = Glibc.close(descriptor) }
+    deinit { close() }
+
+    /// Closes the socket; a second call does nothing.
+    func close() {
+        socket.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
 
     /// Sends `text`; `false` once the server has closed the connection.
     @discardableResult
@@ -71,7 +89,7 @@ struct RawConnection: Sendable {
     /// Waits up to `milliseconds` for the server to close the connection; `true` when it did.
     /// Anything it sent first is read and dropped.
     func closedByServer(within milliseconds: Int32) async -> Bool {
-        await Self.offPool { waitForClose(milliseconds) }
+        await Self.offPool { self.waitForClose(milliseconds) }
     }
 
     /// The server's first answer bytes, waiting up to `milliseconds`; `nil` when none came.
