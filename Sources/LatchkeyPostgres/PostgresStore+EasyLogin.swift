@@ -53,17 +53,19 @@ extension PostgresStore {
             else { return .invalid }
             let (clientID, redirectURI, challenge, userID, sessionID, scope, expiresAt, used, redeemed, disabled) =
                 try row.decode((String, String, String, String, String, String, Date, Bool, Bool, Bool).self)
-            if used {
-                guard redeemed else { return .invalid }
+            let verdict = Verdicts.code(
+                StoredAuthorizationCode(
+                    clientID: clientID, redirectURI: redirectURI, codeChallenge: challenge, expiresAt: expiresAt,
+                    userDisabled: disabled, spent: used, redeemed: redeemed),
+                presentation: presentation, now: now)
+            switch verdict {
+            case .ignore: return .invalid
+            case .revokeSession:
                 try await connection.run(
                     "UPDATE sessions SET revoked_at = \(now) WHERE id = \(sessionID) AND revoked_at IS NULL")
                 return .reused
+            case .redeem, .refuse: break
             }
-            let verdict = StorageRules.codeVerdict(
-                StoredAuthorizationCode(
-                    clientID: clientID, redirectURI: redirectURI, codeChallenge: challenge, expiresAt: expiresAt,
-                    userDisabled: disabled),
-                presentation: presentation, now: now)
             var b = StatementBuilder()
             // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
             var parts = [

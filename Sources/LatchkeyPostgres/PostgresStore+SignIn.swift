@@ -11,29 +11,34 @@ extension PostgresStore {
     /// nothing, so no read has to come first (the statement returns the user as stored).
     ///
     /// Otherwise (the properties need merging, or a race was lost) it refuses itself, writing
-    /// nothing, and the sign-in reads the identity, merges the properties in Swift
-    /// (`StorageRules`) and runs `SignIn`, which checks what the read assumed: the identity still
-    /// belongs to that user, who is not disabled, and whose properties are still the ones read.
-    /// When a check fails the statement aborts itself (`latchkey_refuse`), so nothing it wrote
-    /// stays: a spent `jti` or a consumed nonce is refused that way, and a lost race (two first
-    /// logins of one person, a concurrent property update) is read again and written again. Two
-    /// concurrent first logins therefore make one user, the second signing in to it, and neither
-    /// sees an error.
+    /// nothing, and the sign-in reads the facts and the identity (`ReadSignIn`), lets
+    /// `Verdicts.signIn` decide, merges the properties in Swift (`StorageRules`) and runs
+    /// `SignIn`, which checks what the read assumed: the jti and nonce still unspent, the identity
+    /// still that user's, who is not disabled, and whose properties are still the ones read. When
+    /// a check fails the statement aborts itself naming what it found, so nothing it wrote stays:
+    /// the verdict decides again on those facts, and a lost race (two first logins of one person,
+    /// a concurrent property update) is read again and written again. Two concurrent first logins
+    /// therefore make one user, the second signing in to it, and neither sees an error.
+    ///
+    /// Neither statement decides a refusal: each reports the facts it found and `Verdicts.signIn`
+    /// decides, so the one-statement path and the read-then-write path (the only one when
+    /// `fastPaths` is off) answer alike; the storage contract runs on both.
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
-        try await withConnection("sign-in") { connection in
+        let fastPaths = fastPaths
+        return try await withConnection("sign-in") { connection in
             let stamp = StorageRules.signInPropertiesStamp(login)
-            if let done = try await Self.signInDirect(login, stamp: stamp, now: now, connection) { return done }
+            if fastPaths, let done = try await Self.signInDirect(login, stamp: stamp, now: now, connection) {
+                return done
+            }
             // Each pass loses only to a write that committed meanwhile; a handful is plenty.
             for _ in 0..<8 {
-                let found = try await Self.readIdentity(login.identity, connection)
-                if let found, found.user.disabled {
-                    throw SignInConflict.userDisabled
-                }
+                let (facts, found) = try await Self.readSignIn(login, now: now, connection)
+                if let refusal = Verdicts.signIn(facts) { throw refusal }
                 let plan = Self.plan(login, found: found, stamp: stamp, now: now)
                 do {
                     _ = try await connection.rows(plan.statement)
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
-                    try Self.refusal(error)  // "changed": read again
+                    try Self.refusal(error)  // only "changed": read again
                     continue
                 }
                 return try await Self.signedIn(plan.user, id: plan.userID, created: plan.created, connection)
@@ -80,15 +85,12 @@ extension PostgresStore {
         return try await signedIn(links == 1 ? user : nil, id: id, created: false, connection)
     }
 
-    /// Throws what a sign-in statement's own refusal means to the caller; returns for the
-    /// refusals that only ask for the read (`changed`, `stale`).
+    /// Throws the refusal `Verdicts.signIn` decides on the facts a sign-in statement aborted
+    /// with (`SignInParts.refuseOn`); returns when they hold none, only this backend's reasons
+    /// to read first (`stale`, `changed`).
     static func refusal(_ error: PSQLError) throws {
-        switch error.serverInfo?[.message] {
-        case "replayed": throw SignInConflict.replayed
-        case "nonce_invalid": throw SignInConflict.nonceInvalid
-        case "disabled": throw SignInConflict.userDisabled
-        default: return
-        }
+        let names = (error.serverInfo?[.message] ?? "").split(separator: ",")
+        if let refusal = Verdicts.signIn(SignInFacts(names: names)) { throw refusal }
     }
 
     /// The user after a committed sign-in: `known` when the statement's inputs tell it (one
@@ -115,23 +117,29 @@ extension PostgresStore {
         var stamp: Data?
     }
 
-    /// The identity's user, without a lock: the write statement checks that nothing changed.
-    static func readIdentity(
-        _ identity: StoredIdentity, _ connection: PostgresConnection
-    ) async throws
-        -> FoundIdentity?
-    {
-        guard
-            let (id, created, updated, disabled, properties, appID, firstSeen, links, stamp) =
-                try await connection.rows(
-                    Prepared.ReadIdentity(provider: identity.provider, subject: identity.subject)
-                ).first
-        else { return nil }
-        return FoundIdentity(
-            user: StoredUser(
-                id: id, createdAt: created, updatedAt: updated, disabled: disabled,
-                properties: decodeObject(properties), identities: []),
-            appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties, stamp: stamp)
+    /// The sign-in's facts and the identity's user, without a lock: the write statement checks
+    /// that nothing changed.
+    static func readSignIn(
+        _ login: LoginRecord, now: Date, _ connection: PostgresConnection
+    ) async throws -> (SignInFacts, FoundIdentity?) {
+        let statement = Prepared.ReadSignIn(
+            now: now, jti: login.singleUse?.jti, nonce: login.singleUse?.serverNonce,
+            provider: login.identity.provider, subject: login.identity.subject)
+        guard let row = try await connection.rows(statement).first else {
+            throw PostgresStoreError(operation: "sign-in", sqlState: "", message: "the sign-in's read returned no row")
+        }
+        let (jtiSpent, nonceInvalid, id, created, updated, disabled, properties, appID, firstSeen, links, stamp) = row
+        var found: FoundIdentity?
+        if let id, let created, let updated, let disabled, let properties, let appID, let firstSeen, let links {
+            found = FoundIdentity(
+                user: StoredUser(
+                    id: id, createdAt: created, updatedAt: updated, disabled: disabled,
+                    properties: decodeObject(properties), identities: []),
+                appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties, stamp: stamp)
+        }
+        let facts = SignInFacts(
+            jtiSpent: jtiSpent, nonceInvalid: nonceInvalid, userDisabled: found?.user.disabled ?? false)
+        return (facts, found)
     }
 
     /// The write statement for `login`, and what it returns when it succeeds.

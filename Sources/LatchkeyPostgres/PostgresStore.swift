@@ -31,6 +31,11 @@ public final class PostgresStore: LatchkeyStore {
     let logger: Logger
     /// The URL without its password: what the store prints as.
     let shownURL: String
+    /// Whether hot operations take their one-statement paths (a sign-in, a refresh token's
+    /// rotation), which report facts and leave the verdicts to `Verdicts`. Off, each reads its
+    /// facts and then writes, guarded: slower, and there so that the storage contract can run
+    /// on both and show they answer alike (a differential test). Always on in a server.
+    let fastPaths: Bool
     /// The connections' event loops, which also run each operation's timer.
     static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
     private let runner: Task<Void, Never>
@@ -42,7 +47,11 @@ public final class PostgresStore: LatchkeyStore {
     ///   - poolSize: the most connections this store holds.
     ///   - timeout: the longest an operation waits for a connection and its answer.
     ///   - logger: for the pool's own events (connection failures); never a query's values.
-    public init(url: PostgresURL, poolSize: Int = 10, timeout: Duration = .seconds(5), logger: Logger) throws {
+    ///   - fastPaths: whether hot operations take their one-statement paths (tests turn them off).
+    public init(
+        url: PostgresURL, poolSize: Int = 10, timeout: Duration = .seconds(5), logger: Logger, fastPaths: Bool = true
+    ) throws {
+        self.fastPaths = fastPaths
         let tlsConfiguration = try Self.tls(url)
         var configuration = PostgresClient.Configuration(
             host: url.host, port: url.port, username: url.user, password: url.password, database: url.database,

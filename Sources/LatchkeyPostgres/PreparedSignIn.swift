@@ -30,11 +30,19 @@ private enum SignInParts {
             """
     }
 
-    /// The refusals for a spent jti or nonce, first after a disabled user's.
-    static let spentRefusals = """
-        WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed'
-        WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid'
+    /// The facts of a spent jti and of a spent or unknown nonce, as `SignInFacts` names them.
+    static let spentFacts = """
+        CASE WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed' END,
+        CASE WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid' END,
         """
+
+    /// Ends a statement: aborts it (`latchkey_refuse`, so nothing it wrote stays) when any of
+    /// `facts` holds, with the names of those that do, comma-separated. Which refusal a client
+    /// gets is not decided here but in `Verdicts.signIn`, from those names; `stale` and
+    /// `changed` are this backend's own reasons to read and write again.
+    static func refuseOn(_ facts: String) -> String {
+        "latchkey_refuse(NULLIF(concat_ws(',', \(facts)), ''))"
+    }
 
     /// Binds the shared values in their places and each statement's own `$5`, `$6`, `$11`, `$12`
     /// and `$24` between them (`fifth` binds `$5`: a flag in one, optional bytes in the other).
@@ -113,14 +121,24 @@ extension Prepared {
     /// itself and writes everything, for a first login (a new user, `$6`, with `$11` as its
     /// properties) or for a returning person whose stored properties need no merge, which the
     /// stamp tells without reading them (`$5`, `StorageRules.signInPropertiesStamp`; `NULL` when
-    /// the sign-in merges nothing). Otherwise it refuses itself, writing nothing: `stale` (the
-    /// properties need the read, merge and `SignIn`), `changed` (a race lost), `disabled`, or a
-    /// spent jti or nonce. `$12` and `$24` are the audit types of a first and a returning login.
+    /// the sign-in merges nothing). Otherwise it refuses itself, writing nothing, naming what it
+    /// found (`SignInParts.refuseOn`): `stale` (the properties need the read, merge and `SignIn`),
+    /// `changed` (a race lost), `disabled`, or a spent jti or nonce. `$12` and `$24` are the audit
+    /// types of a first and a returning login.
     ///
     /// Its one row: the refusal column, then the returning person's user and identity as found
     /// (all `NULL` for a first login).
     struct SignInDirect: PostgresPreparedStatement {
         static let name = "latchkey_sign_in_direct"
+        /// What the statement may find: a refusal's facts, or a reason to read first.
+        static let directFacts = """
+            \(SignInParts.spentFacts)
+            CASE WHEN (SELECT disabled FROM found) THEN 'disabled' END,
+            CASE WHEN NOT (SELECT fresh FROM found) THEN 'stale' END,
+            CASE WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
+                OR NOT EXISTS (SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
+                THEN 'changed' END
+            """
         static let sql = """
             WITH found AS (
                 SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text AS properties,
@@ -149,14 +167,8 @@ extension Prepared {
                 INSERT INTO audit_events (at, type, user_id, detail)
                 SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM found) THEN $24::text ELSE $12::text END, id, $25::json
                 FROM owner)
-            SELECT latchkey_refuse(CASE
-                WHEN (SELECT disabled FROM found) THEN 'disabled'
-                \(SignInParts.spentRefusals)
-                WHEN NOT (SELECT fresh FROM found) THEN 'stale'
-                WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
-                    OR NOT EXISTS (SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
-                    THEN 'changed'
-            END), f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links
+            SELECT \(SignInParts.refuseOn(directFacts)),
+                f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links
             FROM (SELECT 1) AS one LEFT JOIN found f ON true
             """
         typealias Row = (Bool, String?, Date?, Date?, String?, String?, Date?, Int?)
@@ -177,17 +189,64 @@ extension Prepared {
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 
+    /// What a sign-in reads when the one statement could not do it alone (or fast paths are off,
+    /// `PostgresStore.fastPaths`): the facts `Verdicts.signIn` decides on (a spent jti, an
+    /// unknown or spent nonce: `NULL` when the sign-in has none), and the identity's user, all
+    /// `NULL` when there is none yet.
+    struct ReadSignIn: PostgresPreparedStatement {
+        static let name = "latchkey_read_sign_in"
+        static let sql = """
+            SELECT EXISTS (
+                    SELECT 1 FROM single_use WHERE $2::text IS NOT NULL AND kind = 'jti' AND value = $2 AND expires_at >= $1),
+                $3::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonces WHERE value = $3 AND expires_at > $1),
+                f.id, f.created_at, f.updated_at, f.disabled, f.properties, f.app_id, f.first_seen, f.links, f.sign_in_stamp
+            FROM (SELECT 1) AS one LEFT JOIN (
+                SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text AS properties, i.app_id,
+                    i.first_seen, (SELECT count(*) FROM identities j WHERE j.user_id = u.id) AS links, u.sign_in_stamp
+                FROM identities i JOIN users u ON u.id = i.user_id WHERE i.provider = $4 AND i.subject = $5) AS f ON true
+            """
+        typealias Row = (Bool, Bool, String?, Date?, Date?, Bool?, String?, String?, Date?, Int?, Data?)
+        var now: Date
+        var jti: String?
+        var nonce: String?
+        var provider: String
+        var subject: String
+
+        func makeBindings() -> PostgresBindings {
+            var b = PostgresBindings(capacity: 5)
+            b.append(now)
+            b.append(jti)
+            b.append(nonce)
+            b.append(provider)
+            b.append(subject)
+            return b
+        }
+
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    }
+
     /// A sign-in's write after its read (`PostgresStore.plan`), when the one-statement sign-in
     /// could not do it alone: the properties need a merge, or a race was lost. The parts a login
     /// does not need are switched off by their parameters (a `NULL` jti, nonce, session or code;
-    /// `found` choosing update or insert; `NULL` properties when they do not change). The same
-    /// checks as ever end it through `latchkey_refuse`, so when one fails nothing it wrote stays.
+    /// `found` choosing update or insert; `NULL` properties when they do not change). It checks
+    /// what the read found and ends through `SignInParts.refuseOn`, so when a check fails nothing
+    /// it wrote stays.
     ///
     /// Parameters besides the shared ones: `$5` found, `$6` user id, `$11` properties to write
     /// (the merge, or a new user's), `$12` properties as read (a returning person's), `$24` audit
     /// type, `$26` the sign-in stamp to store (`NULL`: keep the stored one).
     struct SignIn: PostgresPreparedStatement {
         static let name = "latchkey_sign_in"
+        /// What the statement may find: a refusal's facts, or that the read is out of date.
+        static let writeFacts = """
+            \(SignInParts.spentFacts)
+            CASE WHEN $5 AND (SELECT disabled FROM users WHERE id = $6) THEN 'disabled' END,
+            CASE WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
+                OR NOT EXISTS (
+                    SELECT 1 FROM user_update UNION ALL SELECT 1 FROM user_stamped UNION ALL SELECT 1 FROM user_kept
+                    UNION ALL SELECT 1 FROM user_insert)
+                THEN 'changed' END
+            """
         static let sql = """
             WITH \(SignInParts.spend)
             ident_update AS (
@@ -217,14 +276,7 @@ extension Prepared {
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
             \(SignInParts.open(for: "$6"))
             audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
-            SELECT latchkey_refuse(CASE
-                \(SignInParts.spentRefusals)
-                WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
-                    OR NOT EXISTS (
-                        SELECT 1 FROM user_update UNION ALL SELECT 1 FROM user_stamped UNION ALL SELECT 1 FROM user_kept
-                        UNION ALL SELECT 1 FROM user_insert)
-                    THEN 'changed'
-            END)
+            SELECT \(SignInParts.refuseOn(writeFacts))
             """
         typealias Row = Void
 

@@ -22,24 +22,6 @@ extension PostgresBindings {
 }
 
 extension Prepared {
-    /// The identity's user and what the sign-in's write checks against (`readIdentity`).
-    struct ReadIdentity: PostgresPreparedStatement {
-        static let name = "latchkey_read_identity"
-        static let sql = """
-            SELECT u.id, u.created_at, u.updated_at, u.disabled, u.properties::text, i.app_id, i.first_seen,
-                (SELECT count(*) FROM identities j WHERE j.user_id = u.id), u.sign_in_stamp
-            FROM identities i JOIN users u ON u.id = i.user_id
-            WHERE i.provider = $1 AND i.subject = $2
-            """
-        typealias Row = (String, Date, Date, Bool, String, String, Date, Int, Data?)
-        var provider: String
-        var subject: String
-
-        func makeBindings() -> PostgresBindings { .of(provider, subject) }
-
-        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-    }
-
     /// A user with its identities (`PostgresStore.userColumns`, one row per identity).
     struct LoadUser: PostgresPreparedStatement {
         static let name = "latchkey_load_user"

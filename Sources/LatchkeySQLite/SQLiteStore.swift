@@ -94,39 +94,42 @@ public final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins serialize.
+    /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins
+    /// serialize. The facts are read first and `Verdicts.signIn` decides; only then is anything
+    /// written (the transaction is the guard: nothing else runs between the read and the writes).
     public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
-            if let once = login.singleUse {
-                guard try Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
-                else { throw SignInConflict.replayed }
-                if let nonce = once.serverNonce {
-                    let consumed = try db.query(
-                        "DELETE FROM nonces WHERE value = ? AND expires_at > ? RETURNING value",
-                        [.text(nonce), .float(now.timeIntervalSince1970)])
-                    guard !consumed.isEmpty else { throw SignInConflict.nonceInvalid }
-                }
-            }
             let identity = login.identity
-            // Dates as a read would return them (seconds since 1970 in a REAL).
-            let stamp = Date(timeIntervalSince1970: now.timeIntervalSince1970)
             let existing = try db.query(
                 """
                 SELECT i.user_id, i.app_id, i.first_seen,
                     (SELECT COUNT(*) FROM identities j WHERE j.user_id = i.user_id) AS links
                 FROM identities i WHERE i.provider = ? AND i.subject = ?
                 """, [.text(identity.provider), .text(identity.subject)])
+            let found = try existing.first.flatMap { row in
+                try row.column("user_id")?.string.flatMap { try Self.userRow($0, db) }.map { (row, $0) }
+            }
+            let facts = SignInFacts(
+                jtiSpent: try login.singleUse.map { try Self.isSpent(kind: "jti", value: $0.jti, now: now, db) }
+                    ?? false,
+                nonceInvalid: try login.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
+                userDisabled: found?.1.disabled ?? false)
+            if let refusal = Verdicts.signIn(facts) { throw refusal }
+            if let once = login.singleUse {
+                _ = try Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
+                if let nonce = once.serverNonce {
+                    try db.execute("DELETE FROM nonces WHERE value = ?", [.text(nonce)])
+                }
+            }
+            // Dates as a read would return them (seconds since 1970 in a REAL).
+            let stamp = Date(timeIntervalSince1970: now.timeIntervalSince1970)
             let userID: String
             let created: Bool
             // The user as it stands after this sign-in, when known without reading it back: a user
             // with this one identity (nearly everyone). Otherwise `loadUser` reads it at the end.
             var signedIn: StoredUser?
-            if let row = existing.first, let found = row.column("user_id")?.string,
-                let stored = try Self.userRow(found, db)
-            {
-                // Refused before anything is written: no session, no spent jti (the transaction rolls back).
-                guard !stored.disabled else { throw SignInConflict.userDisabled }
-                userID = found
+            if let (row, stored) = found {
+                userID = stored.id
                 created = false
                 try db.execute(
                     "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
@@ -243,57 +246,67 @@ public final class SQLiteStore: LatchkeyStore {
         -> RefreshOutcome
     {
         try await transaction { db in
-            let rows = try db.query(
-                "SELECT session_id, expires_at, used_at, successor_hash FROM refresh_tokens WHERE hash = ?",
-                [.blob(hash)])
-            guard let row = rows.first, let sessionID = row.column("session_id")?.string,
-                let session = try Self.session(sessionID, db)
+            guard
+                let read = try Self.refreshFacts(
+                    hash: hash, now: now, retryWindow: retryWindow,
+                    retryCandidates: retryCandidates, db)
             else { return .invalid }
-            let userID = session.userID
-            if session.revoked { return .invalid }
-            if let usedAt = row.column("used_at")?.double {
-                let bounds = StorageRules.retryBounds(now: now, window: retryWindow)
-                if usedAt > bounds.spentAfter.timeIntervalSince1970, usedAt <= bounds.spentBy.timeIntervalSince1970,
-                    !session.userDisabled,
-                    let successor = row.column("successor_hash")?.blob, retryCandidates.contains(successor),
-                    try !db.query(
-                        "SELECT 1 FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
-                        [.blob(successor), .float(now.timeIntervalSince1970)]
-                    ).isEmpty
-                {
-                    return .retried(sessionID: sessionID, userID: userID, successorHash: successor)
-                }
-                // A spent token again: someone holds a copy. End the whole session (RFC 6819 §5.2.2.3).
+            let verdict = Verdicts.refresh(read.facts)
+            switch verdict {
+            case .invalid, .retry: break
+            case .revokeReused, .revokeDisabled:
                 try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
-                    [.float(now.timeIntervalSince1970), .text(sessionID)])
-                return .reused(sessionID: sessionID)
-            }
-            guard let expiresAt = row.column("expires_at")?.double, expiresAt > now.timeIntervalSince1970 else {
-                return .invalid
-            }
-            // `setUserDisabled` already revokes sessions; this guards rows changed outside the store.
-            if session.userDisabled {
+                    [.float(now.timeIntervalSince1970), .text(read.sessionID)])
+            case .rotate:
                 try db.execute(
-                    "UPDATE sessions SET revoked_at = ? WHERE id = ?",
-                    [.float(now.timeIntervalSince1970), .text(sessionID)])
-                return .userDisabled(sessionID: sessionID)
+                    "UPDATE refresh_tokens SET used_at = ?, successor_hash = ? WHERE hash = ?",
+                    [.float(now.timeIntervalSince1970), .blob(newHash), .blob(hash)])
+                try db.execute(
+                    "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+                    [
+                        .blob(newHash), .text(read.sessionID), .float(now.timeIntervalSince1970),
+                        .float(newExpiresAt.timeIntervalSince1970),
+                    ])
+                // The new token is the session's only unspent one: the session lives as long as it does.
+                try db.execute(
+                    "UPDATE sessions SET expires_at = ? WHERE id = ?",
+                    [.float(newExpiresAt.timeIntervalSince1970), .text(read.sessionID)])
             }
-            try db.execute(
-                "UPDATE refresh_tokens SET used_at = ?, successor_hash = ? WHERE hash = ?",
-                [.float(now.timeIntervalSince1970), .blob(newHash), .blob(hash)])
-            try db.execute(
-                "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
-                [
-                    .blob(newHash), .text(sessionID), .float(now.timeIntervalSince1970),
-                    .float(newExpiresAt.timeIntervalSince1970),
-                ])
-            // The new token is the session's only unspent one: the session lives as long as it does.
-            try db.execute(
-                "UPDATE sessions SET expires_at = ? WHERE id = ?",
-                [.float(newExpiresAt.timeIntervalSince1970), .text(sessionID)])
-            return .rotated(sessionID: sessionID, userID: userID)
+            return verdict.outcome(sessionID: read.sessionID, userID: read.userID, successor: read.successor)
         }
+    }
+
+    /// What `Verdicts.refresh` decides on for the token `hash`; `nil` for a token never issued.
+    private static func refreshFacts(
+        hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ db: SQLiteConnectionState
+    ) throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?)? {
+        guard
+            let row = try db.query(
+                "SELECT session_id, expires_at, used_at, successor_hash FROM refresh_tokens WHERE hash = ?",
+                [.blob(hash)]
+            ).first,
+            let sessionID = row.column("session_id")?.string,
+            let session = try Self.session(sessionID, db)
+        else { return nil }
+        let usedAt = row.column("used_at")?.double.map(Date.init(timeIntervalSince1970:))
+        let successor = row.column("successor_hash")?.blob
+        var facts = RefreshFacts(
+            sessionEnded: session.revoked, spent: usedAt != nil,
+            expired: (row.column("expires_at")?.double ?? 0) <= now.timeIntervalSince1970,
+            userDisabled: session.userDisabled)
+        if let usedAt, let successor {
+            facts.spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(
+                spentAt: usedAt, now: now, window: retryWindow)
+            facts.successorNamed = retryCandidates.contains(successor)
+            facts.successorLive =
+                try facts.successorNamed
+                && !db.query(
+                    "SELECT 1 FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
+                    [.blob(successor), .float(now.timeIntervalSince1970)]
+                ).isEmpty
+        }
+        return (facts, sessionID, session.userID, successor)
     }
 
     /// Disables or re-enables a user; disabling also revokes every active session.
@@ -378,6 +391,23 @@ public final class SQLiteStore: LatchkeyStore {
         return !rows.isEmpty
     }
 
+    /// Whether `value` of `kind` is recorded as used and the record has not expired (what
+    /// `spend` would refuse).
+    private static func isSpent(kind: String, value: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM single_use WHERE kind = ? AND value = ? AND expires_at >= ?",
+            [.text(kind), .text(value), .float(now.timeIntervalSince1970)]
+        ).isEmpty
+    }
+
+    /// Whether a server-issued nonce is stored and unexpired (unconsumed: a sign-in deletes it).
+    private static func nonceIsLive(_ nonce: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM nonces WHERE value = ? AND expires_at > ?",
+            [.text(nonce), .float(now.timeIntervalSince1970)]
+        ).isEmpty
+    }
+
     /// Stores an Easy Login request unless `limit` unexpired ones are waiting. Expired requests
     /// never count (they stay an hour for a late return from Facebook to reach its app with an
     /// error, and must not lock Easy Login meanwhile); the count reads the expiry index.
@@ -432,23 +462,25 @@ public final class SQLiteStore: LatchkeyStore {
                 ).first, let userID = row.column("user_id")?.string,
                 let sessionID = row.column("session_id")?.string
             else { return .invalid }
-            if row.column("used_at")?.isNull == false {
-                guard row.column("redeemed")?.integer == 1 else { return .invalid }
-                try db.execute(
-                    "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
-                    [.float(now.timeIntervalSince1970), .text(sessionID)])
-                return .reused
-            }
             let stored = StoredAuthorizationCode(
                 clientID: row.column("client_id")?.string ?? "", redirectURI: row.column("redirect_uri")?.string ?? "",
                 codeChallenge: row.column("code_challenge")?.string ?? "",
                 expiresAt: Date(timeIntervalSince1970: row.column("expires_at")?.double ?? 0),
-                userDisabled: row.column("disabled")?.integer == 1)
-            let verdict = StorageRules.codeVerdict(stored, presentation: presentation, now: now)
-            // Spent whatever happens: a code presented with the wrong verifier may be in a thief's hands.
-            try db.execute(
-                "UPDATE authorization_codes SET used_at = ?, redeemed = ? WHERE hash = ?",
-                [.float(now.timeIntervalSince1970), .integer(verdict == .redeem ? 1 : 0), hash])
+                userDisabled: row.column("disabled")?.integer == 1, spent: row.column("used_at")?.isNull == false,
+                redeemed: row.column("redeemed")?.integer == 1)
+            let verdict = Verdicts.code(stored, presentation: presentation, now: now)
+            switch verdict {
+            case .ignore: return .invalid
+            case .revokeSession:
+                try db.execute(
+                    "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                    [.float(now.timeIntervalSince1970), .text(sessionID)])
+                return .reused
+            case .redeem, .refuse:
+                try db.execute(
+                    "UPDATE authorization_codes SET used_at = ?, redeemed = ? WHERE hash = ?",
+                    [.float(now.timeIntervalSince1970), .integer(verdict == .redeem ? 1 : 0), hash])
+            }
             if case .refuse(let refusal) = verdict { return refusal }
             var opened = session
             opened.id = sessionID

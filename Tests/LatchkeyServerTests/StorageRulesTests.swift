@@ -73,29 +73,4 @@ struct StorageRulesTests {
         #expect(created.detail == ["subject": "1234", "app_id": "100000000000001"])
         #expect(StorageRules.signInEvent(login, userID: "user-1", created: false).type.rawValue == "user.signed_in")
     }
-
-    @Test("a code redeems only bound to its client, redirect URI and challenge, unexpired, for an enabled user")
-    func codeVerdict() {
-        let stored = StoredAuthorizationCode(
-            clientID: "app", redirectURI: "app://cb", codeChallenge: "challenge", expiresAt: Self.now + 60,
-            userDisabled: false)
-        let good = CodePresentation(
-            hash: Data([1]), clientID: "app", redirectURI: "app://cb", codeChallenge: "challenge")
-        #expect(StorageRules.codeVerdict(stored, presentation: good, now: Self.now) == .redeem)
-        var other = good
-        other.clientID = "other"
-        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
-        other = good
-        other.redirectURI = "app://elsewhere"
-        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
-        other = good
-        other.codeChallenge = "wrong"
-        #expect(StorageRules.codeVerdict(stored, presentation: other, now: Self.now) == .refuse(.invalid))
-        #expect(StorageRules.codeVerdict(stored, presentation: good, now: Self.now + 60) == .refuse(.invalid))
-        var disabled = stored
-        disabled.userDisabled = true
-        #expect(StorageRules.codeVerdict(disabled, presentation: good, now: Self.now) == .refuse(.userDisabled))
-        // A wrong binding says invalid even for a disabled user: nothing about the user leaks.
-        #expect(StorageRules.codeVerdict(disabled, presentation: other, now: Self.now) == .refuse(.invalid))
-    }
 }

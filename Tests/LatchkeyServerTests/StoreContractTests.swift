@@ -5,7 +5,10 @@ import LatchkeyServer
 import Testing
 
 /// The storage contract every backend must meet: SQLite in memory and on disk, and PostgreSQL
-/// (a fresh schema per test, on the cluster `scripts/test` starts).
+/// (a fresh schema per test, on the cluster `scripts/test` starts) twice: with its one-statement
+/// paths for hot operations, and with them off (`PostgresStore.fastPaths`), where every
+/// operation reads its facts and then writes. Both must pass every case alike: a differential
+/// test of the fast paths against the general ones.
 @Suite("Storage contract")
 struct StoreContractTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
@@ -29,6 +32,9 @@ struct StoreContractTests {
         }
         if let url = try TestPostgres.url() {
             try await TestPostgres.withStore(url) { store in try await body("postgres", store) }
+            try await TestPostgres.withStore(url, fastPaths: false) { store in
+                try await body("postgres-general-paths", store)
+            }
         }
     }
 

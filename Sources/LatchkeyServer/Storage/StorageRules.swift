@@ -4,8 +4,9 @@ import LatchkeyAPI
 
 /// The domain rules every storage backend applies, decided once here so a backend only stores and
 /// fetches: how a sign-in and a client's update change a user's properties, which audit event a
-/// sign-in records, and when an Easy Login authorization code may be redeemed. Pure functions, so
-/// SQLite and PostgreSQL cannot drift apart on them.
+/// sign-in records, and what a first sign-in's user looks like. Pure functions, so SQLite and
+/// PostgreSQL cannot drift apart on them; the verdicts (whether a sign-in, a refresh or a code's
+/// redemption goes through) are `Verdicts`.
 public enum StorageRules {
     /// A returning person's properties after `login`: the mapped ones overwrite the stored ones
     /// when the server refreshes properties on sign-in. `nil` when nothing changes, so the backend
@@ -41,14 +42,6 @@ public enum StorageRules {
         return result
     }
 
-    /// When a spent refresh token must have been spent for presenting it again to count as a
-    /// retry (`LatchkeyStore.rotateRefreshToken`): after `spentAfter`, at `spentBy` at the latest.
-    /// Bounded on both sides because servers' clocks differ: one whose clock lags the server that
-    /// spent the token must not stretch the window by its lag. A window of 0 is empty.
-    public static func retryBounds(now: Date, window: TimeInterval) -> (spentAfter: Date, spentBy: Date) {
-        (now.addingTimeInterval(-window), now.addingTimeInterval(window))
-    }
-
     /// The user a first sign-in creates, as a read returns it: the mapped properties, and the one
     /// identity, first and last seen at `stamp` (the backend's own rounding of now).
     public static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {
@@ -75,23 +68,6 @@ public enum StorageRules {
             type: created ? .userCreated : .userSignedIn, userID: userID,
             detail: ["subject": .string(login.identity.subject), "app_id": .string(login.identity.appID)])
     }
-
-    /// What a stored authorization code says to a presentation of it (RFC 6749 §4.1.3, RFC 7636
-    /// §4.6): redeemable only when the client, the redirect URI and the verifier's challenge all
-    /// match (compared in constant time) and it has not expired, and then only for a user who is
-    /// not disabled. Whatever the verdict, the backend marks the code spent: a code presented with
-    /// the wrong verifier may be in a thief's hands.
-    public static func codeVerdict(
-        _ stored: StoredAuthorizationCode, presentation: CodePresentation, now: Date
-    ) -> CodeVerdict {
-        let bound =
-            ConstantTime.equals(stored.clientID, presentation.clientID)
-            && ConstantTime.equals(stored.redirectURI, presentation.redirectURI)
-            && ConstantTime.equals(stored.codeChallenge, presentation.codeChallenge)
-        guard bound, stored.expiresAt > now else { return .refuse(.invalid) }
-        guard !stored.userDisabled else { return .refuse(.userDisabled) }
-        return .redeem
-    }
 }
 
 /// An event in the audit log.
@@ -117,35 +93,4 @@ public struct AuditEvent: Sendable, Equatable {
         self.userID = userID
         self.detail = detail
     }
-}
-
-/// The facts about a stored authorization code that decide whether a presentation redeems it.
-public struct StoredAuthorizationCode: Sendable, Equatable {
-    /// The client it was issued to.
-    public var clientID: String
-    /// The redirect URI of the authorization request.
-    public var redirectURI: String
-    /// The S256 challenge of the app's verifier.
-    public var codeChallenge: String
-    /// When it stops being redeemable.
-    public var expiresAt: Date
-    /// Whether its user is disabled now.
-    public var userDisabled: Bool
-
-    /// Creates the facts.
-    public init(clientID: String, redirectURI: String, codeChallenge: String, expiresAt: Date, userDisabled: Bool) {
-        self.clientID = clientID
-        self.redirectURI = redirectURI
-        self.codeChallenge = codeChallenge
-        self.expiresAt = expiresAt
-        self.userDisabled = userDisabled
-    }
-}
-
-/// `StorageRules.codeVerdict`'s answer.
-public enum CodeVerdict: Sendable, Equatable {
-    /// Open the session the code was issued for.
-    case redeem
-    /// Answer this instead (`.invalid` or `.userDisabled`); the code is spent all the same.
-    case refuse(CodeRedemption)
 }

@@ -84,11 +84,12 @@ enum TestPostgres {
 
     /// `body` with a migrated store on a fresh schema, closed afterwards.
     static func withStore<T>(
-        _ base: PostgresURL, poolSize: Int = 4, timeout: Duration = TestPostgres.timeout,
+        _ base: PostgresURL, poolSize: Int = 4, timeout: Duration = TestPostgres.timeout, fastPaths: Bool = true,
         _ body: (PostgresStore) async throws -> T
     ) async throws -> T {
         try await withSchema(base) { url in
-            let store = try PostgresStore(url: url, poolSize: poolSize, timeout: timeout, logger: quiet)
+            let store = try PostgresStore(
+                url: url, poolSize: poolSize, timeout: timeout, logger: quiet, fastPaths: fastPaths)
             do {
                 try await store.migrate()
                 let result = try await body(store)

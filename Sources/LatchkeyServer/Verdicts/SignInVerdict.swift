@@ -1,0 +1,50 @@
+/// What a store found when a sign-in reached it, as far as the sign-in's refusals go.
+package struct SignInFacts: Sendable, Hashable, CustomStringConvertible {
+    /// The id token's `jti` was spent already, by an earlier sign-in with the same token (and its
+    /// record has not expired). Always `false` for a sign-in without one (a classic token).
+    package var jtiSpent: Bool
+    /// A server nonce was presented, and it is unknown, expired or spent. Always `false` for a
+    /// sign-in without one.
+    package var nonceInvalid: Bool
+    /// The identity belongs to a user already, and that user is disabled.
+    package var userDisabled: Bool
+
+    /// Creates the facts; each defaults to the one that lets a sign-in through.
+    package init(jtiSpent: Bool = false, nonceInvalid: Bool = false, userDisabled: Bool = false) {
+        self.jtiSpent = jtiSpent
+        self.nonceInvalid = nonceInvalid
+        self.userDisabled = userDisabled
+    }
+
+    /// The facts as names (`replayed,nonce_invalid,disabled`), the form the PostgreSQL
+    /// statements report them in (`PostgresStore.refusal`).
+    package var description: String {
+        [(jtiSpent, "replayed"), (nonceInvalid, "nonce_invalid"), (userDisabled, "disabled")]
+            .filter(\.0).map(\.1).joined(separator: ",")
+    }
+
+    /// Reads `description`'s form back; names it does not know (a backend's own reasons to try
+    /// again) are left to the caller.
+    package init(names: some Sequence<Substring>) {
+        let names = Set(names)
+        self.init(
+            jtiSpent: names.contains("replayed"), nonceInvalid: names.contains("nonce_invalid"),
+            userDisabled: names.contains("disabled"))
+    }
+}
+
+extension Verdicts {
+    /// Whether a sign-in may proceed, or the refusal it gets. When a sign-in is refused the store
+    /// writes nothing at all: the jti stays unspent, the nonce unconsumed, no session opens.
+    ///
+    /// The order, when several refusals apply: a replayed id token first (whoever presents a
+    /// token twice learns nothing else about the account, a disabled one included), then the
+    /// server nonce (the request itself is not a fresh one), and only then a disabled user, the
+    /// one refusal that is about the person rather than the request.
+    package static func signIn(_ facts: SignInFacts) -> SignInConflict? {
+        if facts.jtiSpent { return .replayed }
+        if facts.nonceInvalid { return .nonceInvalid }
+        if facts.userDisabled { return .userDisabled }
+        return nil
+    }
+}
