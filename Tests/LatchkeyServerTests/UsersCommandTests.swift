@@ -1,0 +1,139 @@
+import ArgumentParser
+import Foundation
+import LatchkeyPostgres
+import LatchkeySQLite
+import LatchkeyServer
+import Testing
+
+@testable import LatchkeyCLI
+
+/// `latchkey users`, run as an operator runs it (arguments parsed, settings read), on an SQLite
+/// file and on PostgreSQL, against the store a server would use.
+@Suite("latchkey users")
+struct UsersCommandTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    /// Runs `latchkey users ARGUMENTS --database-url URL`.
+    static func users(_ arguments: [String], database: String) async throws {
+        var command = try #require(
+            try UsersCommand.parseAsRoot(arguments + ["--database-url", database]) as? any AsyncParsableCommand)
+        try await command.run()
+    }
+
+    /// A user `u` with two open sessions, on the store, and `body` given the database's URL.
+    static func onEveryBackend(_ body: (String, String, any LatchkeyStore) async throws -> Void) async throws {
+        func seed(_ store: any LatchkeyStore) async throws {
+            for session in ["a", "b"] {
+                _ = try await store.signIn(
+                    StoreContractTests.login(subject: "s", userID: "u", sessionID: session, mapped: ["name": "Ann"]),
+                    now: now)
+            }
+        }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-users-\(UUID()).sqlite")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sqlite = try await SQLiteStore.open(.sqliteFile(file.path))
+        do {
+            try await sqlite.migrate()
+            try await seed(sqlite)
+            try await body("sqlite", file.path, sqlite)
+        } catch {
+            try await sqlite.close()
+            throw error
+        }
+        try await sqlite.close()
+        guard let base = try TestPostgres.url() else { return }
+        try await TestPostgres.withSchema(base) { url in
+            let store = try PostgresStore(
+                url: url, poolSize: 2, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
+            do {
+                try await store.migrate()
+                try await seed(store)
+                try await body("postgres", PostgresStoreTests.text(url), store)
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
+        }
+    }
+
+    @Test("revoke-sessions ends every session; disable ends them and refuses sign-ins; enable lets them back")
+    func lifecycle() async throws {
+        try await Self.onEveryBackend { (name: String, database: String, store: any LatchkeyStore) async throws in
+            try await Self.users(["show", "u"], database: database)
+            try await Self.users(["show", "u", "--json"], database: database)
+            try await Self.users(["revoke-sessions", "u"], database: database)
+            for session in ["a", "b"] { #expect(try await !store.isSessionActive(id: session), "\(name)") }
+            #expect(try await store.user(id: "u")?.disabled == false, "\(name)")
+
+            _ = try await store.signIn(
+                StoreContractTests.login(subject: "s", userID: "u", sessionID: "c"), now: Self.now)
+            try await Self.users(["disable", "u"], database: database)
+            #expect(try await store.user(id: "u")?.disabled == true, "\(name)")
+            #expect(try await !store.isSessionActive(id: "c"), "\(name)")
+            await #expect(throws: SignInConflict.userDisabled, "\(name)") {
+                try await store.signIn(
+                    StoreContractTests.login(subject: "s", userID: "u", sessionID: "d"), now: Self.now)
+            }
+
+            try await Self.users(["enable", "u"], database: database)
+            #expect(try await store.user(id: "u")?.disabled == false, "\(name)")
+            #expect(try await !store.isSessionActive(id: "c"), "\(name): an ended session stays ended")
+            _ = try await store.signIn(
+                StoreContractTests.login(subject: "s", userID: "u", sessionID: "e"), now: Self.now)
+            #expect(try await store.isSessionActive(id: "e"), "\(name)")
+        }
+    }
+
+    @Test("an unknown id is refused with the id and where to find one, and changes nothing")
+    func unknownID() async throws {
+        try await Self.onEveryBackend { (name: String, database: String, store: any LatchkeyStore) async throws in
+            for command in ["show", "disable", "enable", "revoke-sessions"] {
+                var refusal: (any Error)?
+                do {
+                    try await Self.users([command, "nobody here"], database: database)
+                } catch {
+                    refusal = error
+                }
+                let text = refusal.map { "\($0)" } ?? ""
+                #expect(refusal is CommandError, "\(name): \(command)")
+                #expect(text.contains("no user has the id \"nobody here\""), "\(name): \(command): \(text)")
+                #expect(text.contains("GET /v1/users/me") && !text.contains("password"), "\(name): \(command)")
+            }
+            #expect(try await store.isSessionActive(id: "a"), "\(name)")
+            #expect(try await store.user(id: "nobody here") == nil, "\(name)")
+        }
+    }
+
+    @Test("a database that does not exist is refused, not created")
+    func noDatabase() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-users-\(UUID())/db.sqlite")
+            .path
+        await #expect {
+            try await Self.users(["disable", "u"], database: path)
+        } throws: { "\($0)".contains("no database at \(path)") }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test("show prints state, dates, properties and identities; JSON for scripts")
+    func show() throws {
+        let user = StoredUser(
+            id: "u1", createdAt: Self.now, updatedAt: Self.now, disabled: true, properties: ["name": "Ann", "age": 30],
+            identities: [
+                StoredIdentity(
+                    provider: "facebook", subject: "123", appID: "9", grantedPermissions: ["email"],
+                    firstSeen: Self.now,
+                    lastSeen: Self.now)
+            ])
+        let text = UsersCommand.describe(user)
+        for part in [
+            "User u1", "state:      disabled", "created:    2027-01-15T08:00:00Z", "age: 30", "name: \"Ann\"",
+            "facebook 123 (app 9)", "permissions: email",
+        ] {
+            #expect(text.contains(part), "\(part)")
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(UsersCommand.json(user).utf8)) as? [String: Any]
+        #expect(json?["id"] as? String == "u1" && json?["disabled"] as? Bool == true)
+        #expect((json?["identities"] as? [[String: Any]])?.first?["subject"] as? String == "123")
+    }
+}
