@@ -11,6 +11,11 @@ public struct FacebookExchangeRequest: Codable, Sendable, Equatable {
     /// Facebook field → user property, e.g. `{"email": "email", "first_name": "givenName"}`.
     public var fieldsMapping: [String: String]?
 
+    /// The JSON names: the SDK writes these and the server accepts no others.
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
+        case accessToken, idToken, nonce, fieldsMapping
+    }
+
     /// Creates a request.
     public init(
         accessToken: String? = nil, idToken: String? = nil, nonce: String? = nil, fieldsMapping: [String: String]? = nil
@@ -20,6 +25,35 @@ public struct FacebookExchangeRequest: Codable, Sendable, Equatable {
         self.nonce = nonce
         self.fieldsMapping = fieldsMapping
     }
+}
+
+extension FacebookExchangeRequest {
+    /// The request as the JSON body the server reads (absent fields left out).
+    public var json: JSONValue {
+        var body: [String: JSONValue] = [:]
+        body[CodingKeys.accessToken.stringValue] = accessToken.map(JSONValue.string)
+        body[CodingKeys.idToken.stringValue] = idToken.map(JSONValue.string)
+        body[CodingKeys.nonce.stringValue] = nonce.map(JSONValue.string)
+        body[CodingKeys.fieldsMapping.stringValue] = fieldsMapping.map { .object($0.mapValues(JSONValue.string)) }
+        return .object(body)
+    }
+}
+
+/// `PATCH /v1/users/me`: change the signed-in user's app-writable properties.
+public struct UserPropertiesUpdate: Codable, Sendable, Equatable {
+    /// Property name → new value; `null` removes the property.
+    public var properties: [String: JSONValue]
+
+    /// The JSON names: the SDK writes these and the server accepts no others.
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
+        case properties
+    }
+
+    /// Creates an update.
+    public init(properties: [String: JSONValue]) { self.properties = properties }
+
+    /// The update as the JSON body the server reads.
+    public var json: JSONValue { .object([CodingKeys.properties.stringValue: .object(properties)]) }
 }
 
 /// A Latchkey session: a short-lived access token (JWT) and a rotating refresh token.

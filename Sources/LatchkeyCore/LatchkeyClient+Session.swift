@@ -101,7 +101,7 @@ extension LatchkeyClient {
 
     /// Changes properties the server lets users write (`null` removes).
     public func updateUser(properties: [String: JSONValue]) async throws(LatchkeyError) -> LatchkeyUser {
-        try await adoptUser(authorized("PATCH", "v1/users/me", json: ["properties": .object(properties)]))
+        try await adoptUser(authorized("PATCH", "v1/users/me", json: UserPropertiesUpdate(properties: properties).json))
     }
 
     // MARK: Internals

@@ -124,16 +124,15 @@ public actor LatchkeyClient {
         async throws(LatchkeyError) -> SignInResult
     {
         let attempt = beginSignIn()
-        var body: [String: JSONValue] = [:]
+        var request = FacebookExchangeRequest(fieldsMapping: fieldsMapping)
         switch credential.kind {
-        case .accessToken(let token): body["accessToken"] = .string(token)
+        case .accessToken(let token): request.accessToken = token
         case .limitedLogin(let idToken, let rawNonce):
-            body["idToken"] = .string(idToken)
-            if let rawNonce { body["nonce"] = .string(rawNonce) }
+            request.idToken = idToken
+            request.nonce = rawNonce
         }
-        if let fieldsMapping { body["fieldsMapping"] = .object(fieldsMapping.mapValues(JSONValue.string)) }
         do {
-            let answer = try await transport.send("POST", "v1/auth/facebook", json: .object(body), as: SignInBody.self)
+            let answer = try await transport.send("POST", "v1/auth/facebook", json: request.json, as: SignInBody.self)
             let user = LatchkeyUser(answer.user)
             try await adoptSignIn(answer.session, user: user, attempt: attempt)
             log(.info, "Signed in.")

@@ -12,13 +12,13 @@ struct BearerTokenTests {
             ("Bearer    abc  ", "abc"), ("bEaReR a b", "a b"), ("Bearer  ", ""),
         ])
     func accepted(header: String, token: String) {
-        #expect(Routes.bearerToken(header) == token)
+        #expect(BearerAuthentication.bearerToken(header) == token)
     }
 
     @Test(
         "other schemes and malformed headers are refused",
         arguments: ["Basic abc", "Bearer", "Bearer ", "Bearerabc", "Bearer\tabc", "Bearer\u{0}abc", "", "Beärer abc"])
     func refused(header: String) {
-        #expect(Routes.bearerToken(header) == nil)
+        #expect(BearerAuthentication.bearerToken(header) == nil)
     }
 }

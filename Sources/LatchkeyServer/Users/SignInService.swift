@@ -14,16 +14,25 @@ struct SignInService: Sendable {
     let tokens: SessionTokens
     let limits: AbuseLimits
 
-    static let requestFields: Set<String> = ["accessToken", "idToken", "nonce", "fieldsMapping"]
+    /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
+    static let requestFields = Set(FacebookExchangeRequest.CodingKeys.allCases.map(\.stringValue))
+
+    /// Reads `POST /v1/auth/facebook`'s fields as the wire type, each bounded.
+    static func request(_ fields: [String: JSONValue]) throws -> FacebookExchangeRequest {
+        typealias Key = FacebookExchangeRequest.CodingKeys
+        return FacebookExchangeRequest(
+            accessToken: try RequestReading.string(fields, Key.accessToken.stringValue),
+            idToken: try RequestReading.string(fields, Key.idToken.stringValue, maxLength: CompactJWS.maximumLength),
+            nonce: try RequestReading.string(fields, Key.nonce.stringValue, maxLength: 512),
+            fieldsMapping: try RequestReading.stringMap(fields, Key.fieldsMapping.stringValue))
+    }
 
     /// - Parameter client: the caller's address, for the tighter limits on classic sign-ins while
     ///   the app's Graph usage is high.
-    func signIn(_ fields: [String: JSONValue], client: ClientAddress?, logger: Logger) async throws -> SignInBody {
-        let accessToken = try RequestReading.string(fields, "accessToken")
-        let idToken = try RequestReading.string(fields, "idToken", maxLength: CompactJWS.maximumLength)
-        let nonce = try RequestReading.string(fields, "nonce", maxLength: 512)
+    func signIn(_ request: FacebookExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
+        let (accessToken, idToken, nonce) = (request.accessToken, request.idToken, request.nonce)
         let mapping =
-            try RequestReading.stringMap(fields, "fieldsMapping").map {
+            try request.fieldsMapping.map {
                 try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
             } ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
 
@@ -71,6 +80,18 @@ struct SignInService: Sendable {
             user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
             declinedPermissions: identity.declined,
             session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+    }
+}
+
+extension SignInService {
+    /// A server nonce for Limited Login (`POST /v1/auth/nonce`), stored until it expires or a
+    /// sign-in spends it.
+    func issueNonce() async throws -> NonceBody {
+        let nonce = SessionTokens.randomToken(bytes: 24)
+        let lifetime = configuration.nonceLifetime
+        let now = configuration.clock()
+        try await store.storeNonce(nonce, expiresAt: now.addingTimeInterval(lifetime), now: now)
+        return NonceBody(nonce: nonce, expiresIn: Int(lifetime))
     }
 }
 

@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import LatchkeyAPI
+
+/// Sessions and tokens: the OAuth token endpoint (a refresh token's rotation, an Easy Login
+/// code's redemption) and signing out of one session or all.
+struct SessionsController: Controller {
+    let sessions: SessionService
+    let easyLogin: EasyLoginService
+    let limits: AbuseLimits
+    let reading: RequestReading
+    /// Checks the token and that its session is active.
+    let sessionChecked: BearerAuthentication
+
+    /// The token endpoint's fields (RFC 6749 §4.1.3, §6); others are ignored, as RFC 6749 §3.2 asks.
+    static let tokenFields: Set<String> = [
+        "grant_type", "refresh_token", "client_id", "scope", "code", "redirect_uri", "code_verifier",
+    ]
+
+    func register(on router: Router<LatchkeyRequestContext>) {
+        router.route(.post, "/v1/oauth/token") { request, context in
+            // One token endpoint for both grants; its errors take RFC 6749 §5.2's shape.
+            do {
+                return try await token(request, context)
+            } catch {
+                return APIError.from(error, logger: context.logger).oauthResponse()
+            }
+        }
+        let signedIn = router.group().add(middleware: sessionChecked)
+        signedIn.route(.post, "/v1/auth/logout") { _, context in
+            try await sessions.end(try context.authenticatedSession())
+            return Response(status: .noContent)
+        }
+        signedIn.route(.post, "/v1/auth/logout-all") { _, context in
+            let count = try await sessions.endAll(try context.authenticatedSession())
+            return try Response.json(["revokedSessions": count])
+        }
+    }
+
+    func token(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
+        let address = limits.client(request, context)
+        try await limits.enforce(limits.rules.tokenPerAddress, key: address)
+        var fields = try await reading.fields(request, allowed: Self.tokenFields, ignoringUnknown: true)
+        if let clientID = try Self.basicClientID(request.headers[.authorization]) {
+            guard fields["client_id"] == nil || fields["client_id"] == .string(clientID) else {
+                throw APIError.invalidRequest("client_id differs from the Authorization header.")
+            }
+            fields["client_id"] = .string(clientID)
+        }
+        let granted: Response
+        switch try RequestReading.string(fields, "grant_type", maxLength: 64) {
+        case "refresh_token":
+            guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
+            else { throw APIError.invalidRequest("refresh_token is required.") }
+            granted = try Response.json(try await sessions.refresh(presented))
+        case "authorization_code": granted = try Response.json(try await easyLogin.redeem(fields))
+        case nil: throw APIError.invalidRequest("grant_type is required.")
+        case .some:
+            // Not echoed: error_description stays free of request text.
+            throw APIError(
+                .badRequest, .unsupportedGrantType, "grant_type must be authorization_code or refresh_token.")
+        }
+        // Only failed grants count against the address: behind a carrier NAT, many people's
+        // scheduled refreshes share one address, and a success says nothing of abuse.
+        await limits.refund(limits.rules.tokenPerAddress, key: address)
+        return granted
+    }
+
+    /// The client id of `Authorization: Basic base64(client_id:)`, as some OAuth libraries identify
+    /// public clients (RFC 6749 §2.3.1); a non-empty password means a confidential client, which
+    /// Latchkey does not register.
+    static func basicClientID(_ header: String?) throws -> String? {
+        guard let header, header.lowercased().hasPrefix("basic ") else { return nil }
+        guard let decoded = Data(base64Encoded: String(header.dropFirst(6)).trimmingCharacters(in: .whitespaces)),
+            let text = String(data: decoded, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { throw APIError.invalidRequest("The Authorization header is not valid Basic credentials.") }
+        guard text[text.index(after: colon)...].isEmpty else {
+            throw APIError(.unauthorized, .clientUnknown, "Clients are public: send no client secret.")
+        }
+        return String(text[..<colon]).removingPercentEncoding ?? String(text[..<colon])
+    }
+}
