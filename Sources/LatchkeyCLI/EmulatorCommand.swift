@@ -37,7 +37,15 @@ struct EmulatorCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         var configuration = EmulatorConfiguration()
         configuration.host = host ?? environment["LATCHKEY_EMULATOR_HOST"] ?? configuration.host
-        if let port = port ?? environment["LATCHKEY_EMULATOR_PORT"].flatMap(Int.init) { configuration.port = port }
+        if let port {
+            configuration.port = port
+        } else if let text = environment["LATCHKEY_EMULATOR_PORT"] {
+            // Refused, not ignored: a typo must not leave the emulator on another port unnoticed.
+            guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("LATCHKEY_EMULATOR_PORT must be a port number, not '\(text)'")
+            }
+            configuration.port = number
+        }
         configuration.publicURL = publicURL ?? environment["LATCHKEY_EMULATOR_PUBLIC_URL"]
         configuration.issuer = issuer ?? environment["LATCHKEY_EMULATOR_ISSUER"] ?? configuration.issuer
         if let path = seed ?? environment["LATCHKEY_EMULATOR_SEED"] {

@@ -152,20 +152,34 @@ struct SettingNameTests {
         return Set(text.matches(of: pattern).map { String($0.output.1) }.filter { !$0.hasSuffix("_FILE") })
     }
 
-    @Test("every setting the server reads or the README lists is a known name, so the CLI passes it on")
+    @Test("every setting is declared once, with a default and a meaning; the README mentions no other")
     func known() throws {
+        let settings = ServerConfiguration.settings
+        #expect(settings.count > 50)
+        #expect(Set(settings.map(\.name)).count == settings.count, "a setting declared twice")
+        for setting in settings {
+            #expect(!setting.defaultValue.isEmpty && !setting.meaning.isEmpty, "\(setting.name) undocumented")
+            #expect(
+                !setting.meaning.contains("|") && !setting.meaning.contains("\n"), "\(setting.name): one table cell")
+        }
         let known = Set(ServerConfiguration.settingNames)
-        let read = try Self.names(
-            in: "Sources/LatchkeyServer/Configuration/ServerConfiguration+Settings.swift", /"(LATCHKEY_[A-Z0-9_]+)"/
-        )
-        .union(try Self.names(in: "Sources/LatchkeyServer/Limits/AbuseLimitRules.swift", /"(LATCHKEY_[A-Z0-9_]+)"/))
-        #expect(read.count > 40)
-        #expect(read.subtracting(known).isEmpty, "read but unknown: \(read.subtracting(known).sorted())")
         let documented = try Self.names(in: "README.md", /`(LATCHKEY_[A-Z0-9_]+)`/)
             .subtracting(["LATCHKEY_CONFIG_FILE", "LATCHKEY_UPDATE_SCREENSHOTS", "LATCHKEY_BENCHMARKS", "LATCHKEY_URL"])
             .filter { !$0.hasPrefix("LATCHKEY_EMULATOR_") }  // the emulator's own settings
-        #expect(known.subtracting(documented).isEmpty, "undocumented: \(known.subtracting(documented).sorted())")
         #expect(
             documented.subtracting(known).isEmpty, "documented but unknown: \(documented.subtracting(known).sorted())")
+    }
+
+    @Test("the README's settings tables are the table the server parses with (latchkey settings --markdown)")
+    func readmeTable() throws {
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "<!-- settings-table:"))
+        let end = try #require(readme.range(of: "<!-- settings-table end -->"))
+        let between = readme[start.upperBound..<end.lowerBound]
+        let body = try #require(between.range(of: "-->")).upperBound
+        let shown = between[body...].trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(
+            shown == Setting.markdown(ServerConfiguration.settings),
+            "README.md's settings differ from the table: replace them with `latchkey settings --markdown`")
     }
 }
