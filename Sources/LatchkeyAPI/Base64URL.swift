@@ -5,7 +5,7 @@ import Foundation
 /// Written over bytes rather than through Foundation's base64 and string replacement: it runs
 /// several times per token on every request, and the string route cost more than the signature
 /// check it surrounds (docs/performance.md).
-public enum Base64URL {
+package enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// 0–63 for each base64url byte, 0xFF otherwise; `+` and `/` are refused (not base64url).
@@ -21,7 +21,7 @@ public enum Base64URL {
     /// called from another module, a plain generic function runs unspecialized, through witness
     /// tables per byte, which made decoding a token slower than verifying its signature.
     @inlinable
-    public static func encode(_ bytes: some DataProtocol) -> String {
+    package static func encode(_ bytes: some DataProtocol) -> String {
         if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: UnsafeRawBufferPointer($0)) }) {
             return encoded
         }
@@ -32,7 +32,7 @@ public enum Base64URL {
     ///
     /// Padding is accepted because one report has Facebook's signature segment carrying a trailing `=`.
     @inlinable
-    public static func decode(_ text: some StringProtocol) -> Data? {
+    package static func decode(_ text: some StringProtocol) -> Data? {
         if let decoded = text.utf8.withContiguousStorageIfAvailable({ decode(buffer: UnsafeRawBufferPointer($0)) }) {
             return decoded
         }
@@ -42,7 +42,7 @@ public enum Base64URL {
     /// Decodes padded or unpadded base64url text given as its UTF-8 bytes; `nil` when it is not
     /// base64url. Callers that split a token on its bytes decode the slices without making strings.
     @inlinable
-    public static func decode(bytes text: some Collection<UInt8>) -> Data? {
+    package static func decode(bytes text: some Collection<UInt8>) -> Data? {
         if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: UnsafeRawBufferPointer($0)) }) {
             return decoded
         }

@@ -2,14 +2,14 @@ import Foundation
 
 /// `application/x-www-form-urlencoded` (and query strings), as browsers and Facebook write it:
 /// everything but unreserved characters percent-encoded, `+` for space.
-public enum FormEncoding {
+package enum FormEncoding {
     /// Parses pairs; a repeated key keeps its last value, a key without `=` gets `""`.
-    public static func decode(_ text: String) -> [String: String] {
+    package static func decode(_ text: String) -> [String: String] {
         Dictionary(pairs(text), uniquingKeysWith: { _, last in last })
     }
 
     /// The pairs in order, repeats kept (for callers that must refuse them); empty keys dropped.
-    public static func pairs(_ text: String) -> [(String, String)] {
+    package static func pairs(_ text: String) -> [(String, String)] {
         text.split(separator: "&").compactMap { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let key = unescape(parts[0])
@@ -20,7 +20,7 @@ public enum FormEncoding {
 
     /// Decodes one component: `+` is a space, `%XX` a byte; malformed escapes are kept as written,
     /// and a component whose bytes are not UTF-8 is returned with only its `+`s replaced.
-    public static func unescape(_ text: Substring) -> String {
+    package static func unescape(_ text: Substring) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var input = text.utf8[...]
@@ -51,7 +51,7 @@ public enum FormEncoding {
     ///
     /// Written over bytes: Foundation's `addingPercentEncoding` with a character set built per call
     /// was a tenth of a classic sign-in's CPU (it encodes every Graph query; docs/performance.md).
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -71,7 +71,7 @@ public enum FormEncoding {
     }
 
     /// Encodes pairs in order, which keeps URLs readable and deterministic.
-    public static func encode(_ pairs: [(String, String)]) -> String {
+    package static func encode(_ pairs: [(String, String)]) -> String {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 

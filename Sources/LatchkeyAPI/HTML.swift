@@ -1,8 +1,8 @@
 /// Escapes text for HTML element content and attribute values (the emulator's dialog and the
 /// server's Easy Login pages both put request-derived text into HTML).
-public enum HTML {
+package enum HTML {
     /// `&`, `<`, `>`, `"` and `'` replaced by entities.
-    public static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.count)
         for character in text {
