@@ -39,7 +39,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.host = host ?? environment["LATCHKEY_EMULATOR_HOST"] ?? configuration.host
         if let port {
             configuration.port = port
-        } else if let text = environment["LATCHKEY_EMULATOR_PORT"] {
+        } else if let text = environment["LATCHKEY_EMULATOR_PORT"], !text.trimmingCharacters(in: .whitespaces).isEmpty {
             // Refused, not ignored: a typo must not leave the emulator on another port unnoticed.
             guard let number = Int(text.trimmingCharacters(in: .whitespaces)) else {
                 throw ValidationError("LATCHKEY_EMULATOR_PORT must be a port number, not '\(text)'")

@@ -20,8 +20,8 @@ extension PostgresStore {
     /// two, exactly one matches; the other waits for its row lock, no longer matches, and the
     /// general path then sees a spent token, a reuse, which revokes the session.
     ///
-    /// The general path (the only one when `fastPaths` is off) reads the facts holding the
-    /// token's row lock and the session's share lock, lets `Verdicts.refresh` decide, and writes
+    /// The general path (the only one when `fastPaths` is off) locks the token's row and its
+    /// session's, reads the facts, lets `Verdicts.refresh` decide, and writes
     /// what it decided in the same transaction: a concurrent rotation of the token, a sign-out or
     /// a disable either commits before the read (and is seen) or waits for the commit.
     public func rotateRefreshToken(
@@ -60,11 +60,23 @@ extension PostgresStore {
         }
     }
 
-    /// What `Verdicts.refresh` decides on for the token `hash`, read with the token's row locked
-    /// and its session's shared; `nil` for a token never issued.
+    /// What `Verdicts.refresh` decides on for the token `hash`, read once the token's row and its
+    /// session's are locked; `nil` for a token never issued.
+    ///
+    /// Two statements: the locks first, then the read. A read that waits for a lock sees the
+    /// locked rows as committed meanwhile but everything else as of its own start, so a successor
+    /// that a concurrent rotation had just stored would look absent, and its retry would read as a
+    /// reuse; the second statement starts after the wait and sees it. The session is locked for
+    /// update from the start, not shared: two transactions sharing it and then both revoking it
+    /// would deadlock.
     static func refreshFacts(
         hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ connection: PostgresConnection
     ) async throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?)? {
+        try await connection.run(
+            """
+            SELECT 1 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = \(hash)
+            FOR UPDATE OF r FOR NO KEY UPDATE OF s
+            """)
         guard
             let row = try await connection.rows(
                 """
@@ -74,7 +86,6 @@ extension PostgresStore {
                         AND n.expires_at > \(now))
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.hash = \(hash)
-                FOR UPDATE OF r FOR SHARE OF s
                 """
             ).first
         else { return nil }

@@ -131,4 +131,75 @@ extension StoreContractTests {
             #expect(try await !store.isSessionActive(id: "from-code-b"), "\(name)")
         }
     }
+
+    @Test("concurrent refreshes of one token: one rotates; the others are reuses, or retries within the window")
+    func concurrentRefreshes() async throws {
+        try await Self.onEveryBackend { name, store in
+            for window in [0.0, 30] {
+                let session = "race-\(Int(window))"
+                _ = try await store.signIn(
+                    Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
+                let later = Self.now.addingTimeInterval(5)
+                let outcomes = try await withThrowingTaskGroup(of: RefreshOutcome.self) { group in
+                    for _ in 0..<8 {
+                        group.addTask {
+                            // Every caller derives the same successor, as servers do from the token.
+                            try await store.rotateRefreshToken(
+                                hash: Data(session.utf8), newHash: Data("\(session)-next".utf8), now: later,
+                                newExpiresAt: later.addingTimeInterval(3600), retryWindow: window,
+                                retryCandidates: [Data("\(session)-next".utf8)])
+                        }
+                    }
+                    return try await group.reduce(into: [RefreshOutcome]()) { $0.append($1) }
+                }
+                let rotated = outcomes.filter { $0 == .rotated(sessionID: session, userID: "u-\(session)") }
+                #expect(rotated.count == 1, "\(name), window \(window): \(outcomes)")
+                let others = outcomes.filter { $0 != .rotated(sessionID: session, userID: "u-\(session)") }
+                if window == 0 {
+                    // The first reuse revokes the session; later ones find it ended.
+                    #expect(others.contains(.reused(sessionID: session)), "\(name): \(outcomes)")
+                    #expect(
+                        others.allSatisfy { $0 == .reused(sessionID: session) || $0 == .invalid },
+                        "\(name): \(outcomes)")
+                    #expect(try await !store.isSessionActive(id: session), "\(name)")
+                } else {
+                    let retried = RefreshOutcome.retried(
+                        sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-next".utf8))
+                    #expect(others.allSatisfy { $0 == retried }, "\(name): \(outcomes)")
+                    #expect(try await store.isSessionActive(id: session), "\(name)")
+                }
+            }
+        }
+    }
+
+    @Test("a code redeemed by several callers at once opens one session, and the others revoke it")
+    func concurrentRedemptions() async throws {
+        try await Self.onEveryBackend { name, store in
+            var login = Self.login(subject: "c", userID: "u-c", sessionID: "unused")
+            login.session = nil
+            login.authorizationCode = NewAuthorizationCode(
+                hash: Data("code".utf8), clientID: "app", redirectURI: "app://cb", codeChallenge: "c",
+                sessionID: "from-code", scope: [], expiresAt: Self.now.addingTimeInterval(60))
+            _ = try await store.signIn(login, now: Self.now)
+            let outcomes = try await withThrowingTaskGroup(of: CodeRedemption.self) { group in
+                for index in 0..<8 {
+                    group.addTask {
+                        try await store.redeemAuthorizationCode(
+                            CodePresentation(
+                                hash: Data("code".utf8), clientID: "app", redirectURI: "app://cb", codeChallenge: "c"),
+                            session: NewSession(
+                                id: "ignored", refreshTokenHash: Data("t\(index)".utf8), createdAt: Self.now,
+                                refreshExpiresAt: Self.now.addingTimeInterval(3600)),
+                            now: Self.now)
+                    }
+                }
+                return try await group.reduce(into: [CodeRedemption]()) { $0.append($1) }
+            }
+            #expect(
+                outcomes.filter { $0 == .issued(sessionID: "from-code", userID: "u-c", scope: []) }.count == 1,
+                "\(name): \(outcomes)")
+            #expect(outcomes.filter { $0 == .reused }.count == 7, "\(name): \(outcomes)")
+            #expect(try await !store.isSessionActive(id: "from-code"), "\(name)")
+        }
+    }
 }
