@@ -27,9 +27,9 @@ let package = Package(
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
         .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
-        .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
-        .library(name: "LatchkeySQLite", targets: ["LatchkeySQLite"]),
-        .library(name: "LatchkeyPostgres", targets: ["LatchkeyPostgres"]),
+        // The server's modules (LatchkeyServer, LatchkeySQLite, LatchkeyPostgres) are no products:
+        // their API is `package`, for this package's CLI, tests and benchmarks only; the server
+        // ships as the `latchkey` executable.
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),

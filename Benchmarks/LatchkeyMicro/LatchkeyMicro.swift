@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import LatchkeyAPI
 import LatchkeySQLite
-@_spi(Benchmarks) import LatchkeyServer
+import LatchkeyServer
 import _CryptoExtras
 
 /// The server's hot paths without HTTP around them: id-token verification, session-token signing

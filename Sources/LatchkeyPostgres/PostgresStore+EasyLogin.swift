@@ -9,7 +9,7 @@ extension PostgresStore {
     /// The count and the insert share the statement's snapshot, so servers inserting at the same
     /// moment can each pass the count: the table may overshoot `limit` by at most the requests in
     /// flight at once (bounded by the pools), which still bounds what a stranger can make us store.
-    public func savePendingAuthorization(
+    package func savePendingAuthorization(
         _ request: PendingAuthorization, now: Date, limit: Int
     ) async throws -> Bool {
         let encoded = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
@@ -26,7 +26,7 @@ extension PostgresStore {
     }
 
     /// Deletes and returns the request: a state value completes at most one flow.
-    public func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
+    package func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
         let text = try await withConnection("take pending authorization") { connection in
             try await connection.rows(
                 "DELETE FROM pending_authorizations WHERE handle_hash = \(handleHash) RETURNING request::text"
@@ -37,7 +37,7 @@ extension PostgresStore {
 
     /// Spends the code and opens its session, or reports why not, in one transaction holding the
     /// code's row lock; a second redemption revokes the session the first one opened.
-    public func redeemAuthorizationCode(
+    package func redeemAuthorizationCode(
         _ presentation: CodePresentation, session: NewSession, now: Date
     ) async throws -> CodeRedemption {
         try await transaction("redeem authorization code") { connection in

@@ -7,15 +7,15 @@ import PostgresNIO
 /// PostgreSQL turned the connection away for a reason waiting cannot fix: a wrong password or
 /// user, a database that does not exist, no permission to connect, no TLS where the URL asks
 /// for it, a certificate that does not verify.
-public struct PostgresConnectionRefused: Error, Sendable, CustomStringConvertible {
+package struct PostgresConnectionRefused: Error, Sendable, CustomStringConvertible {
     /// Why, in PostgreSQL's words where it gave them; never the password.
-    public let reason: String
+    package let reason: String
     /// PostgreSQL's SQLSTATE, when the server refused (28P01: the password, 3D000: no such
     /// database).
-    public let sqlState: String?
+    package let sqlState: String?
 
     /// For the operator.
-    public var description: String {
+    package var description: String {
         "PostgreSQL refused the connection: \(reason)" + (sqlState.map { " [\($0)]" } ?? "")
     }
 }

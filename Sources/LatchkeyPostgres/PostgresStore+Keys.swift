@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresStore {
     /// Session signing keys, newest first.
-    public func signingKeys() async throws -> [StoredSigningKey] {
+    package func signingKeys() async throws -> [StoredSigningKey] {
         try await withConnection("signing keys") { connection in
             try await connection.rows(
                 "SELECT kid, private_key, created_at, retired_at FROM signing_keys ORDER BY created_at DESC"
@@ -16,7 +16,7 @@ extension PostgresStore {
     }
 
     /// Adds a key and retires the current ones, in one statement.
-    public func addSigningKey(_ key: StoredSigningKey) async throws {
+    package func addSigningKey(_ key: StoredSigningKey) async throws {
         try await withConnection("add signing key") { connection in
             try await connection.run(
                 """
@@ -28,7 +28,7 @@ extension PostgresStore {
 
     /// Adds the first key. The table lock (which reads do not wait for) orders servers starting
     /// together: `NOT EXISTS` alone would let two concurrent inserts each see an empty table.
-    public func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
+    package func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
         try await transaction("add first signing key") { connection in
             try await connection.run("LOCK TABLE signing_keys IN EXCLUSIVE MODE")
             return try await !connection.rows(
@@ -42,7 +42,7 @@ extension PostgresStore {
     }
 
     /// Replaces key material, all keys in one transaction.
-    public func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
+    package func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
         try await transaction("replace signing key material") { connection in
             for (kid, bytes) in material {
                 try await connection.run("UPDATE signing_keys SET private_key = \(bytes) WHERE kid = \(kid)")

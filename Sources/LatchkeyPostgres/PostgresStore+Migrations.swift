@@ -13,7 +13,7 @@ extension PostgresStore {
     /// First one connection of its own (`firstConnection`): a refusal waiting cannot fix (a
     /// wrong password, no such database) is thrown at once as `PostgresConnectionRefused`, and a
     /// database not answering yet is waited for up to 60 s.
-    public func migrate() async throws {
+    package func migrate() async throws {
         try await migrate(waitingForDatabase: .seconds(60))
     }
 
@@ -46,7 +46,7 @@ extension PostgresStore {
     }
 
     /// The schema version this binary migrates to.
-    public static var knownSchemaVersion: Int { PostgresSchema.migrations.count }
+    package static var knownSchemaVersion: Int { PostgresSchema.migrations.count }
 
     /// The first key of the migration lock: "LK" (the second is the schema's hash).
     static let migrationLockClass: Int32 = 0x4C4B
@@ -55,13 +55,13 @@ extension PostgresStore {
 }
 
 /// The database was migrated by a newer Latchkey than this one.
-public struct PostgresNewerSchema: Error, Sendable, CustomStringConvertible {
+package struct PostgresNewerSchema: Error, Sendable, CustomStringConvertible {
     /// The version found.
-    public let found: Int
+    package let found: Int
     /// The newest version this binary knows.
-    public let known: Int
+    package let known: Int
     /// What to do about it.
-    public var description: String {
+    package var description: String {
         "the database is at schema version \(found), newer than this binary knows (\(known)): run the newer "
             + "latchkey, or restore the backup taken before the upgrade"
     }

@@ -10,7 +10,7 @@ extension PostgresStore {
     /// advisory lock, and a server that does not get it deletes nothing (an empty report ends its
     /// run; the one holding the lock is doing the work). Two pruners would only fight over the
     /// same rows' locks while sign-ins wait on them.
-    public func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
+    package func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
         let limit = max(limit, 0)
         return try await transaction("prune") { connection in
             var report = PruneReport()

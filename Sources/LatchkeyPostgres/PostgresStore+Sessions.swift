@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresStore {
     /// The session a refresh token belongs to and whether it was spent: one statement.
-    public func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
+    package func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
         try await withConnection("refresh token family") { connection in
             guard let (sessionID, spent, ended) = try await connection.rows(Prepared.RefreshFamily(hash: hash)).first
             else { return nil }
@@ -24,7 +24,7 @@ extension PostgresStore {
     /// session's, reads the facts, lets `Verdicts.refresh` decide, and writes
     /// what it decided in the same transaction: a concurrent rotation of the token, a sign-out or
     /// a disable either commits before the read (and is seen) or waits for the commit.
-    public func rotateRefreshToken(
+    package func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws -> RefreshOutcome {
         if fastPaths {

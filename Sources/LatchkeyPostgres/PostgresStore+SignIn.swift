@@ -23,7 +23,7 @@ extension PostgresStore {
     /// Neither statement decides a refusal: each reports the facts it found and `Verdicts.signIn`
     /// decides, so the one-statement path and the read-then-write path (the only one when
     /// `fastPaths` is off) answer alike; the storage contract runs on both.
-    public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
+    package func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         let fastPaths = fastPaths
         return try await withConnection("sign-in") { connection in
             let stamp = StorageRules.signInPropertiesStamp(login)

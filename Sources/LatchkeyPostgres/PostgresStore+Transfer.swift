@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresStore: TransferDestination {
     /// One multi-row `INSERT … ON CONFLICT DO NOTHING` per call (audit ids kept as they were).
-    public func transferInsert(_ table: TransferTable, rows: [[TransferValue]]) async throws -> Int {
+    package func transferInsert(_ table: TransferTable, rows: [[TransferValue]]) async throws -> Int {
         guard !rows.isEmpty else { return 0 }
         var b = StatementBuilder()
         let tuples = rows.map { row in
@@ -35,7 +35,7 @@ extension PostgresStore: TransferDestination {
     }
 
     /// `count(*)` of `table`.
-    public func transferCount(_ table: TransferTable) async throws -> Int {
+    package func transferCount(_ table: TransferTable) async throws -> Int {
         try await withConnection("count rows") { connection in
             try await connection.rows(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table.name)")).first?.decode(
                 Int.self) ?? 0
@@ -43,7 +43,7 @@ extension PostgresStore: TransferDestination {
     }
 
     /// New audit events continue after the copied ids.
-    public func transferFinished() async throws {
+    package func transferFinished() async throws {
         try await withConnection("copy finished") { connection in
             try await connection.run(
                 """

@@ -5,14 +5,15 @@ import PostgresNIO
 
 extension PostgresStore {
     /// The user with identities, or `nil`: one statement.
-    public func user(id: String) async throws -> StoredUser? {
+    package func user(id: String) async throws -> StoredUser? {
         try await withConnection("user") { connection in try await Self.loadUser(id, connection) }
     }
 
     /// Merges properties (`.null` removes a key) under the user's row lock, so two concurrent
     /// updates both land.
-    public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
-    {
+    package func updateProperties(
+        userID: String, properties: [String: JSONValue], now: Date
+    ) async throws -> StoredUser? {
         try await transaction("update properties") { connection in
             guard
                 let row = try await connection.rows(
@@ -34,7 +35,7 @@ extension PostgresStore {
     /// that wait and so sees the session that sign-in opened, revokes sessions. In one statement
     /// the revocation would use the snapshot taken before the wait and miss that session, which
     /// would then come back with a re-enable (`PostgresSignInTests`).
-    public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+    package func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
         try await transaction("set user disabled") { connection in
             let rows = try await connection.rows(
                 "UPDATE users SET disabled = \(disabled), updated_at = \(now) WHERE id = \(id) RETURNING id")
@@ -48,7 +49,7 @@ extension PostgresStore {
     }
 
     /// The user of an active session: one statement.
-    public func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
+    package func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
         try await withConnection("active user") { connection in
             try Self.user(
                 from: try await connection.rows(Prepared.ActiveUser(userID: id, sessionID: sessionID)))
@@ -56,14 +57,14 @@ extension PostgresStore {
     }
 
     /// Whether the session exists, is not revoked, and its user is not disabled.
-    public func isSessionActive(id: String) async throws -> Bool {
+    package func isSessionActive(id: String) async throws -> Bool {
         try await withConnection("session active") { connection in
             try await !connection.rows(Prepared.SessionActive(sessionID: id)).isEmpty
         }
     }
 
     /// Revokes one session; `true` if it was active.
-    public func revokeSession(id: String, now: Date) async throws -> Bool {
+    package func revokeSession(id: String, now: Date) async throws -> Bool {
         try await withConnection("revoke session") { connection in
             try await !connection.rows(
                 "UPDATE sessions SET revoked_at = \(now) WHERE id = \(id) AND revoked_at IS NULL RETURNING 1"
@@ -72,7 +73,7 @@ extension PostgresStore {
     }
 
     /// Revokes every active session of a user; returns how many.
-    public func revokeSessions(userID: String, now: Date) async throws -> Int {
+    package func revokeSessions(userID: String, now: Date) async throws -> Int {
         try await withConnection("revoke sessions") { connection in
             try await connection.rows(
                 "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
@@ -82,7 +83,7 @@ extension PostgresStore {
 
     /// Records a single-use value; `false` on replay. An expired record left for `prune` is taken
     /// over as if absent (the upsert's `WHERE`), as in every backend.
-    public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
+    package func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await withConnection("use once") { connection in
             try await !connection.rows(
                 """
@@ -95,7 +96,7 @@ extension PostgresStore {
     }
 
     /// Stores a server-issued nonce; expired ones are left to `prune`.
-    public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
+    package func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await withConnection("store nonce") { connection in
             _ = try await connection.rows(Prepared.StoreNonce(nonce: nonce, expiresAt: expiresAt))
         }

@@ -20,7 +20,7 @@ import Synchronization
 /// on its side). A database that is down or unreachable therefore surfaces as `StoreUnavailable`
 /// (503 with `Retry-After`) within the timeout, and the pool opens new connections by itself once
 /// it is back.
-public final class PostgresStore: LatchkeyStore {
+package final class PostgresStore: LatchkeyStore {
     let client: PostgresClient
     /// The pool's connections, kept between operations.
     let connections: HeldConnections
@@ -48,7 +48,7 @@ public final class PostgresStore: LatchkeyStore {
     ///   - timeout: the longest an operation waits for a connection and its answer.
     ///   - logger: for the pool's own events (connection failures); never a query's values.
     ///   - fastPaths: whether hot operations take their one-statement paths (tests turn them off).
-    public init(
+    package init(
         url: PostgresURL, poolSize: Int = 10, timeout: Duration = .seconds(5), logger: Logger, fastPaths: Bool = true
     ) throws {
         self.fastPaths = fastPaths
@@ -111,7 +111,7 @@ public final class PostgresStore: LatchkeyStore {
     }
 
     /// Closes every connection. The store cannot be used afterwards.
-    public func close() async {
+    package func close() async {
         // The held connections go back, and waiting operations are told, before the pool's
         // shutdown, which closes whatever is still leased without waiting for it.
         connections.close()
@@ -249,7 +249,7 @@ public final class PostgresStore: LatchkeyStore {
     }
 
     /// Runs `SELECT 1` (readiness).
-    public func ping() async throws {
+    package func ping() async throws {
         try await withConnection("ping") { connection in
             try await connection.run("SELECT 1")
         }
@@ -262,16 +262,16 @@ public final class PostgresStore: LatchkeyStore {
 
 /// A database error that is not about availability: a constraint the store did not expect, a
 /// schema changed behind its back. A 500, since it is ours to fix.
-public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
+package struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
     /// The store operation.
-    public let operation: String
+    package let operation: String
     /// PostgreSQL's SQLSTATE.
-    public let sqlState: String
+    package let sqlState: String
     /// PostgreSQL's primary message (never the query or its values).
-    public let message: String
+    package let message: String
 
     /// For the log.
-    public var description: String { "PostgreSQL error \(sqlState) in \(operation): \(message)" }
+    package var description: String { "PostgreSQL error \(sqlState) in \(operation): \(message)" }
 }
 
 /// The store prints as its URL without the password, in every form: the pool's configuration it
@@ -279,9 +279,9 @@ public struct PostgresStoreError: Error, Sendable, CustomStringConvertible {
 /// would otherwise walk into it.
 extension PostgresStore: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// `PostgresStore(postgres://user:***@host:port/database?sslmode=…)`.
-    public var description: String { "PostgresStore(\(shownURL))" }
+    package var description: String { "PostgresStore(\(shownURL))" }
     /// The same as `description`.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
     /// The URL without its password only.
-    public var customMirror: Mirror { Mirror(self, children: ["url": shownURL]) }
+    package var customMirror: Mirror { Mirror(self, children: ["url": shownURL]) }
 }

@@ -18,16 +18,16 @@ import Darwin
 /// descriptor on the database file would release, and on NFS `flock` is emulated by them. The
 /// kernel drops the lock when the process dies, so a `kill -9` leaves nothing to clean up. `keys`
 /// and `db` commands do not take it: they are meant to run beside a server.
-public final class SQLiteServerLock: Sendable {
+package final class SQLiteServerLock: Sendable {
     private let descriptor: Int32
 
     /// The lock file's path for a database at `path`.
-    public static func lockPath(for path: String) -> String { path + ".serve-lock" }
+    package static func lockPath(for path: String) -> String { path + ".serve-lock" }
 
     /// Takes the lock for the database at `path` (created 0600 if missing), or throws at once
     /// when another process holds it.
     /// - Throws: `SQLiteServerLockError` naming the database and what to do.
-    public init(databasePath given: String) throws {
+    package init(databasePath given: String) throws {
         // The file's real path, so a symbolic link to the database (or a relative path from
         // another directory) names the same lock. Hard links and bind mounts still do not: the
         // database's directory is to be private (docs/deployment.md).
@@ -63,7 +63,7 @@ public final class SQLiteServerLock: Sendable {
 }
 
 /// A server could not take its SQLite database's server lock.
-public struct SQLiteServerLockError: Error, Sendable, CustomStringConvertible {
+package struct SQLiteServerLockError: Error, Sendable, CustomStringConvertible {
     /// What happened, and what to do.
-    public let description: String
+    package let description: String
 }

@@ -7,7 +7,7 @@ extension SQLiteStore {
     ///
     /// - Throws: when `path` already exists (a backup never overwrites anything) or cannot be
     ///   written.
-    public func backup(to path: String) async throws {
+    package func backup(to path: String) async throws {
         // The copy holds the same secrets as the database (sealed signing keys, every user's
         // data). Created by SQLite and made private afterwards, it was readable by every local
         // user while it was written; created 0600 at the path and then reopened by name by
@@ -44,8 +44,8 @@ extension SQLiteStore {
 }
 
 /// A backup that could not be made, with what to change.
-public struct SQLiteBackupError: Error, Sendable, CustomStringConvertible {
+package struct SQLiteBackupError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -8,7 +8,7 @@ extension SQLiteStore {
     /// `limit`, so the transaction stays short however much is waiting: the sign-ins queued behind
     /// it on the database's one queue wait for at most `limit` deletes per table, found without
     /// scanning (`SQLitePrunePlanTests`).
-    public func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
+    package func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport {
         let limit = max(limit, 0)
         return try await transaction { db in
             var report = PruneReport()

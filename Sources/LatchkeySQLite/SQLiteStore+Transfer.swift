@@ -3,7 +3,7 @@ import LatchkeyServer
 
 extension SQLiteStore: TransferSource {
     /// Rows by `rowid`, so each page is one index range however large the table.
-    public func transferRows(
+    package func transferRows(
         _ table: TransferTable, after: Int, limit: Int
     ) async throws -> (
         rows: [[TransferValue]], next: Int
@@ -31,7 +31,7 @@ extension SQLiteStore: TransferSource {
     }
 
     /// `COUNT(*)` of `table`.
-    public func transferCount(_ table: TransferTable) async throws -> Int {
+    package func transferCount(_ table: TransferTable) async throws -> Int {
         try await transaction { db in
             try db.query("SELECT COUNT(*) AS n FROM \(table.name)").first?.column("n")?.integer ?? 0
         }

@@ -14,7 +14,7 @@ import LatchkeyServer
 ///
 /// No request path deletes expired rows: `prune` (in `SQLiteStore+Prune.swift`) does, in short
 /// batches, from the server's `PruningService`.
-public final class SQLiteStore: LatchkeyStore {
+package final class SQLiteStore: LatchkeyStore {
     /// Internal rather than private so tests can inspect the connection's statement cache.
     let database: SQLiteDatabase
 
@@ -24,7 +24,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Opens (creating if needed) the database at `location`.
     /// - Parameter serving: take the file's `SQLiteServerLock` first, as `serve` does, so a second
     ///   server on the same file refuses to start.
-    public static func open(_ location: DatabaseLocation, serving: Bool = false) async throws -> SQLiteStore {
+    package static func open(_ location: DatabaseLocation, serving: Bool = false) async throws -> SQLiteStore {
         var path: String?
         var lock: SQLiteServerLock?
         if case .sqliteFile(let file) = location {
@@ -63,7 +63,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Closes the database.
-    public func close() async throws { try await database.close() }
+    package func close() async throws { try await database.close() }
 
     /// Runs `body` as one transaction on the database's queue.
     func transaction<T: Sendable>(
@@ -73,7 +73,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Applies the numbered migrations not yet recorded in `schema_migrations`, in one transaction.
-    public func migrate() async throws {
+    package func migrate() async throws {
         try await transaction { db in
             try db.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)",
@@ -97,7 +97,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins
     /// serialize. The facts are read first and `Verdicts.signIn` decides; only then is anything
     /// written (the transaction is the guard: nothing else runs between the read and the writes).
-    public func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
+    package func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         try await transaction { db in
             let identity = login.identity
             let existing = try db.query(
@@ -202,13 +202,14 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// The user with identities, or `nil`.
-    public func user(id: String) async throws -> StoredUser? {
+    package func user(id: String) async throws -> StoredUser? {
         try await transaction { db in try Self.loadUser(id, db) }
     }
 
     /// Merges properties; `.null` removes a key.
-    public func updateProperties(userID: String, properties: [String: JSONValue], now: Date) async throws -> StoredUser?
-    {
+    package func updateProperties(
+        userID: String, properties: [String: JSONValue], now: Date
+    ) async throws -> StoredUser? {
         try await transaction { db in
             guard try Self.loadUser(userID, db) != nil else { return nil }
             let current = StorageRules.propertiesAfterUpdate(
@@ -221,7 +222,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// The session a refresh token belongs to and whether it was spent, by its primary key.
-    public func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
+    package func refreshTokenFamily(hash: Data) async throws -> RefreshTokenFamily? {
         try await transaction { db in
             guard
                 let row = try db.query(
@@ -240,7 +241,7 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Spends a refresh token; a spent one revokes its session (reuse detection) unless it is a
     /// retry within the window (see `LatchkeyStore.rotateRefreshToken`).
-    public func rotateRefreshToken(
+    package func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws
         -> RefreshOutcome
@@ -310,7 +311,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Disables or re-enables a user; disabling also revokes every active session.
-    public func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+    package func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
         try await transaction { db in
             let updated = try db.query(
                 "UPDATE users SET disabled = ?, updated_at = ? WHERE id = ? RETURNING id",
@@ -325,7 +326,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// The user of an active session, in one transaction.
-    public func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
+    package func activeUser(id: String, sessionID: String) async throws -> StoredUser? {
         try await transaction { db in
             guard let session = try Self.session(sessionID, db), session.userID == id, !session.revoked,
                 !session.userDisabled
@@ -335,7 +336,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Whether the session exists, is not revoked, and its user is not disabled.
-    public func isSessionActive(id: String) async throws -> Bool {
+    package func isSessionActive(id: String) async throws -> Bool {
         try await transaction { db in
             guard let session = try Self.session(id, db) else { return false }
             return !session.revoked && !session.userDisabled
@@ -343,7 +344,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Revokes one session; `true` if it was active.
-    public func revokeSession(id: String, now: Date) async throws -> Bool {
+    package func revokeSession(id: String, now: Date) async throws -> Bool {
         try await transaction { db in
             let rows = try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING id",
@@ -353,7 +354,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Revokes every active session of a user; returns how many.
-    public func revokeSessions(userID: String, now: Date) async throws -> Int {
+    package func revokeSessions(userID: String, now: Date) async throws -> Int {
         try await transaction { db in
             try db.query(
                 "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
@@ -363,7 +364,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Records a single-use value; `false` on replay.
-    public func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
+    package func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await transaction { db in try Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, db)
         }
     }
@@ -411,7 +412,7 @@ public final class SQLiteStore: LatchkeyStore {
     /// Stores an Easy Login request unless `limit` unexpired ones are waiting. Expired requests
     /// never count (they stay an hour for a late return from Facebook to reach its app with an
     /// error, and must not lock Easy Login meanwhile); the count reads the expiry index.
-    public func savePendingAuthorization(
+    package func savePendingAuthorization(
         _ request: PendingAuthorization, now: Date, limit: Int
     ) async throws
         -> Bool
@@ -433,7 +434,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Deletes and returns the request: a state value completes at most one flow.
-    public func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
+    package func takePendingAuthorization(handleHash: Data) async throws -> PendingAuthorization? {
         let text = try await transaction { db in
             try db.query(
                 "DELETE FROM pending_authorizations WHERE handle_hash = ? RETURNING request",
@@ -445,7 +446,7 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Spends the code and opens its session, or reports why not; a second redemption revokes the
     /// session the first one opened.
-    public func redeemAuthorizationCode(
+    package func redeemAuthorizationCode(
         _ presentation: CodePresentation, session: NewSession, now: Date
     ) async throws
         -> CodeRedemption
@@ -494,7 +495,7 @@ public final class SQLiteStore: LatchkeyStore {
 
     /// Stores a server-issued nonce. Expired ones are left to `prune` (a sign-in consumes only
     /// unexpired nonces), so issuing one, which anyone may do, costs one insert.
-    public func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
+    package func storeNonce(_ nonce: String, expiresAt: Date, now: Date) async throws {
         try await transaction { db in
             try db.execute(
                 "INSERT INTO nonces (value, expires_at) VALUES (?, ?)",
@@ -503,7 +504,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Session signing keys, newest first.
-    public func signingKeys() async throws -> [StoredSigningKey] {
+    package func signingKeys() async throws -> [StoredSigningKey] {
         try await transaction { db in
             try db.query(
                 "SELECT kid, private_key, created_at, retired_at FROM signing_keys ORDER BY created_at DESC", []
@@ -519,7 +520,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Adds a key and retires the current ones, in one transaction.
-    public func addSigningKey(_ key: StoredSigningKey) async throws {
+    package func addSigningKey(_ key: StoredSigningKey) async throws {
         try await transaction { db in
             try db.execute(
                 "UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL",
@@ -531,7 +532,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Adds the first key, in one write transaction (SQLite runs one at a time).
-    public func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
+    package func addFirstSigningKey(_ key: StoredSigningKey) async throws -> Bool {
         try await transaction { db in
             guard try db.query("SELECT 1 FROM signing_keys LIMIT 1", []).isEmpty else { return false }
             try db.execute(
@@ -542,7 +543,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Replaces key material, all keys in one transaction.
-    public func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
+    package func replaceSigningKeyMaterial(_ material: [String: Data]) async throws {
         try await transaction { db in
             for (kid, bytes) in material {
                 try db.execute("UPDATE signing_keys SET private_key = ? WHERE kid = ?", [.blob(bytes), .text(kid)])
@@ -551,7 +552,7 @@ public final class SQLiteStore: LatchkeyStore {
     }
 
     /// Runs `SELECT 1` (readiness).
-    public func ping() async throws {
+    package func ping() async throws {
         try await transaction { db in try db.execute("SELECT 1", []) }
     }
 

@@ -18,7 +18,7 @@ import NIOHTTP1
 ///   - logger: request logs never contain tokens or secrets.
 ///   - rateLimiter: where abuse limits count (in this process by default; shared for many nodes).
 ///   - onServerRunning: called with the bound channel (e.g. to learn the port chosen for port 0).
-public func buildApplication(
+package func buildApplication(
     configuration: ServerConfiguration,
     store: any LatchkeyStore,
     httpClient: HTTPClient = .shared,

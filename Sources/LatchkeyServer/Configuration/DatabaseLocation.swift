@@ -3,7 +3,7 @@ import HTTPTypes
 import NIOCore
 
 /// Where the database lives, parsed from `LATCHKEY_DATABASE_URL`.
-public enum DatabaseLocation: Sendable, Equatable {
+package enum DatabaseLocation: Sendable, Equatable {
     /// An SQLite file.
     case sqliteFile(String)
     /// An in-memory SQLite database (tests).
@@ -13,7 +13,7 @@ public enum DatabaseLocation: Sendable, Equatable {
 
     /// Parses `sqlite::memory:`, `sqlite:PATH`, `sqlite://PATH`, `file:PATH`, a bare path, or
     /// `postgres://user:password@host:port/database?sslmode=…` (also `postgresql://`).
-    public init(_ url: String) throws {
+    package init(_ url: String) throws {
         if url == "sqlite::memory:" || url == ":memory:" {
             self = .sqliteMemory
             return
@@ -35,7 +35,7 @@ public enum DatabaseLocation: Sendable, Equatable {
     }
 
     /// The location as it may be printed: a path, or the PostgreSQL URL without its password.
-    public var displayName: String {
+    package var displayName: String {
         switch self {
         case .sqliteFile(let path): Self.redacted(path)
         case .sqliteMemory: "sqlite::memory:"
@@ -46,7 +46,7 @@ public enum DatabaseLocation: Sendable, Equatable {
     /// The location as the start-up banner prints it: a relative SQLite path made absolute against
     /// the working directory (so an operator sees where the data really is), otherwise as
     /// `displayName`.
-    public var resolvedDisplayName: String {
+    package var resolvedDisplayName: String {
         guard case .sqliteFile(let path) = self, !path.hasPrefix("/") else { return displayName }
         let directory = FileManager.default.currentDirectoryPath
         return Self.redacted((directory == "/" ? "" : directory) + "/" + path)
@@ -56,7 +56,7 @@ public enum DatabaseLocation: Sendable, Equatable {
     /// `@`, since a password may hold `/`, `?` or `#`) keeps only the user name, and the values of
     /// query parameters that can hold a secret (`password`, `pwd`, `sslpassword`, `token`,
     /// `secret`, `key`…) become `***`. Also for a scheme-less `user:password@host`.
-    public static func redacted(_ url: String) -> String {
+    package static func redacted(_ url: String) -> String {
         var text = url
         let authorityStart = text.range(of: "://")?.upperBound ?? text.startIndex
         if let at = text[authorityStart...].lastIndex(of: "@") {

@@ -5,10 +5,11 @@ import Foundation
 /// Only what Latchkey acts on is accepted; an unknown parameter is an error rather than silently
 /// ignored, since a misspelt `sslmode` would otherwise connect without the TLS it asked for.
 /// `description` never contains the password.
-public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable
+package struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
 {
     /// How the connection is protected, libpq's names for the modes Latchkey offers.
-    public enum TLSMode: String, Sendable, Equatable, CaseIterable {
+    package enum TLSMode: String, Sendable, Equatable, CaseIterable {
         /// Plain TCP. For a database on loopback or a private network the operator trusts.
         case disable
         /// TLS, without checking the server's certificate: protects from listeners, not from a
@@ -20,30 +21,30 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 
     /// The role to connect as.
-    public var user: String
+    package var user: String
     /// Its password; `nil` when the server trusts the connection without one.
-    public var password: String?
+    package var password: String?
     /// Host name or address.
-    public var host: String
+    package var host: String
     /// TCP port.
-    public var port: Int
+    package var port: Int
     /// Database name.
-    public var database: String
+    package var database: String
     /// TLS mode (`sslmode`).
-    public var tls: TLSMode
+    package var tls: TLSMode
     /// A PEM file of the certificate authorities to trust with `verify-full` (`sslrootcert`),
     /// instead of the system's; cloud databases usually need their provider's bundle.
-    public var rootCertificatePath: String?
+    package var rootCertificatePath: String?
     /// Seconds to wait for a connection to open (`connect_timeout`); `nil` for the server's
     /// general database timeout.
-    public var connectTimeout: Int?
+    package var connectTimeout: Int?
     /// Server settings for each connection (libpq's `options`, e.g. `-c search_path=latchkey`).
-    public var options: String?
+    package var options: String?
     /// Shown in `pg_stat_activity` (`application_name`).
-    public var applicationName: String
+    package var applicationName: String
 
     /// Parses `url`; the error never repeats the password.
-    public init(_ url: String) throws {
+    package init(_ url: String) throws {
         guard let schemeEnd = url.range(of: "://"),
             ["postgres", "postgresql"].contains(url[..<schemeEnd.lowerBound].lowercased())
         else { throw Self.invalid(url, "it must start with postgres://") }
@@ -120,7 +121,7 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 
     /// The URL without its password, for logs and messages.
-    public var description: String {
+    package var description: String {
         let credentials = user.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? user
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "postgres://\(credentials)\(password == nil ? "" : ":***")@\(shownHost):\(port)/\(database)"
@@ -128,10 +129,10 @@ public struct PostgresURL: Sendable, Equatable, CustomStringConvertible, CustomD
     }
 
     /// The same as `description`: the password never prints.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// The URL without its password, for `dump` and reflection.
-    public var customMirror: Mirror { Mirror(self, children: ["url": description]) }
+    package var customMirror: Mirror { Mirror(self, children: ["url": description]) }
 
     /// Whether `host` is a literal loopback address (127.0.0.0/8, `::1` in any spelling), where
     /// TLS protects nothing and is off by default. Not the name `localhost`: what it resolves to is

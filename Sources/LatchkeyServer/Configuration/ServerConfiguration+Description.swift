@@ -7,15 +7,15 @@ import Foundation
 /// keys print their ids only.
 extension ServerConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The settings that matter when reading a log, secrets redacted.
-    public var description: String {
+    package var description: String {
         "ServerConfiguration(" + redactedFields.map { "\($0.label): \($0.value)" }.joined(separator: ", ") + ")"
     }
 
     /// The same as `description`.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// The same fields as `description`, for `dump` and reflection.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: redactedFields.map { (label: $0.label, value: $0.value as Any) }, displayStyle: .struct)
     }
 

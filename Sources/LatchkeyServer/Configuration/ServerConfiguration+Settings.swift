@@ -6,12 +6,12 @@ import NIOCore
 extension ServerConfiguration {
     /// Every setting's name (`settings`), for rejecting typos in configuration files and the
     /// environment.
-    public static let settingNames: [String] = settings.map(\.name)
+    package static let settingNames: [String] = settings.map(\.name)
 
     /// Every setting may instead be read from a file, `NAME_FILE` (as container secrets are
     /// mounted): app secrets, the key-encryption key and database passwords then never sit in the
     /// environment, a command line or a configuration file.
-    public static let fileSettingNames: [String] = settingNames.map { $0 + "_FILE" }
+    package static let fileSettingNames: [String] = settingNames.map { $0 + "_FILE" }
 
     /// `settings` with each `NAME_FILE` replaced by `NAME` and the file's contents (surrounding
     /// white space and newlines trimmed).
@@ -57,7 +57,7 @@ extension ServerConfiguration {
     /// Builds a configuration from `LATCHKEY_…` settings through the one table (`settings`);
     /// absent settings keep their defaults.
     /// - Throws: `ConfigurationError` naming a setting whose value cannot be parsed.
-    public init(settings given: [String: String]) throws {
+    package init(settings given: [String: String]) throws {
         self.init()
         let settings = try Self.resolvingFiles(given)
         settingsFromFiles = Set(Self.settingNames.filter { given[$0 + "_FILE"] != nil })
@@ -73,13 +73,13 @@ extension ServerConfiguration {
 
     /// The setting whose name is closest to `name` when `name` looks like its typo (edit distance,
     /// or a missing `LATCHKEY_` prefix), for "did you mean" hints wherever settings are read.
-    public static func nearestSettingName(to name: String) -> String? {
+    package static func nearestSettingName(to name: String) -> String? {
         SettingsFile.nearest(to: name, in: Set(settingNames + fileSettingNames))
     }
 
     /// Reads a configuration file (`SettingsFile`: dotenv forms), refusing unknown names so a
     /// typo cannot silently leave a default in place.
-    public static func settings(fromFile path: String) throws -> [String: String] {
+    package static func settings(fromFile path: String) throws -> [String: String] {
         guard FileManager.default.fileExists(atPath: path) else {
             throw ConfigurationError("configuration file \(path) does not exist")
         }

@@ -4,7 +4,7 @@ import LatchkeyCrypto
 extension ServerConfiguration {
     /// Every setting, each declared once, in the order they are read (a setting whose default
     /// depends on another comes after it) and documented.
-    public static let settings: [Setting] =
+    package static let settings: [Setting] =
         [
             Setting(
                 "LATCHKEY_HOST", group: .http, default: "`127.0.0.1`",

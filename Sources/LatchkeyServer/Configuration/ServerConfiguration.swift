@@ -7,73 +7,73 @@ import NIOCore
 ///
 /// Filled from `LATCHKEY_…` settings (`init(settings:)`), which the CLI builds from its flags, the
 /// environment and an optional file, in that order of precedence.
-public struct ServerConfiguration: Sendable {
+package struct ServerConfiguration: Sendable {
     /// A Facebook app whose users may sign in. Its description and mirror leave the secret out,
     /// so printing or logging an app (or anything holding one) cannot leak it.
-    public struct FacebookApp: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
+    package struct FacebookApp: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible,
         CustomReflectable
     {
         /// The numeric app id.
-        public var id: String
+        package var id: String
         /// The app secret (app token `id|secret`, `appsecret_proof`, signed requests).
-        public var secret: String
+        package var secret: String
         /// Creates an app.
-        public init(id: String, secret: String) {
+        package init(id: String, secret: String) {
             self.id = id
             self.secret = secret
         }
 
         /// The app id, the secret redacted.
-        public var description: String { "FacebookApp(id: \(id), secret: <redacted>)" }
+        package var description: String { "FacebookApp(id: \(id), secret: <redacted>)" }
         /// The same as `description`.
-        public var debugDescription: String { description }
+        package var debugDescription: String { description }
         /// The id only.
-        public var customMirror: Mirror { Mirror(self, children: ["id": id, "secret": "<redacted>"]) }
+        package var customMirror: Mirror { Mirror(self, children: ["id": id, "secret": "<redacted>"]) }
     }
 
     /// Address to bind.
-    public var host: String = "127.0.0.1"
+    package var host: String = "127.0.0.1"
     /// Port to bind; 0 picks a free one.
-    public var port: Int = 8080
+    package var port: Int = 8080
     /// The base URL clients reach the server at; the `iss` of access tokens. Defaults to `http://host:port`.
-    public var publicURL: String?
+    package var publicURL: String?
     /// `sqlite:PATH`, a file path, `file:PATH`, or `postgres://user:password@host:port/db?sslmode=…`.
-    public var databaseURL: String = "latchkey.sqlite"
+    package var databaseURL: String = "latchkey.sqlite"
     /// PostgreSQL: the most connections one server holds (`LATCHKEY_DATABASE_POOL_SIZE`). Every
     /// server of a deployment holds up to this many, so their sum must stay under the database's
     /// `max_connections`.
-    public var databasePoolSize: Int = 10
+    package var databasePoolSize: Int = 10
     /// PostgreSQL: seconds a store operation may wait for a connection and its answer before the
     /// request gets 503 `database_unavailable` (`LATCHKEY_DATABASE_TIMEOUT`).
-    public var databaseTimeout: TimeInterval = 5
+    package var databaseTimeout: TimeInterval = 5
     /// The Facebook apps served; the first is the default.
-    public var facebookApps: [FacebookApp] = []
+    package var facebookApps: [FacebookApp] = []
     /// Graph API base, with or without a version (`https://graph.facebook.com/v21.0`).
-    public var graphURL: String = "https://graph.facebook.com/v21.0"
+    package var graphURL: String = "https://graph.facebook.com/v21.0"
     /// Limited Login keys.
-    public var jwksURL: String = "https://www.facebook.com/.well-known/oauth/openid/jwks/"
+    package var jwksURL: String = "https://www.facebook.com/.well-known/oauth/openid/jwks/"
     /// Accepted `iss` values for id tokens.
-    public var issuers: [String] = ["https://www.facebook.com"]
+    package var issuers: [String] = ["https://www.facebook.com"]
     /// Facebook's login dialog (Easy Login).
-    public var dialogURL: String = "https://www.facebook.com/v21.0/dialog/oauth"
+    package var dialogURL: String = "https://www.facebook.com/v21.0/dialog/oauth"
     /// Apps allowed to use Easy Login; none by default (the flow is off until one is registered).
-    public var oauthClients: [OAuthClient] = []
+    package var oauthClients: [OAuthClient] = []
     /// How long a person may take on Facebook's dialog before the Easy Login request expires, seconds.
-    public var easyLoginRequestLifetime: TimeInterval = 600
+    package var easyLoginRequestLifetime: TimeInterval = 600
     /// No longer used (`LATCHKEY_EASY_LOGIN_MAX_PENDING`, deprecated): it capped the Easy Login
     /// requests stored while people were on Facebook's dialog, a cap strangers could fill for
     /// everyone. Requests now travel sealed in Facebook's `state` and nothing is stored, so there is
     /// nothing to cap. Still read, so existing configurations start; a server given it logs
     /// `latchkey.settings.deprecated`.
-    public var easyLoginMaximumPending: Int?
+    package var easyLoginMaximumPending: Int?
     /// Lifetime of Easy Login authorization codes, seconds (RFC 6749 §4.1.2: short; 10 minutes at most).
-    public var authorizationCodeLifetime: TimeInterval = 60
+    package var authorizationCodeLifetime: TimeInterval = 60
     /// Lifetime of access tokens, seconds.
-    public var accessTokenLifetime: TimeInterval = 900
+    package var accessTokenLifetime: TimeInterval = 900
     /// Lifetime of refresh tokens (renewed by each rotation), seconds.
-    public var refreshTokenLifetime: TimeInterval = 30 * 86_400
+    package var refreshTokenLifetime: TimeInterval = 30 * 86_400
     /// Largest accepted age of a Limited Login id token (`now - iat`), seconds. Facebook's SDKs use 600.
-    public var idTokenMaxAge: TimeInterval = 600
+    package var idTokenMaxAge: TimeInterval = 600
     /// How long after a session signing key stopped signing an Easy Login request it sealed may
     /// come back: the request's lifetime, the clock skew, and the grace in which an expired one is
     /// still reported to its app (`SessionKeyRing.requestKeys`).
@@ -81,110 +81,110 @@ public struct ServerConfiguration: Sendable {
         easyLoginRequestLifetime + clockSkew + PruneCutoffs.pendingAuthorizationGrace
     }
     /// Tolerated clock difference with Facebook, seconds.
-    public var clockSkew: TimeInterval = 60
+    package var clockSkew: TimeInterval = 60
     /// Accept id tokens without a nonce (not recommended: replay protection then rests on `jti` only).
-    public var allowMissingNonce: Bool = false
+    package var allowMissingNonce: Bool = false
     /// Require nonces issued by `POST /v1/auth/nonce`.
-    public var requireServerNonce: Bool = false
+    package var requireServerNonce: Bool = false
     /// How a Limited Login token's `nonce` claim must match the nonce sent
     /// (`LATCHKEY_LIMITED_LOGIN_NONCE`): `hashed` by default, so an intercepted id token alone
     /// signs nobody in; `raw` only with server nonces; `either` while apps move over.
-    public var limitedLoginNonce: IDTokenPolicy.NonceMatching = .hashed
+    package var limitedLoginNonce: IDTokenPolicy.NonceMatching = .hashed
     /// Lifetime of server-issued nonces, seconds.
-    public var nonceLifetime: TimeInterval = 600
+    package var nonceLifetime: TimeInterval = 600
     /// Facebook field → property, applied when a request has no mapping.
-    public var defaultFieldsMapping: [String: String] = [
+    package var defaultFieldsMapping: [String: String] = [
         "name": "name", "first_name": "firstName", "last_name": "lastName", "email": "email", "picture": "picture",
     ]
     /// Properties a client may target through `fieldsMapping`; `nil` allows any valid name. By
     /// default only the default mapping's properties, so a client cannot write onto properties the
     /// app or an admin owns.
-    public var clientMappableProperties: Set<String>? = ["name", "firstName", "lastName", "email", "picture"]
+    package var clientMappableProperties: Set<String>? = ["name", "firstName", "lastName", "email", "picture"]
     /// Properties a signed-in user may change with `PATCH /v1/users/me`.
-    public var userWritableProperties: Set<String> = []
+    package var userWritableProperties: Set<String> = []
     /// Refresh mapped properties on every login, not only the first.
-    public var refreshPropertiesOnLogin: Bool = true
+    package var refreshPropertiesOnLogin: Bool = true
     /// Upper bound on each Facebook call, seconds; beyond it the client gets 503 `facebook_unavailable`.
-    public var facebookTimeout: TimeInterval = 5
+    package var facebookTimeout: TimeInterval = 5
     /// Most keep-alive connections to Facebook at once (per host): logins in flight × 2.
-    public var facebookMaxConnections: Int = 256
+    package var facebookMaxConnections: Int = 256
     /// Least time between two JWKS fetches caused by an unknown `kid`, seconds.
-    public var jwksRefetchInterval: TimeInterval = 60
+    package var jwksRefetchInterval: TimeInterval = 60
     /// Largest request body, bytes.
-    public var maximumBodySize: Int = 64 * 1024
+    package var maximumBodySize: Int = 64 * 1024
     /// When Facebook is asked whether it accepts each app's id and secret.
-    public var facebookStartupCheck: FacebookStartupCheck = .beforeStart
+    package var facebookStartupCheck: FacebookStartupCheck = .beforeStart
     /// The key session signing keys are sealed under (AES-256-GCM); required unless
     /// `allowPlaintextSigningKeys`.
-    public var keyEncryptionKey: KeyEncryptionKey?
+    package var keyEncryptionKey: KeyEncryptionKey?
     /// Earlier key-encryption keys: keys sealed under them are sealed again under the current one at start.
-    public var previousKeyEncryptionKeys: [KeyEncryptionKey] = []
+    package var previousKeyEncryptionKeys: [KeyEncryptionKey] = []
     /// Store session signing keys unencrypted when no key-encryption key is set. Off by default:
     /// anyone who can read the database could then forge a session for any user.
-    public var allowPlaintextSigningKeys: Bool = false
+    package var allowPlaintextSigningKeys: Bool = false
     /// How long audit events are kept, seconds; older ones are deleted (`PruningService`). 90 days.
-    public var auditRetention: TimeInterval = 90 * 86_400
+    package var auditRetention: TimeInterval = 90 * 86_400
     /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
-    public var pruneInterval: TimeInterval = 300
+    package var pruneInterval: TimeInterval = 300
     /// Seconds between two reads of the session signing keys (`SessionKeyRefresher`,
     /// `LATCHKEY_KEY_REFRESH_INTERVAL`): how soon a key added by `latchkey keys rotate` is
     /// published by every running server.
-    public var keyRefreshInterval: TimeInterval = 60
+    package var keyRefreshInterval: TimeInterval = 60
     /// Seconds a new session signing key is only published before it signs
     /// (`LATCHKEY_KEY_ACTIVATION_DELAY`): long enough for every server to read it (at least two
     /// refresh intervals) and for app backends caching the JWKS (`max-age=300`) to fetch it.
-    public var keyActivationDelay: TimeInterval = 600
+    package var keyActivationDelay: TimeInterval = 600
     /// Seconds after a refresh during which the same refresh token, presented again, gets the same
     /// new refresh token instead of revoking the session (`LATCHKEY_REFRESH_RETRY_WINDOW`; 0 turns
     /// it off): the app lost the answer to its refresh and retries.
-    public var refreshRetryWindow: TimeInterval = 10
+    package var refreshRetryWindow: TimeInterval = 10
     /// Most Graph calls in flight at once; beyond, a sign-in gets a fast 503 instead of queueing
     /// (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`).
-    public var facebookMaxInFlight: Int = 256
+    package var facebookMaxInFlight: Int = 256
     /// Seconds a token Facebook refused is refused again without asking
     /// (`LATCHKEY_FACEBOOK_REJECTION_TTL`; 0 turns it off).
-    public var facebookRejectionLifetime: TimeInterval = 60
+    package var facebookRejectionLifetime: TimeInterval = 60
     /// Facebook-reported Graph usage (`X-App-Usage`, percent of the app's hourly limit) past
     /// which a warning is logged (`LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT`).
-    public var facebookUsageWarningPercent: Int = 80
+    package var facebookUsageWarningPercent: Int = 80
     /// Usage past which Latchkey tightens its own limits so the app stays out of Facebook's
     /// throttle (`LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`; see `FacebookUsageMonitor`).
-    public var facebookUsageTightenPercent: Int = 95
+    package var facebookUsageTightenPercent: Int = 95
     /// Longest a client may take to send a request's body after its head, seconds
     /// (`LATCHKEY_REQUEST_TIMEOUT`); a slower connection is closed.
-    public var requestTimeout: TimeInterval = 10
+    package var requestTimeout: TimeInterval = 10
     /// Longest a keep-alive connection may wait for its next request's head after a response,
     /// seconds (`LATCHKEY_IDLE_TIMEOUT`): partial bytes do not extend it.
-    public var idleTimeout: TimeInterval = 75
+    package var idleTimeout: TimeInterval = 75
     /// Longest a new connection may take to send its first request's head, seconds
     /// (`LATCHKEY_FIRST_REQUEST_TIMEOUT`; at most the idle timeout): a client that connects and
     /// sends nothing is holding a connection, not using it.
-    public var firstRequestTimeout: TimeInterval = 10
+    package var firstRequestTimeout: TimeInterval = 10
     /// Most connections open at once; beyond, new ones are closed at once and a warning is logged
     /// (`LATCHKEY_MAX_CONNECTIONS`). Keep it under the process's file-descriptor limit.
-    public var maximumConnections: Int = 4096
+    package var maximumConnections: Int = 4096
     /// Most connections open at once from one client address (IPv6: one /64); beyond, new ones are
     /// closed at once (`LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS`; 0 turns it off). Counted on the TCP
     /// peer: connections from `trustedProxies` count only against `maximumConnections`.
-    public var maximumConnectionsPerAddress: Int = 64
+    package var maximumConnectionsPerAddress: Int = 64
     /// Abuse limits (429 `rate_limited` with `Retry-After`).
-    public var abuseLimits = AbuseLimitRules()
+    package var abuseLimits = AbuseLimitRules()
     /// Networks of reverse proxies whose `Forwarded`/`X-Forwarded-For` headers name the client
     /// (CIDR, `LATCHKEY_TRUSTED_PROXIES`); none by default, as any client can send those headers.
-    public var trustedProxies: [String] = []
+    package var trustedProxies: [String] = []
     /// The header those proxies write the client into: `x-forwarded-for` or `forwarded`
     /// (`LATCHKEY_FORWARDED_HEADER`). Only that one is read.
-    public var forwardedHeader: String = "x-forwarded-for"
+    package var forwardedHeader: String = "x-forwarded-for"
     /// Settings read from a `NAME_FILE`: their values are never quoted in errors.
     var settingsFromFiles: Set<String> = []
     /// The clock; tests inject a fixed one.
-    public var clock: @Sendable () -> Date = { Date() }
+    package var clock: @Sendable () -> Date = { Date() }
 
     /// Creates a configuration with defaults.
-    public init() {}
+    package init() {}
 
     /// The base URL, trailing slash removed.
-    public var resolvedPublicURL: String {
+    package var resolvedPublicURL: String {
         let url = publicURL ?? "http://\(host):\(port)"
         return url.hasSuffix("/") ? String(url.dropLast()) : url
     }
@@ -199,13 +199,13 @@ public struct ServerConfiguration: Sendable {
     func oauthClient(_ id: String) -> OAuthClient? { oauthClients.first { $0.id == id } }
 
     /// Where Facebook's dialog sends the person back to this server (register it with the Facebook app).
-    public var facebookCallbackURL: String { resolvedPublicURL + Self.facebookCallbackPath }
+    package var facebookCallbackURL: String { resolvedPublicURL + Self.facebookCallbackPath }
 
     /// The path of the Facebook callback route.
-    public static let facebookCallbackPath = "/v1/oauth/facebook/callback"
+    package static let facebookCallbackPath = "/v1/oauth/facebook/callback"
 
     /// Refuses a configuration that cannot work, naming the setting to fix.
-    public func validate() throws {
+    package func validate() throws {
         guard !facebookApps.isEmpty else {
             throw ConfigurationError("LATCHKEY_FACEBOOK_APP_ID is required (one or more Facebook app ids)")
         }
@@ -330,7 +330,7 @@ public struct ServerConfiguration: Sendable {
 
     /// Refuses to store session signing keys unencrypted unless that was explicitly allowed; also
     /// checked by the `keys` commands, which need no Facebook settings.
-    public func validateSigningKeyProtection() throws {
+    package func validateSigningKeyProtection() throws {
         if keyEncryptionKey == nil, !allowPlaintextSigningKeys {
             throw ConfigurationError(
                 """
@@ -344,8 +344,8 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// A configuration problem, reported before the server binds.
-public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+package struct ConfigurationError: Error, Sendable, CustomStringConvertible {
     /// What to fix.
-    public let description: String
+    package let description: String
     init(_ description: String) { self.description = description }
 }

@@ -5,9 +5,9 @@ import Foundation
 /// `ServerConfiguration.settings` lists them all; the configuration is parsed through that table
 /// only, and the README's settings table is checked against it (`latchkey settings --markdown`
 /// prints it).
-public struct Setting: Sendable {
+package struct Setting: Sendable {
     /// The part of the server a setting configures, in the order the README lists them.
-    public enum Group: String, Sendable, CaseIterable {
+    package enum Group: String, Sendable, CaseIterable {
         /// Listening, connections and requests.
         case http
         /// Where data is stored.
@@ -30,7 +30,7 @@ public struct Setting: Sendable {
         case maintenance
 
         /// The group's heading in the README and in `latchkey settings`.
-        public var title: String {
+        package var title: String {
             switch self {
             case .http: "HTTP"
             case .database: "Database"
@@ -47,13 +47,13 @@ public struct Setting: Sendable {
     }
 
     /// `LATCHKEY_…`; `NAME_FILE` reads the value from a file instead.
-    public let name: String
+    package let name: String
     /// What it configures.
-    public let group: Group
+    package let group: Group
     /// The default, as documented (Markdown).
-    public let defaultValue: String
+    package let defaultValue: String
     /// What it means (Markdown, one line).
-    public let meaning: String
+    package let meaning: String
     /// Reads the setting's value, if given, into the configuration; throws `ConfigurationError`
     /// naming the setting for a value it cannot use.
     let read:
@@ -71,7 +71,7 @@ public struct Setting: Sendable {
     }
 
     /// The table as the README shows it: one section per group, one row per setting.
-    public static func markdown(_ settings: [Setting]) -> String {
+    package static func markdown(_ settings: [Setting]) -> String {
         Group.allCases.compactMap { group in
             let rows = settings.filter { $0.group == group }
             guard !rows.isEmpty else { return nil }

@@ -3,15 +3,15 @@ import LatchkeyAPI
 
 /// An app allowed to use Easy Login (`/v1/oauth/authorize`). Every client is public (a native or
 /// desktop app cannot keep a secret, RFC 8252 §8.5), so PKCE with S256 is always required.
-public struct OAuthClient: Sendable, Equatable {
+package struct OAuthClient: Sendable, Equatable {
     /// The `client_id` the app sends.
-    public var id: String
+    package var id: String
     /// Redirect URIs, matched exactly; a loopback one (`http://127.0.0.1/…`, `http://[::1]/…`)
     /// matches on any port (RFC 8252 §7.3).
-    public var redirectURIs: [String]
+    package var redirectURIs: [String]
 
     /// Creates a client.
-    public init(id: String, redirectURIs: [String]) {
+    package init(id: String, redirectURIs: [String]) {
         self.id = id
         self.redirectURIs = redirectURIs
     }

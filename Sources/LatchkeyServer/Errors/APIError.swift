@@ -6,20 +6,20 @@ import NIOCore
 
 /// The server's one error type: an HTTP status, a stable code, a public message, and an optional
 /// underlying cause that is logged, never sent.
-public struct APIError: Error, Sendable {
+package struct APIError: Error, Sendable {
     /// HTTP status.
-    public let status: HTTPResponse.Status
+    package let status: HTTPResponse.Status
     /// Stable code from `ErrorCode`.
-    public let code: ErrorCode
+    package let code: ErrorCode
     /// Safe, human message.
-    public let message: String
+    package let message: String
     /// Seconds a client should wait before retrying (sent as `Retry-After`).
-    public let retryAfter: Int?
+    package let retryAfter: Int?
     /// What really went wrong, for the log.
-    public let cause: (any Error & Sendable)?
+    package let cause: (any Error & Sendable)?
 
     /// Creates an error.
-    public init(
+    package init(
         _ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String, retryAfter: Int? = nil,
         cause: (any Error & Sendable)? = nil
     ) {

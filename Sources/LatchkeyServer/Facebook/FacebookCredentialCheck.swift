@@ -52,7 +52,7 @@ struct FacebookCredentialCheck: Sendable {
 }
 
 /// When to check the Facebook app credentials (`LATCHKEY_FACEBOOK_STARTUP_CHECK`).
-public enum FacebookStartupCheck: String, Sendable, CaseIterable {
+package enum FacebookStartupCheck: String, Sendable, CaseIterable {
     /// Before binding: a refused secret stops the start, naming the setting; an unreachable
     /// Facebook logs a warning and is checked again in the background.
     case beforeStart = "before-start"

@@ -5,7 +5,7 @@ extension HTTPClient {
     /// The one client for every Facebook call: keep-alive pool sized for concurrent logins. The
     /// default pool (8 connections per host) would cap a server at 4 classic logins in flight,
     /// each waiting a Facebook round trip; measured in docs/performance.md.
-    public static func facebook(_ configuration: ServerConfiguration) -> HTTPClient {
+    package static func facebook(_ configuration: ServerConfiguration) -> HTTPClient {
         var settings = HTTPClient.Configuration()
         settings.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.facebookMaxConnections)

@@ -6,16 +6,16 @@ import LatchkeyCrypto
 import NIOCore
 
 /// One ES256 key that signs Latchkey access tokens, with its public JWK computed once.
-public struct SessionSigningKey: Sendable {
+package struct SessionSigningKey: Sendable {
     /// Key id: base64url SHA-256 thumbprint prefix of the public key, stable for the key's life.
-    public let kid: String
+    package let kid: String
     /// When the key was created.
-    public let createdAt: Date
+    package let createdAt: Date
     /// When a newer key replaced it for signing; it keeps verifying until its last tokens expire.
-    public let retiredAt: Date?
+    package let retiredAt: Date?
     let privateKey: P256.Signing.PrivateKey
     /// The public key as a JWK.
-    public let jwk: JSONValue
+    package let jwk: JSONValue
     /// Derives refresh tokens' successors (`refreshSuccessor(of:)`): HKDF of the private scalar,
     /// bound to that purpose, so it is as secret and as shared between servers as the key itself
     /// and says nothing about it.
@@ -30,7 +30,7 @@ public struct SessionSigningKey: Sendable {
 
     /// Wraps a stored key.
     /// - Parameter rawPrivateKey: the 32-byte P-256 scalar, as stored.
-    public init(rawPrivateKey: Data, createdAt: Date, retiredAt: Date?) throws {
+    package init(rawPrivateKey: Data, createdAt: Date, retiredAt: Date?) throws {
         try self.init(
             privateKey: P256.Signing.PrivateKey(rawRepresentation: rawPrivateKey), createdAt: createdAt,
             retiredAt: retiredAt)
@@ -68,12 +68,12 @@ public struct SessionSigningKey: Sendable {
     }
 
     /// A new random key.
-    public static func generate(now: Date) -> SessionSigningKey {
+    package static func generate(now: Date) -> SessionSigningKey {
         SessionSigningKey(privateKey: P256.Signing.PrivateKey(), createdAt: now, retiredAt: nil)
     }
 
     /// The raw private scalar, for storage.
-    public var rawPrivateKey: Data { privateKey.rawRepresentation }
+    package var rawPrivateKey: Data { privateKey.rawRepresentation }
 
     /// ES256 signature (raw `r || s`, RFC 7518 §3.4) in its low-S form (`LatchkeyCrypto.ES256`).
     func sign(_ input: Data) throws -> Data { try ES256.sign(input, key: privateKey) }

@@ -1,40 +1,40 @@
 /// The abuse limits, each `nil` when switched off (`LATCHKEY_LIMIT_…` settings). Defaults are far
 /// above what a real app does (a person signs in a few times a month; an app refreshes every
 /// quarter of an hour) and are reached by a script in seconds.
-public struct AbuseLimitRules: Sendable, Equatable {
+package struct AbuseLimitRules: Sendable, Equatable {
     /// `POST /v1/auth/facebook` per client address (`LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS`, 60/60):
     /// each classic attempt spends two Graph calls of the app's Facebook rate limit.
-    public var signInPerAddress: RateRule? = RateRule(name: "sign-in-address", limit: 60, period: 60)
+    package var signInPerAddress: RateRule? = RateRule(name: "sign-in-address", limit: 60, period: 60)
     /// `POST /v1/auth/facebook` per IPv6 /48 (`LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK`, 300/60): one
     /// site's /48 holds 65,536 /64s, each with its own per-address count.
-    public var signInPerNetwork: RateRule? = RateRule(name: "sign-in-network", limit: 300, period: 60)
+    package var signInPerNetwork: RateRule? = RateRule(name: "sign-in-network", limit: 300, period: 60)
     /// Sign-ins of one Facebook identity on every path: classic, Limited Login, Easy Login
     /// (`LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY`, 10/60).
-    public var signInPerIdentity: RateRule? = RateRule(name: "sign-in-identity", limit: 10, period: 60)
+    package var signInPerIdentity: RateRule? = RateRule(name: "sign-in-identity", limit: 10, period: 60)
     /// Failed grants at `POST /v1/oauth/token` per client address (`LATCHKEY_LIMIT_TOKEN_PER_ADDRESS`,
     /// 120/60). A successful grant gives its count back, so thousands of people behind one carrier
     /// NAT refreshing on schedule never share a budget; guessing codes and tokens does.
-    public var tokenPerAddress: RateRule? = RateRule(name: "token-address", limit: 120, period: 60)
+    package var tokenPerAddress: RateRule? = RateRule(name: "token-address", limit: 120, period: 60)
     /// Refreshes of one session, its refresh-token family (`LATCHKEY_LIMIT_REFRESH_PER_SESSION`,
     /// 20/60): an app refreshes every quarter of an hour; a loop would grow the family's spent
     /// tokens (kept for reuse detection) without end, and a thief racing the app for a stolen
     /// token gets no more turns than the app.
-    public var refreshPerSession: RateRule? = RateRule(name: "refresh-session", limit: 20, period: 60)
+    package var refreshPerSession: RateRule? = RateRule(name: "refresh-session", limit: 20, period: 60)
     /// `POST /v1/auth/nonce` per client address, each writing a row (`LATCHKEY_LIMIT_NONCE_PER_ADDRESS`, 60/60).
-    public var noncePerAddress: RateRule? = RateRule(name: "nonce-address", limit: 60, period: 60)
+    package var noncePerAddress: RateRule? = RateRule(name: "nonce-address", limit: 60, period: 60)
     /// `GET /v1/oauth/authorize` per client address, each parking a request
     /// (`LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS`, 30/60).
-    public var authorizePerAddress: RateRule? = RateRule(name: "authorize-address", limit: 30, period: 60)
+    package var authorizePerAddress: RateRule? = RateRule(name: "authorize-address", limit: 30, period: 60)
     /// Easy Login's Facebook callback per client address (`LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS`,
     /// 60/60): each arrival may write a state's single use (or, for an earlier release's handle,
     /// look up the database) before anything else is known; a person comes back once per start.
-    public var callbackPerAddress: RateRule? = RateRule(name: "callback-address", limit: 60, period: 60)
+    package var callbackPerAddress: RateRule? = RateRule(name: "callback-address", limit: 60, period: 60)
 
     /// The defaults.
-    public init() {}
+    package init() {}
 
     /// Every limit off (benchmarks, or a deployment that limits in front of Latchkey).
-    public static var off: AbuseLimitRules {
+    package static var off: AbuseLimitRules {
         var rules = AbuseLimitRules()
         for limit in settings { rules[keyPath: limit.keyPath] = nil }
         return rules

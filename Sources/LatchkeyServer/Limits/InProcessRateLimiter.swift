@@ -6,16 +6,16 @@ import Foundation
 /// Keys come from strangers (IP addresses), so the table is bounded: past `maximumKeys`, keys
 /// whose bucket is full again (their arrival time has passed, exactly as if absent) are dropped;
 /// if that is not enough, the table is cleared, which forgives everyone rather than grow.
-public final class InProcessRateLimiter: RateLimiter {
+package final class InProcessRateLimiter: RateLimiter {
     /// Per rule and key, the arrival time of the next event; the entry expires then (a full
     /// bucket is the same as none).
     private let buckets: ExpiringTable<String, Void>
 
     /// - Parameter maximumKeys: the most keys remembered at once.
-    public init(maximumKeys: Int = 100_000) { buckets = ExpiringTable(capacity: maximumKeys) }
+    package init(maximumKeys: Int = 100_000) { buckets = ExpiringTable(capacity: maximumKeys) }
 
     /// See `RateLimiter.acquire`.
-    public func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval? {
+    package func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval? {
         let interval = rule.period / Double(rule.limit)
         let tolerance = rule.period - interval
         let time = now.timeIntervalSince1970
@@ -28,7 +28,7 @@ public final class InProcessRateLimiter: RateLimiter {
     }
 
     /// See `RateLimiter.refund`.
-    public func refund(_ key: String, rule: RateRule, now: Date) async {
+    package func refund(_ key: String, rule: RateRule, now: Date) async {
         let interval = rule.period / Double(rule.limit)
         buckets.update(rule.name + "|" + key, now: now.timeIntervalSince1970) { bucket in
             bucket?.expires -= interval

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where abuse limits keep their counts. One small protocol, so a shared implementation (for many
 /// nodes on one database) can replace the in-process one without touching the routes.
-public protocol RateLimiter: Sendable {
+package protocol RateLimiter: Sendable {
     /// Counts one event for `key` under `rule` at `now`.
     /// - Returns: `nil` when allowed; otherwise the seconds to wait before the next one is.
     func acquire(_ key: String, rule: RateRule, now: Date) async -> TimeInterval?
@@ -13,23 +13,23 @@ public protocol RateLimiter: Sendable {
 
 /// At most `limit` events in any `period` seconds, in a burst or spread out (GCRA, the generic
 /// cell-rate algorithm: a token bucket of `limit` tokens refilled at `limit / period` a second).
-public struct RateRule: Sendable, Equatable, CustomStringConvertible {
+package struct RateRule: Sendable, Equatable, CustomStringConvertible {
     /// The limit's name, part of every key, so rules never share counts.
-    public var name: String
+    package var name: String
     /// Events allowed per `period`.
-    public var limit: Int
+    package var limit: Int
     /// Seconds.
-    public var period: TimeInterval
+    package var period: TimeInterval
 
     /// Creates a rule.
-    public init(name: String, limit: Int, period: TimeInterval) {
+    package init(name: String, limit: Int, period: TimeInterval) {
         self.name = name
         self.limit = limit
         self.period = period
     }
 
     /// `limit/period`, as settings write it.
-    public var description: String { "\(limit)/\(Int(period))" }
+    package var description: String { "\(limit)/\(Int(period))" }
 
     /// Parses `N/SECONDS` (`60/60`: sixty a minute); `off` or `0` disables the rule (`nil`).
     /// - Throws: `ConfigurationError` naming `setting`.

@@ -10,9 +10,9 @@ import ServiceLifecycle
 /// every request waits on, and never reached sessions or audit rows. Here it is background work in
 /// short batches (`LatchkeyStore.prune`), and its dates come from `PruneCutoffs(now:configuration:)`
 /// with the configuration's clock, so tests call `runOnce()` after moving a test clock.
-public struct PruningService: Service {
+package struct PruningService: Service {
     /// Rows each table gives up per store call: small enough that a call is one short transaction.
-    public static let defaultBatchSize = 500
+    package static let defaultBatchSize = 500
     /// Store calls per run at most, so a run under a flood of new rows still ends; what is left
     /// waits for the next interval.
     static let maximumBatchesPerRun = 1_000
@@ -28,7 +28,7 @@ public struct PruningService: Service {
     ///   - configuration: the clock, the interval, the lifetimes and the audit retention.
     ///   - logger: counts at debug, failures at warning.
     ///   - batchSize: the `limit` of each store call.
-    public init(
+    package init(
         store: any LatchkeyStore, configuration: ServerConfiguration, logger: Logger,
         batchSize: Int = PruningService.defaultBatchSize
     ) {
@@ -42,7 +42,7 @@ public struct PruningService: Service {
     ///
     /// Waits before the first run rather than after start-up: starting stays quick, and what
     /// accumulated while the server was down goes at the first interval, in batches like the rest.
-    public func run() async {
+    package func run() async {
         let interval = Duration.seconds(configuration.pruneInterval)
         do {
             try await cancelWhenGracefulShutdown {
@@ -61,7 +61,7 @@ public struct PruningService: Service {
     /// the next interval tries again.
     /// - Returns: the rows deleted, added up over the calls.
     @discardableResult
-    public func runOnce() async -> PruneReport {
+    package func runOnce() async -> PruneReport {
         let cutoffs = PruneCutoffs(now: configuration.clock(), configuration: configuration)
         var total = PruneReport()
         for _ in 0..<Self.maximumBatchesPerRun {

@@ -5,21 +5,21 @@ import LatchkeyAPI
 /// The key-encryption key (KEK) under which session signing keys are stored (AES-256-GCM), so a
 /// copy of the database alone cannot forge sessions. It lives outside the database: a file
 /// (`LATCHKEY_KEY_ENCRYPTION_KEY_FILE`) or the environment.
-public struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     let key: SymmetricKey
     /// A short public fingerprint (8 bytes), stored beside each wrapped key so the server can
     /// say which KEK a key needs; derived one-way, it reveals nothing of the key.
     let fingerprint: Data
 
     /// The fingerprint in hex, as messages name the key.
-    public var id: String { Hex.encode(fingerprint) }
+    package var id: String { Hex.encode(fingerprint) }
 
     /// Its fingerprint only.
-    public var description: String { "KeyEncryptionKey(id: \(id))" }
+    package var description: String { "KeyEncryptionKey(id: \(id))" }
     /// The same as `description`.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
     /// The fingerprint only: the key never appears in a dump.
-    public var customMirror: Mirror { Mirror(self, children: ["id": id]) }
+    package var customMirror: Mirror { Mirror(self, children: ["id": id]) }
 
     /// Wraps 32 key bytes.
     init(bytes: Data) {
@@ -31,7 +31,7 @@ public struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomDebugSt
     /// surrounding white space ignored.
     /// - Parameter setting: the setting's name, for the error (the value itself is never echoed).
     /// - Throws: `ConfigurationError` when the text is not 32 bytes in one of those forms.
-    public init(encoded: String, setting: String = "LATCHKEY_KEY_ENCRYPTION_KEY") throws {
+    package init(encoded: String, setting: String = "LATCHKEY_KEY_ENCRYPTION_KEY") throws {
         let text = encoded.trimmingCharacters(in: .whitespacesAndNewlines)
         let bytes: Data? =
             if text.utf8.count == 64, let hex = Self.hexBytes(text) {
@@ -50,7 +50,7 @@ public struct KeyEncryptionKey: Sendable, CustomStringConvertible, CustomDebugSt
     }
 
     /// A new random key and its text form (base64url), for `latchkey keys generate-kek`.
-    public static func generate() -> (key: KeyEncryptionKey, encoded: String) {
+    package static func generate() -> (key: KeyEncryptionKey, encoded: String) {
         let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
         return (KeyEncryptionKey(bytes: bytes), Base64URL.encode(bytes))
     }

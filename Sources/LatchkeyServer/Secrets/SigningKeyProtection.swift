@@ -8,11 +8,11 @@ import LatchkeyAPI
 /// A sealed key is `LKE1` ‖ the KEK's 8-byte id ‖ nonce (12) ‖ ciphertext (32) ‖ tag (16). The
 /// key's `kid` is authenticated data, so a sealed key copied onto another row does not open, and
 /// the `kid` is derived from the public key, so an opened key is checked against its row too.
-public struct SigningKeyProtection: Sendable {
+package struct SigningKeyProtection: Sendable {
     /// Seals new keys and opens keys sealed under it; `nil` stores keys in plain bytes.
-    public let current: KeyEncryptionKey?
+    package let current: KeyEncryptionKey?
     /// Earlier KEKs: keys sealed under them still open, and are sealed again under `current`.
-    public let previous: [KeyEncryptionKey]
+    package let previous: [KeyEncryptionKey]
 
     static let magic = Data("LKE1".utf8)
     static let sealedCount = 4 + 8 + 12 + 32 + 16
@@ -20,13 +20,13 @@ public struct SigningKeyProtection: Sendable {
     /// - Parameters:
     ///   - current: the KEK new keys are sealed under; `nil` for plain storage.
     ///   - previous: KEKs being retired (re-wrapping).
-    public init(current: KeyEncryptionKey?, previous: [KeyEncryptionKey] = []) {
+    package init(current: KeyEncryptionKey?, previous: [KeyEncryptionKey] = []) {
         self.current = current
         self.previous = previous
     }
 
     /// The protection a configuration asks for.
-    public init(_ configuration: ServerConfiguration) {
+    package init(_ configuration: ServerConfiguration) {
         self.init(current: configuration.keyEncryptionKey, previous: configuration.previousKeyEncryptionKeys)
     }
 
@@ -69,7 +69,7 @@ public struct SigningKeyProtection: Sendable {
     }
 
     /// Whether a stored key is sealed (rather than 32 plain bytes); also for the `keys` commands.
-    public static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
+    package static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
 
     private static func associatedData(_ kid: String) -> Data { Data("latchkey.signing-key.v1:\(kid)".utf8) }
 }

@@ -177,7 +177,7 @@ func openSigningKeys(
 /// one for signing. Every stored key is opened first, and sealed again where needed, so the new
 /// key never joins keys under another key-encryption key, or sealed keys as the only plain one.
 /// - Returns: the new key's id.
-public func rotateSigningKey(
+package func rotateSigningKey(
     in store: any LatchkeyStore, protection: SigningKeyProtection, now: Date
 ) async throws -> String {
     _ = try await openAndReseal(in: store, protection: protection)
@@ -199,14 +199,14 @@ private func newSealedKey(protection: SigningKeyProtection, now: Date) throws ->
 ///   deliberate step (`--seal-plain-keys`) that moves a database from before encryption. Never
 ///   implied, since routine re-wrapping would otherwise seal keys a database writer swapped in.
 /// - Returns: how many keys were sealed again.
-public func resealSigningKeys(
+package func resealSigningKeys(
     in store: any LatchkeyStore, protection: SigningKeyProtection, sealingPlainKeys: Bool = false
 ) async throws -> Int {
     try await openAndReseal(in: store, protection: protection, sealingPlainKeys: sealingPlainKeys).resealed
 }
 
 /// A session signing key's role now, the same for the servers and `latchkey keys list`.
-public enum SigningKeyRole: String, Sendable {
+package enum SigningKeyRole: String, Sendable {
     /// Signs new access tokens.
     case signing
     /// Added less than the activation delay ago: published and verifying, so every server and
@@ -226,7 +226,7 @@ public enum SigningKeyRole: String, Sendable {
     /// again as a margin for servers that switched late), and the one just
     /// before the signing key always verifies (a server whose refresh failed may still sign with
     /// it). `retiredAt` is only shown (`keys list`): a key stops signing when its successor starts.
-    public static func roles(
+    package static func roles(
         _ keys: [(kid: String, createdAt: Date, retiredAt: Date?)], now: Date, accessTokenLifetime: TimeInterval,
         activationDelay: TimeInterval = 0
     ) -> [String: SigningKeyRole] {

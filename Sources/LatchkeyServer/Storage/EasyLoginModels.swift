@@ -2,30 +2,30 @@ import Foundation
 
 /// An Easy Login request waiting for Facebook's answer, stored under the SHA-256 of the state
 /// value sent to Facebook, so the database never holds a value that could complete the flow.
-public struct PendingAuthorization: Codable, Sendable, Equatable {
+package struct PendingAuthorization: Codable, Sendable, Equatable {
     /// SHA-256 of the `state` sent to Facebook (the storage key).
-    public var handleHash: Data
+    package var handleHash: Data
     /// The OAuth client that asked.
-    public var clientID: String
+    package var clientID: String
     /// Where the answer goes, exactly as the client sent it.
-    public var redirectURI: String
+    package var redirectURI: String
     /// The client's own `state`, echoed back untouched.
-    public var clientState: String?
+    package var clientState: String?
     /// The client's S256 PKCE challenge.
-    public var codeChallenge: String
+    package var codeChallenge: String
     /// Facebook permissions to ask for.
-    public var permissions: [String]
+    package var permissions: [String]
     /// The requested field mapping (already validated); `nil` for the server's default.
-    public var fieldsMapping: [String: String]?
+    package var fieldsMapping: [String: String]?
     /// The Facebook app the dialog was opened for.
-    public var facebookAppID: String
+    package var facebookAppID: String
     /// Our PKCE verifier towards Facebook.
-    public var facebookCodeVerifier: String
+    package var facebookCodeVerifier: String
     /// When the person must be back from Facebook.
-    public var expiresAt: Date
+    package var expiresAt: Date
 
     /// Creates a pending request.
-    public init(
+    package init(
         handleHash: Data, clientID: String, redirectURI: String, clientState: String?, codeChallenge: String,
         permissions: [String], fieldsMapping: [String: String]?, facebookAppID: String, facebookCodeVerifier: String,
         expiresAt: Date
@@ -45,24 +45,24 @@ public struct PendingAuthorization: Codable, Sendable, Equatable {
 
 /// An authorization code to store with a sign-in: bound to its client, redirect URI and PKCE
 /// challenge, and to the session id it will open, so a replay can revoke exactly that session.
-public struct NewAuthorizationCode: Sendable, Equatable {
+package struct NewAuthorizationCode: Sendable, Equatable {
     /// SHA-256 of the code (the code itself is never stored).
-    public var hash: Data
+    package var hash: Data
     /// The client it was issued to.
-    public var clientID: String
+    package var clientID: String
     /// The redirect URI it was delivered to.
-    public var redirectURI: String
+    package var redirectURI: String
     /// The client's S256 challenge.
-    public var codeChallenge: String
+    package var codeChallenge: String
     /// The session redeeming it will open.
-    public var sessionID: String
+    package var sessionID: String
     /// Granted Facebook permissions, reported as the token answer's `scope`.
-    public var scope: [String]
+    package var scope: [String]
     /// Expiry.
-    public var expiresAt: Date
+    package var expiresAt: Date
 
     /// Creates a code record.
-    public init(
+    package init(
         hash: Data, clientID: String, redirectURI: String, codeChallenge: String, sessionID: String, scope: [String],
         expiresAt: Date
     ) {
@@ -78,18 +78,18 @@ public struct NewAuthorizationCode: Sendable, Equatable {
 
 /// What a token request presents with an authorization code; compared with the code's bindings
 /// inside the redemption transaction.
-public struct CodePresentation: Sendable, Equatable {
+package struct CodePresentation: Sendable, Equatable {
     /// SHA-256 of the presented code.
-    public var hash: Data
+    package var hash: Data
     /// `client_id`.
-    public var clientID: String
+    package var clientID: String
     /// `redirect_uri`.
-    public var redirectURI: String
+    package var redirectURI: String
     /// S256 of the presented `code_verifier`.
-    public var codeChallenge: String
+    package var codeChallenge: String
 
     /// Creates a presentation.
-    public init(hash: Data, clientID: String, redirectURI: String, codeChallenge: String) {
+    package init(hash: Data, clientID: String, redirectURI: String, codeChallenge: String) {
         self.hash = hash
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -98,7 +98,7 @@ public struct CodePresentation: Sendable, Equatable {
 }
 
 /// The outcome of redeeming an authorization code.
-public enum CodeRedemption: Sendable, Equatable {
+package enum CodeRedemption: Sendable, Equatable {
     /// The session is open, with the refresh token the caller passed.
     case issued(sessionID: String, userID: String, scope: [String])
     /// Unknown, expired, or presented with the wrong client, redirect URI or verifier (the code is

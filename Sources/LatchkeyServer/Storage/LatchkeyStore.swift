@@ -7,7 +7,7 @@ import NIOCore
 /// transaction, so nothing is half-written when a step fails and concurrent calls cannot interleave.
 ///
 /// One contract test suite runs over every implementation.
-public protocol LatchkeyStore: Sendable {
+package protocol LatchkeyStore: Sendable {
     /// Creates or upgrades the schema.
     func migrate() async throws
 
@@ -125,7 +125,7 @@ public protocol LatchkeyStore: Sendable {
 
 extension LatchkeyStore {
     /// Rotates with no retry window: presenting a spent token again always revokes the session.
-    public func rotateRefreshToken(
+    package func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date
     ) async throws
         -> RefreshOutcome

@@ -4,28 +4,28 @@ import Foundation
 ///
 /// The rules live here, once, for every backend: a store only deletes what these dates tell it
 /// to (`LatchkeyStore.prune`), and `init(now:configuration:)` is the server's policy.
-public struct PruneCutoffs: Sendable, Equatable {
+package struct PruneCutoffs: Sendable, Equatable {
     /// Single-use values (Limited Login `jti`s) recorded until a date before this one.
-    public var singleUseExpiredBefore: Date
+    package var singleUseExpiredBefore: Date
     /// Server-issued nonces that expired before this.
-    public var noncesExpiredBefore: Date
+    package var noncesExpiredBefore: Date
     /// Easy Login requests that expired before this.
-    public var pendingAuthorizationsExpiredBefore: Date
+    package var pendingAuthorizationsExpiredBefore: Date
     /// Easy Login authorization codes that expired before this.
-    public var authorizationCodesExpiredBefore: Date
+    package var authorizationCodesExpiredBefore: Date
     /// Sessions revoked before this, or whose last refresh token expired before this; their
     /// refresh tokens, spent or not, go with them.
-    public var sessionsEndedBefore: Date
+    package var sessionsEndedBefore: Date
     /// Audit events recorded before this.
-    public var auditEventsBefore: Date
+    package var auditEventsBefore: Date
 
     /// How long an expired Easy Login request is kept, seconds: a person who comes back from
     /// Facebook's dialog this late still reaches the app, with an error, rather than a dead end.
-    public static let pendingAuthorizationGrace: TimeInterval = 3600
+    package static let pendingAuthorizationGrace: TimeInterval = 3600
 
     /// How long an authorization code is kept after it expires, seconds: a second redemption within
     /// this time is recognised as a replay and ends the session the first one opened.
-    public static let authorizationCodeGrace: TimeInterval = 3600
+    package static let authorizationCodeGrace: TimeInterval = 3600
 
     /// Cutoffs given date by date.
     /// - Parameters:
@@ -35,7 +35,7 @@ public struct PruneCutoffs: Sendable, Equatable {
     ///   - authorizationCodesExpiredBefore: authorization codes expired before this are deleted.
     ///   - sessionsEndedBefore: sessions revoked or expired before this are deleted.
     ///   - auditEventsBefore: audit events older than this are deleted.
-    public init(
+    package init(
         singleUseExpiredBefore: Date, noncesExpiredBefore: Date, pendingAuthorizationsExpiredBefore: Date,
         authorizationCodesExpiredBefore: Date, sessionsEndedBefore: Date, auditEventsBefore: Date
     ) {
@@ -59,7 +59,7 @@ public struct PruneCutoffs: Sendable, Equatable {
     /// - Parameters:
     ///   - now: the current time, from the configuration's clock.
     ///   - configuration: the lifetimes and the audit retention.
-    public init(now: Date, configuration: ServerConfiguration) {
+    package init(now: Date, configuration: ServerConfiguration) {
         self.init(
             singleUseExpiredBefore: now, noncesExpiredBefore: now,
             pendingAuthorizationsExpiredBefore: now.addingTimeInterval(-Self.pendingAuthorizationGrace),

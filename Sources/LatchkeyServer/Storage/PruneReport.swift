@@ -1,22 +1,22 @@
 /// How many rows one prune deleted, table by table.
-public struct PruneReport: Sendable, Equatable {
+package struct PruneReport: Sendable, Equatable {
     /// Single-use values (`jti`s).
-    public var singleUse: Int
+    package var singleUse: Int
     /// Server-issued nonces.
-    public var nonces: Int
+    package var nonces: Int
     /// Easy Login requests.
-    public var pendingAuthorizations: Int
+    package var pendingAuthorizations: Int
     /// Easy Login authorization codes.
-    public var authorizationCodes: Int
+    package var authorizationCodes: Int
     /// Sessions.
-    public var sessions: Int
+    package var sessions: Int
     /// Refresh tokens of the deleted sessions.
-    public var refreshTokens: Int
+    package var refreshTokens: Int
     /// Audit events.
-    public var auditEvents: Int
+    package var auditEvents: Int
 
     /// A report; every count defaults to zero.
-    public init(
+    package init(
         singleUse: Int = 0, nonces: Int = 0, pendingAuthorizations: Int = 0, authorizationCodes: Int = 0,
         sessions: Int = 0, refreshTokens: Int = 0, auditEvents: Int = 0
     ) {
@@ -35,16 +35,16 @@ public struct PruneReport: Sendable, Equatable {
     }
 
     /// Rows deleted in all.
-    public var total: Int { counts.reduce(0, +) }
+    package var total: Int { counts.reduce(0, +) }
 
     /// Whether some table gave up `limit` rows, so more may be waiting: call `prune` again.
     /// - Parameter limit: the limit the prune was called with.
     /// - Returns: `true` when any count reached it.
-    public func reachedLimit(_ limit: Int) -> Bool { counts.contains { $0 >= limit } }
+    package func reachedLimit(_ limit: Int) -> Bool { counts.contains { $0 >= limit } }
 
     /// Adds the counts of `other` to these.
     /// - Parameter other: the report of a later call.
-    public mutating func add(_ other: PruneReport) {
+    package mutating func add(_ other: PruneReport) {
         singleUse += other.singleUse
         nonces += other.nonces
         pendingAuthorizations += other.pendingAuthorizations

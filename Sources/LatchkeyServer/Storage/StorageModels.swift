@@ -4,22 +4,22 @@ import LatchkeyAPI
 import NIOCore
 
 /// A user as stored.
-public struct StoredUser: Sendable, Equatable {
+package struct StoredUser: Sendable, Equatable {
     /// Random URL-safe id.
-    public var id: String
+    package var id: String
     /// Creation time.
-    public var createdAt: Date
+    package var createdAt: Date
     /// Last change.
-    public var updatedAt: Date
+    package var updatedAt: Date
     /// Disabled users cannot sign in or refresh.
-    public var disabled: Bool
+    package var disabled: Bool
     /// Mapped and app-set properties.
-    public var properties: [String: JSONValue]
+    package var properties: [String: JSONValue]
     /// Linked provider accounts.
-    public var identities: [StoredIdentity]
+    package var identities: [StoredIdentity]
 
     /// Creates a user.
-    public init(
+    package init(
         id: String, createdAt: Date, updatedAt: Date, disabled: Bool, properties: [String: JSONValue],
         identities: [StoredIdentity]
     ) {
@@ -33,22 +33,22 @@ public struct StoredUser: Sendable, Equatable {
 }
 
 /// A provider account linked to a user. Unique per (provider, subject).
-public struct StoredIdentity: Sendable, Equatable {
+package struct StoredIdentity: Sendable, Equatable {
     /// `facebook`.
-    public var provider: String
+    package var provider: String
     /// App-scoped Facebook id.
-    public var subject: String
+    package var subject: String
     /// The Facebook app the subject belongs to.
-    public var appID: String
+    package var appID: String
     /// Permissions granted at the last sign-in.
-    public var grantedPermissions: [String]
+    package var grantedPermissions: [String]
     /// First and last sign-in.
-    public var firstSeen: Date
+    package var firstSeen: Date
     /// Last sign-in.
-    public var lastSeen: Date
+    package var lastSeen: Date
 
     /// Creates an identity.
-    public init(
+    package init(
         provider: String, subject: String, appID: String, grantedPermissions: [String], firstSeen: Date, lastSeen: Date
     ) {
         self.provider = provider
@@ -61,25 +61,25 @@ public struct StoredIdentity: Sendable, Equatable {
 }
 
 /// What a successful Facebook verification contributes to a login.
-public struct LoginRecord: Sendable {
+package struct LoginRecord: Sendable {
     /// The identity to find or create.
-    public var identity: StoredIdentity
+    package var identity: StoredIdentity
     /// Properties produced by the field mapping.
-    public var mappedProperties: [String: JSONValue]
+    package var mappedProperties: [String: JSONValue]
     /// Whether mapped properties overwrite existing ones on a repeat login.
-    public var refreshProperties: Bool
+    package var refreshProperties: Bool
     /// A fresh id for the user, used only when this login creates one.
-    public var newUserID: String
+    package var newUserID: String
     /// The session to open for the user; `nil` when an authorization code is issued instead
     /// (Easy Login opens the session when the code is redeemed).
-    public var session: NewSession?
+    package var session: NewSession?
     /// Spent first, in the same transaction; a conflict throws `SignInConflict`.
-    public var singleUse: SingleUseClaims?
+    package var singleUse: SingleUseClaims?
     /// An Easy Login authorization code to store for the user, in the same transaction.
-    public var authorizationCode: NewAuthorizationCode?
+    package var authorizationCode: NewAuthorizationCode?
 
     /// Creates a login record.
-    public init(
+    package init(
         identity: StoredIdentity, mappedProperties: [String: JSONValue], refreshProperties: Bool, newUserID: String,
         session: NewSession?, singleUse: SingleUseClaims? = nil, authorizationCode: NewAuthorizationCode? = nil
     ) {
@@ -94,18 +94,18 @@ public struct LoginRecord: Sendable {
 }
 
 /// A session to create, with its first refresh token (stored only as a hash).
-public struct NewSession: Sendable {
+package struct NewSession: Sendable {
     /// Session id.
-    public var id: String
+    package var id: String
     /// SHA-256 of the refresh token.
-    public var refreshTokenHash: Data
+    package var refreshTokenHash: Data
     /// Creation time.
-    public var createdAt: Date
+    package var createdAt: Date
     /// When the refresh token expires if unused.
-    public var refreshExpiresAt: Date
+    package var refreshExpiresAt: Date
 
     /// Creates a new-session record.
-    public init(id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date) {
+    package init(id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date) {
         self.id = id
         self.refreshTokenHash = refreshTokenHash
         self.createdAt = createdAt
@@ -114,7 +114,7 @@ public struct NewSession: Sendable {
 }
 
 /// The outcome of presenting a refresh token.
-public enum RefreshOutcome: Sendable, Equatable {
+package enum RefreshOutcome: Sendable, Equatable {
     /// The token was current; it is now spent and `newHash` is the session's current token.
     case rotated(sessionID: String, userID: String)
     /// The token was already spent: the session is now revoked.
@@ -129,20 +129,20 @@ public enum RefreshOutcome: Sendable, Equatable {
 }
 
 /// A stored signing key for session tokens.
-public struct StoredSigningKey: Sendable, Equatable {
+package struct StoredSigningKey: Sendable, Equatable {
     /// Key id.
-    public var kid: String
+    package var kid: String
     /// The private key as stored: sealed under the key-encryption key (`SigningKeyProtection`),
     /// or its 32 raw bytes where plain storage was explicitly allowed. The store never sees the
     /// key-encryption key.
-    public var privateKey: Data
+    package var privateKey: Data
     /// Creation time.
-    public var createdAt: Date
+    package var createdAt: Date
     /// When it stopped signing.
-    public var retiredAt: Date?
+    package var retiredAt: Date?
 
     /// Creates a stored key.
-    public init(kid: String, privateKey: Data, createdAt: Date, retiredAt: Date?) {
+    package init(kid: String, privateKey: Data, createdAt: Date, retiredAt: Date?) {
         self.kid = kid
         self.privateKey = privateKey
         self.createdAt = createdAt
@@ -151,16 +151,16 @@ public struct StoredSigningKey: Sendable, Equatable {
 }
 
 /// Values a login spends exactly once, inside the sign-in transaction.
-public struct SingleUseClaims: Sendable, Equatable {
+package struct SingleUseClaims: Sendable, Equatable {
     /// The id token's `jti`, scoped by app.
-    public var jti: String
+    package var jti: String
     /// When the jti record may be forgotten (the token's expiry).
-    public var jtiExpiresAt: Date
+    package var jtiExpiresAt: Date
     /// A server-issued nonce to consume, when the configuration requires them.
-    public var serverNonce: String?
+    package var serverNonce: String?
 
     /// Creates the claims.
-    public init(jti: String, jtiExpiresAt: Date, serverNonce: String?) {
+    package init(jti: String, jtiExpiresAt: Date, serverNonce: String?) {
         self.jti = jti
         self.jtiExpiresAt = jtiExpiresAt
         self.serverNonce = serverNonce
@@ -168,7 +168,7 @@ public struct SingleUseClaims: Sendable, Equatable {
 }
 
 /// Why `signIn` refused to record a login.
-public enum SignInConflict: Error, Sendable, Equatable {
+package enum SignInConflict: Error, Sendable, Equatable {
     /// The `jti` was already spent.
     case replayed
     /// The server nonce is unknown, expired or spent.
@@ -178,16 +178,16 @@ public enum SignInConflict: Error, Sendable, Equatable {
 }
 
 /// What the token endpoint learns about a presented refresh token before rotating it.
-public struct RefreshTokenFamily: Sendable, Equatable {
+package struct RefreshTokenFamily: Sendable, Equatable {
     /// The session the token belongs to.
-    public var sessionID: String
+    package var sessionID: String
     /// Whether the token was already spent (presenting it again revokes the session).
-    public var spent: Bool
+    package var spent: Bool
     /// Whether the session has ended (revoked): the token is refused whatever the limits say.
-    public var ended: Bool
+    package var ended: Bool
 
     /// Creates a family record.
-    public init(sessionID: String, spent: Bool, ended: Bool = false) {
+    package init(sessionID: String, spent: Bool, ended: Bool = false) {
         self.sessionID = sessionID
         self.spent = spent
         self.ended = ended

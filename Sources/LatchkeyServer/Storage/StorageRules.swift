@@ -7,11 +7,11 @@ import LatchkeyAPI
 /// sign-in records, and what a first sign-in's user looks like. Pure functions, so SQLite and
 /// PostgreSQL cannot drift apart on them; the verdicts (whether a sign-in, a refresh or a code's
 /// redemption goes through) are `Verdicts`.
-public enum StorageRules {
+package enum StorageRules {
     /// A returning person's properties after `login`: the mapped ones overwrite the stored ones
     /// when the server refreshes properties on sign-in. `nil` when nothing changes, so the backend
     /// writes nothing (a returning person's profile rarely changes).
-    public static func propertiesAfterSignIn(
+    package static func propertiesAfterSignIn(
         stored: [String: JSONValue], login: LoginRecord
     ) -> [String: JSONValue]? {
         guard login.refreshProperties, !login.mappedProperties.isEmpty else { return nil }
@@ -28,13 +28,13 @@ public enum StorageRules {
     /// forget it whenever anything else writes the properties, and skip reading the properties
     /// when the stamps are equal. A SHA-256 of the sorted-key encoding: equal mapped properties
     /// give equal stamps on every server.
-    public static func signInPropertiesStamp(_ login: LoginRecord) -> Data? {
+    package static func signInPropertiesStamp(_ login: LoginRecord) -> Data? {
         guard login.refreshProperties, !login.mappedProperties.isEmpty else { return nil }
         return Data(SHA256.hash(data: JSONValue.object(login.mappedProperties).encoded()))
     }
 
     /// A user's properties after a client's update: each given key is set, and `null` removes it.
-    public static func propertiesAfterUpdate(
+    package static func propertiesAfterUpdate(
         current: [String: JSONValue], changes: [String: JSONValue]
     ) -> [String: JSONValue] {
         var result = current
@@ -44,7 +44,7 @@ public enum StorageRules {
 
     /// The user a first sign-in creates, as a read returns it: the mapped properties, and the one
     /// identity, first and last seen at `stamp` (the backend's own rounding of now).
-    public static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {
+    package static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {
         let identity = login.identity
         return StoredUser(
             id: id, createdAt: stamp, updatedAt: stamp, disabled: false, properties: login.mappedProperties,
@@ -54,7 +54,7 @@ public enum StorageRules {
     /// The identity `login` signed in with, as the sign-in leaves it: the login's permissions,
     /// seen last at `stamp`; the app and the first sighting stay the ones stored (a returning
     /// person keeps the app they were first seen with).
-    public static func signedInIdentity(
+    package static func signedInIdentity(
         _ login: LoginRecord, appID: String, firstSeen: Date, at stamp: Date
     ) -> StoredIdentity {
         StoredIdentity(
@@ -63,7 +63,7 @@ public enum StorageRules {
     }
 
     /// The audit event a sign-in records, in the same transaction as the sign-in.
-    public static func signInEvent(_ login: LoginRecord, userID: String, created: Bool) -> AuditEvent {
+    package static func signInEvent(_ login: LoginRecord, userID: String, created: Bool) -> AuditEvent {
         AuditEvent(
             type: created ? .userCreated : .userSignedIn, userID: userID,
             detail: ["subject": .string(login.identity.subject), "app_id": .string(login.identity.appID)])
@@ -71,9 +71,9 @@ public enum StorageRules {
 }
 
 /// An event in the audit log.
-public struct AuditEvent: Sendable, Equatable {
+package struct AuditEvent: Sendable, Equatable {
     /// The event names, one list for every backend and for whoever reads the log.
-    public enum Kind: String, Sendable, CaseIterable {
+    package enum Kind: String, Sendable, CaseIterable {
         /// A first sign-in created the user.
         case userCreated = "user.created"
         /// A returning person signed in.
@@ -81,14 +81,14 @@ public struct AuditEvent: Sendable, Equatable {
     }
 
     /// What happened.
-    public var type: Kind
+    package var type: Kind
     /// Whom it concerns.
-    public var userID: String
+    package var userID: String
     /// Facts worth keeping (never a token or a secret).
-    public var detail: JSONValue
+    package var detail: JSONValue
 
     /// Creates an event.
-    public init(type: Kind, userID: String, detail: JSONValue) {
+    package init(type: Kind, userID: String, detail: JSONValue) {
         self.type = type
         self.userID = userID
         self.detail = detail

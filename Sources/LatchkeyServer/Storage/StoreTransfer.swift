@@ -3,24 +3,24 @@ import Foundation
 /// Moving an installation between backends (`latchkey db copy`): every table, column for column,
 /// described once here so each backend only reads or writes its own representation (SQLite keeps
 /// dates as seconds in a REAL and booleans as 0/1; PostgreSQL as `timestamptz` and `boolean`).
-public struct TransferTable: Sendable, Equatable {
+package struct TransferTable: Sendable, Equatable {
     /// How a column's value travels.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         case text, json, date, bytes, bool, integer
     }
 
     /// A column and its kind.
-    public struct Column: Sendable, Equatable {
+    package struct Column: Sendable, Equatable {
         /// The column's name, the same in every backend.
-        public let name: String
+        package let name: String
         /// How it travels.
-        public let kind: Kind
+        package let kind: Kind
     }
 
     /// The table's name, the same in every backend.
-    public let name: String
+    package let name: String
     /// Its columns, in the order `TransferValue` rows carry them.
-    public let columns: [Column]
+    package let columns: [Column]
 
     init(_ name: String, _ columns: [(String, Kind)]) {
         self.name = name
@@ -30,7 +30,7 @@ public struct TransferTable: Sendable, Equatable {
     /// Every table, parents before children (foreign keys hold at every step). All rows move,
     /// short-lived ones included: a `jti` spent just before the move must stay spent after it, and
     /// an Easy Login in progress must still complete.
-    public static let all: [TransferTable] = [
+    package static let all: [TransferTable] = [
         TransferTable(
             "users",
             [
@@ -71,7 +71,7 @@ public struct TransferTable: Sendable, Equatable {
 }
 
 /// One column's value in transit.
-public enum TransferValue: Sendable, Equatable {
+package enum TransferValue: Sendable, Equatable {
     case text(String)
     case date(Date)
     case bytes(Data)
@@ -81,7 +81,7 @@ public enum TransferValue: Sendable, Equatable {
 }
 
 /// A backend rows can be copied from.
-public protocol TransferSource: Sendable {
+package protocol TransferSource: Sendable {
     /// Up to `limit` rows of `table` after position `after` (0 first), in a stable order, and
     /// the position to continue from.
     func transferRows(
@@ -94,7 +94,7 @@ public protocol TransferSource: Sendable {
 }
 
 /// A backend rows can be copied into.
-public protocol TransferDestination: Sendable {
+package protocol TransferDestination: Sendable {
     /// Inserts `rows`, skipping any whose key is already present (a copy run again adds nothing);
     /// returns how many were new.
     func transferInsert(_ table: TransferTable, rows: [[TransferValue]]) async throws -> Int

@@ -3,19 +3,19 @@ import Foundation
 import LatchkeyAPI
 
 /// Entry points for the micro benchmarks in `Benchmarks/`: the server's own code paths, without
-/// HTTP or Facebook around them. SPI (`@_spi(Benchmarks) import LatchkeyServer`): not public API,
-/// no stability promise.
-@_spi(Benchmarks) public enum BenchmarkSupport {
+/// HTTP or Facebook around them. `package`: the benchmarks are a target of this package, and
+/// nothing outside it sees these.
+package enum BenchmarkSupport {
     /// Limited Login id-token verification exactly as `POST /v1/auth/facebook` runs it, against a
     /// pinned JWKS instead of Facebook's.
-    public struct IDTokens: Sendable {
+    package struct IDTokens: Sendable {
         let verifier: LimitedLoginVerifier
 
         /// - Parameters:
         ///   - jwks: a JWKS document with the RSA keys that sign the tokens.
         ///   - appID: the audience to accept.
         ///   - now: the verifier's clock.
-        public init(jwks: JSONValue, appID: String, now: Date) async throws {
+        package init(jwks: JSONValue, appID: String, now: Date) async throws {
             var configuration = ServerConfiguration()
             configuration.facebookApps = [.init(id: appID, secret: "unused")]
             configuration.clock = { now }
@@ -27,17 +27,17 @@ import LatchkeyAPI
         }
 
         /// Verifies one token and returns its subject.
-        public func verify(_ token: String, nonce: String) async throws -> String {
+        package func verify(_ token: String, nonce: String) async throws -> String {
             try await verifier.verify(token, nonce: nonce).subject
         }
     }
 
     /// Session access tokens: ES256 signing and verification as the server does them.
-    public struct SessionSigner: Sendable {
+    package struct SessionSigner: Sendable {
         let tokens: SessionTokens
 
         /// A signer with a fresh key.
-        public init(now: Date) throws {
+        package init(now: Date) throws {
             var configuration = ServerConfiguration()
             configuration.publicURL = "https://auth.example.com"
             tokens = SessionTokens(
@@ -46,23 +46,23 @@ import LatchkeyAPI
         }
 
         /// A signed access token.
-        public func sign(userID: String, sessionID: String, now: Date) throws -> String {
+        package func sign(userID: String, sessionID: String, now: Date) throws -> String {
             try tokens.accessToken(userID: userID, sessionID: sessionID, now: now)
         }
 
         /// Verifies a token and returns its user id.
-        public func verify(_ token: String, now: Date) throws -> String {
+        package func verify(_ token: String, now: Date) throws -> String {
             try tokens.verify(token, now: now).userID
         }
 
         /// The signature and claims check itself, as for a token not seen before.
-        public func verifyUncached(_ token: String, now: Date) throws -> String {
+        package func verifyUncached(_ token: String, now: Date) throws -> String {
             try tokens.verifyUncached(token, now: now).userID
         }
     }
 
     /// A Graph `/me` answer flattened and mapped onto properties with `mapping`, as a login does.
-    public static func mapProfile(_ me: [String: JSONValue], mapping: [String: String]) -> [String: JSONValue] {
+    package static func mapProfile(_ me: [String: JSONValue], mapping: [String: String]) -> [String: JSONValue] {
         FieldMapping(trusted: mapping).apply(to: FieldMapping.normalizeGraph(me))
     }
 }

@@ -12,9 +12,9 @@ import NIOHTTP1
 /// async body stream. Here one timer on the connection's event loop covers the whole exchange and
 /// the body is collected on the loop; that per-call machinery had grown to about 15 % of a classic
 /// sign-in (docs/performance.md).
-public struct BoundedExchange: Sendable {
+package struct BoundedExchange: Sendable {
     /// Largest answer accepted by default; Graph and Latchkey answers are a few kilobytes.
-    public static let defaultMaximumBody = 1 << 20
+    package static let defaultMaximumBody = 1 << 20
 
     let client: HTTPClient
     /// Bound on the whole exchange, in seconds.
@@ -23,7 +23,7 @@ public struct BoundedExchange: Sendable {
     let maximumBody: Int
 
     /// An exchange over `client`, given `timeout` seconds and at most `maximumBody` bytes of answer.
-    public init(client: HTTPClient, timeout: TimeInterval, maximumBody: Int = defaultMaximumBody) {
+    package init(client: HTTPClient, timeout: TimeInterval, maximumBody: Int = defaultMaximumBody) {
         self.client = client
         self.timeout = timeout
         self.maximumBody = maximumBody
@@ -31,7 +31,7 @@ public struct BoundedExchange: Sendable {
 
     /// Sends `request` and returns the status, headers and body, or throws on a transport failure,
     /// a body over `maximumBody` or the deadline. Cancelling the calling task cancels the request.
-    public func send(
+    package func send(
         _ request: HTTPClient.Request
     ) async throws -> (status: Int, headers: HTTPHeaders, body: ByteBuffer) {
         let task = client.execute(
