@@ -179,3 +179,38 @@ public struct NonceBody: Codable, Sendable, Equatable {
         self.expiresIn = expiresIn
     }
 }
+
+/// `POST /v1/oauth/token`, form-encoded (RFC 6749 §4.1.3, §6): the two grants the server answers.
+/// The SDK sends `form`; the server reads exactly `Field`'s names (and ignores others, as RFC 6749
+/// §3.2 asks of a token endpoint).
+public enum TokenRequest: Sendable, Equatable {
+    /// Rotates a refresh token.
+    case refresh(refreshToken: String)
+    /// Redeems an Easy Login authorization code with its PKCE verifier.
+    case authorizationCode(code: String, redirectURI: String, codeVerifier: String, clientID: String)
+
+    /// The form's field names.
+    public enum Field: String, CaseIterable, Sendable {
+        case grantType = "grant_type"
+        case refreshToken = "refresh_token"
+        case code
+        case redirectURI = "redirect_uri"
+        case codeVerifier = "code_verifier"
+        case clientID = "client_id"
+        case scope
+    }
+
+    /// The form's fields, in order.
+    public var form: [(String, String)] {
+        switch self {
+        case .refresh(let refreshToken):
+            [(Field.grantType.rawValue, "refresh_token"), (Field.refreshToken.rawValue, refreshToken)]
+        case .authorizationCode(let code, let redirectURI, let codeVerifier, let clientID):
+            [
+                (Field.grantType.rawValue, "authorization_code"), (Field.code.rawValue, code),
+                (Field.redirectURI.rawValue, redirectURI), (Field.codeVerifier.rawValue, codeVerifier),
+                (Field.clientID.rawValue, clientID),
+            ]
+        }
+    }
+}

@@ -138,10 +138,10 @@ extension LatchkeyClient {
         do throws(LatchkeyError) {
             let session = try await transport.send(
                 "POST", "v1/oauth/token",
-                form: [
-                    ("grant_type", "authorization_code"), ("code", code), ("redirect_uri", request.redirectURI),
-                    ("code_verifier", request.codeVerifier), ("client_id", request.clientID),
-                ], as: SessionBody.self)
+                form: TokenRequest.authorizationCode(
+                    code: code, redirectURI: request.redirectURI, codeVerifier: request.codeVerifier,
+                    clientID: request.clientID
+                ).form, as: SessionBody.self)
             let body: UserBody
             do throws(LatchkeyError) {
                 body = try await transport.send("GET", "v1/users/me", bearer: session.accessToken, as: UserBody.self)

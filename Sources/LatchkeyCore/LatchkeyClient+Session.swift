@@ -166,7 +166,7 @@ extension LatchkeyClient {
         do {
             session = try await transport.send(
                 "POST", "v1/oauth/token",
-                form: [("grant_type", "refresh_token"), ("refresh_token", base.refreshToken)], as: SessionBody.self)
+                form: TokenRequest.refresh(refreshToken: base.refreshToken).form, as: SessionBody.self)
         } catch {
             guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
             log(.warning, "The refresh failed.", code: error.code)

@@ -363,7 +363,7 @@ public actor LatchkeyClient {
             } else if ended.accessTokenExpiresAt <= configuration.clock() {
                 let session = try await transport.send(
                     "POST", "v1/oauth/token",
-                    form: [("grant_type", "refresh_token"), ("refresh_token", ended.refreshToken)],
+                    form: TokenRequest.refresh(refreshToken: ended.refreshToken).form,
                     as: SessionBody.self)
                 accessToken = session.accessToken
             }

@@ -12,10 +12,9 @@ struct SessionsController: Controller {
     /// Checks the token and that its session is active.
     let sessionChecked: BearerAuthentication
 
-    /// The token endpoint's fields (RFC 6749 §4.1.3, §6); others are ignored, as RFC 6749 §3.2 asks.
-    static let tokenFields: Set<String> = [
-        "grant_type", "refresh_token", "client_id", "scope", "code", "redirect_uri", "code_verifier",
-    ]
+    /// The token endpoint's fields: the wire type's, which the SDK sends (others are ignored, as
+    /// RFC 6749 §3.2 asks).
+    static let tokenFields = Set(TokenRequest.Field.allCases.map(\.rawValue))
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.post, "/v1/oauth/token") { request, context in
@@ -42,15 +41,18 @@ struct SessionsController: Controller {
         try await limits.enforce(limits.rules.tokenPerAddress, key: address)
         var fields = try await reading.fields(request, allowed: Self.tokenFields, ignoringUnknown: true)
         if let clientID = try Self.basicClientID(request.headers[.authorization]) {
-            guard fields["client_id"] == nil || fields["client_id"] == .string(clientID) else {
+            let name = TokenRequest.Field.clientID.rawValue
+            guard fields[name] == nil || fields[name] == .string(clientID) else {
                 throw APIError.invalidRequest("client_id differs from the Authorization header.")
             }
-            fields["client_id"] = .string(clientID)
+            fields[name] = .string(clientID)
         }
         let granted: Response
-        switch try RequestReading.string(fields, "grant_type", maxLength: 64) {
+        switch try RequestReading.string(fields, TokenRequest.Field.grantType.rawValue, maxLength: 64) {
         case "refresh_token":
-            guard let presented = try RequestReading.string(fields, "refresh_token", maxLength: 256), !presented.isEmpty
+            guard
+                let presented = try RequestReading.string(
+                    fields, TokenRequest.Field.refreshToken.rawValue, maxLength: 256), !presented.isEmpty
             else { throw APIError.invalidRequest("refresh_token is required.") }
             granted = try Response.json(try await sessions.refresh(presented))
         case "authorization_code": granted = try Response.json(try await easyLogin.redeem(fields))

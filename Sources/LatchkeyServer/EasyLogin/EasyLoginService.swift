@@ -301,19 +301,20 @@ struct EasyLoginService: Sendable {
     // MARK: POST /v1/oauth/token, grant_type=authorization_code
 
     func redeem(_ fields: [String: JSONValue]) async throws -> SessionBody {
-        func required(_ name: String, maxLength: Int = 2048) throws -> String {
+        func required(_ field: TokenRequest.Field, maxLength: Int = 2048) throws -> String {
+            let name = field.rawValue
             guard let value = try RequestReading.string(fields, name, maxLength: maxLength), !value.isEmpty else {
                 throw APIError.invalidRequest("\(name) is required.")
             }
             return value
         }
-        let clientID = try required("client_id", maxLength: 128)
+        let clientID = try required(.clientID, maxLength: 128)
         guard configuration.oauthClient(clientID) != nil else {
             throw APIError(.unauthorized, .clientUnknown, "client_id names no registered client.")
         }
-        let code = try required("code", maxLength: 256)
-        let redirectURI = try required("redirect_uri")
-        let verifier = try required("code_verifier", maxLength: 128)
+        let code = try required(.code, maxLength: 256)
+        let redirectURI = try required(.redirectURI)
+        let verifier = try required(.codeVerifier, maxLength: 128)
         guard PKCE.isWellFormed(verifier) else {
             throw APIError.invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.")
         }
