@@ -22,7 +22,10 @@ extension PostgresStore {
     ///
     /// Neither statement decides a refusal: each reports the facts it found and `Verdicts.signIn`
     /// decides, so the one-statement path and the read-then-write path (the only one when
-    /// `fastPaths` is off) answer alike; the storage contract runs on both.
+    /// `fastPaths` is off) answer alike; the storage contract runs on both. The one statement
+    /// stays because it pays: repeat Limited Login at 455–499 µs of node CPU and 0.97 round trips
+    /// per sign-in, against 538–622 µs and 2.1–2.2 read-then-write (docs/performance.md, "One
+    /// statement per sign-in").
     package func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
         let fastPaths = fastPaths
         return try await withConnection("sign-in") { connection in
