@@ -190,7 +190,7 @@ public enum TokenRequest: Sendable, Equatable {
     case authorizationCode(code: String, redirectURI: String, codeVerifier: String, clientID: String)
 
     /// The form's field names.
-    public enum Field: String, CaseIterable, Sendable {
+    public enum Field: String, CodingKey, CaseIterable, Sendable {
         case grantType = "grant_type"
         case refreshToken = "refresh_token"
         case code
@@ -213,4 +213,9 @@ public enum TokenRequest: Sendable, Equatable {
             ]
         }
     }
+}
+
+extension CaseIterable where Self: CodingKey {
+    /// Every field name of a wire type: what a server reading it accepts, and nothing else.
+    package static var fieldNames: Set<String> { Set(allCases.map(\.stringValue)) }
 }

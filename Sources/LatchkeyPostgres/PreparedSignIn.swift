@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyServer
 import NIOCore
 import PostgresNIO
 
@@ -32,8 +33,8 @@ private enum SignInParts {
 
     /// The facts of a spent jti and of a spent or unknown nonce, as `SignInFacts` names them.
     static let spentFacts = """
-        CASE WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN 'replayed' END,
-        CASE WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN 'nonce_invalid' END,
+        CASE WHEN $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM jti) THEN '\(SignInFacts.Name.replayed.rawValue)' END,
+        CASE WHEN $4::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM nonce) THEN '\(SignInFacts.Name.nonceInvalid.rawValue)' END,
         """
 
     /// Ends a statement: aborts it (`latchkey_refuse`, so nothing it wrote stays) when any of
@@ -133,7 +134,7 @@ extension Prepared {
         /// What the statement may find: a refusal's facts, or a reason to read first.
         static let directFacts = """
             \(SignInParts.spentFacts)
-            CASE WHEN (SELECT disabled FROM found) THEN 'disabled' END,
+            CASE WHEN (SELECT disabled FROM found) THEN '\(SignInFacts.Name.disabled.rawValue)' END,
             CASE WHEN NOT (SELECT fresh FROM found) THEN 'stale' END,
             CASE WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
                 OR NOT EXISTS (SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
@@ -240,7 +241,7 @@ extension Prepared {
         /// What the statement may find: a refusal's facts, or that the read is out of date.
         static let writeFacts = """
             \(SignInParts.spentFacts)
-            CASE WHEN $5 AND (SELECT disabled FROM users WHERE id = $6) THEN 'disabled' END,
+            CASE WHEN $5 AND (SELECT disabled FROM users WHERE id = $6) THEN '\(SignInFacts.Name.disabled.rawValue)' END,
             CASE WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
                 OR NOT EXISTS (
                     SELECT 1 FROM user_update UNION ALL SELECT 1 FROM user_stamped UNION ALL SELECT 1 FROM user_kept

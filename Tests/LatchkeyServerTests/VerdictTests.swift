@@ -100,7 +100,7 @@ struct VerdictTests {
         #expect(Verdicts.refresh(facts) == expected, "\(name)")
     }
 
-    @Test("a refresh verdict's outcome, and which verdicts revoke")
+    @Test("a refresh verdict's outcome")
     func refreshOutcome() {
         let successor = Data([7])
         #expect(
@@ -116,7 +116,6 @@ struct VerdictTests {
             RefreshVerdict.revokeDisabled.outcome(sessionID: "s", userID: "u", successor: nil)
                 == .userDisabled(sessionID: "s"))
         #expect(RefreshVerdict.invalid.outcome(sessionID: "s", userID: "u", successor: nil) == .invalid)
-        #expect(RefreshVerdict.allCases.filter(\.revokesSession) == [.revokeReused, .revokeDisabled])
     }
 
     /// (seconds between the spend and now, window, within)

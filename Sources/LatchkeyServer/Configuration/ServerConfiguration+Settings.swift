@@ -68,7 +68,12 @@ extension ServerConfiguration {
     /// `raw` quoted for an error message, or, when `name` came from a `_FILE` (which may be a
     /// secret's file named by mistake), only where it came from.
     func shown(_ name: String, _ raw: String) -> String {
-        settingsFromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
+        Self.shown(name, raw, fromFiles: settingsFromFiles)
+    }
+
+    /// `shown`'s rule, for readers that have only the names given as files (`SettingReader`).
+    static func shown(_ name: String, _ raw: String, fromFiles: Set<String>) -> String {
+        fromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
     }
 
     /// The setting whose name is closest to `name` when `name` looks like its typo (edit distance,

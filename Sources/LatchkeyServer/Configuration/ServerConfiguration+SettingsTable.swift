@@ -365,9 +365,10 @@ extension ServerConfiguration {
     /// The abuse limits, from their own table (`AbuseLimitRules.settings`), so a new limit
     /// cannot be left out: one was, and its setting was silently ignored.
     static let limitSettings: [Setting] = AbuseLimitRules.settings.map { limit in
-        let documented = limitDocumentation[limit.setting]
+        let rule = AbuseLimitRules()[keyPath: limit.keyPath]
         return Setting(
-            limit.setting, group: .limits, default: documented?.default ?? "", meaning: documented?.meaning ?? ""
+            limit.setting, group: .limits, default: "`\(rule.map(\.description) ?? "off")`",
+            meaning: limitMeanings[limit.setting] ?? ""
         ) { name, reader, configuration in
             // Looked up here, not captured: a key path is not `Sendable`.
             guard let raw = reader.value(name),
@@ -378,32 +379,25 @@ extension ServerConfiguration {
     }
 
     /// Each limit's default and meaning (a test holds every limit to having both).
-    static let limitDocumentation: [String: (default: String, meaning: String)] = [
-        "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS": (
-            "`60/60`",
-            "sign-ins per client address, as `N/SECONDS` (or `off`); each classic attempt spends two Graph calls of the app's Facebook rate limit"
-        ),
-        "LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK": (
-            "`300/60`", "sign-ins per IPv6 /48 (one site's 65,536 /64s together); IPv4 has no aggregate"
-        ),
-        "LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY": (
-            "`10/60`", "sign-ins of one Facebook identity, on every path (classic, Limited Login, Easy Login)"
-        ),
-        "LATCHKEY_LIMIT_TOKEN_PER_ADDRESS": (
-            "`120/60`", "failed grants at `POST /v1/oauth/token` per client address (a success gives its count back)"
-        ),
-        "LATCHKEY_LIMIT_REFRESH_PER_SESSION": (
-            "`20/60`", "refreshes of one session (refresh-token family), checked before the token is spent"
-        ),
-        "LATCHKEY_LIMIT_NONCE_PER_ADDRESS": ("`60/60`", "`POST /v1/auth/nonce` per client address"),
-        "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS": (
-            "`30/60`",
-            "`GET /v1/oauth/authorize` per client address (refused requests go back to the app as `temporarily_unavailable`)"
-        ),
-        "LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS": (
-            "`60/60`",
-            "Easy Login's Facebook callback per client address, counted before its state is opened (each may write the state's single use); beyond, a 429 page"
-        ),
+    /// Each limit's meaning; its default is the rule itself (`AbuseLimitRules()`), printed as the
+    /// setting takes it. A test holds every limit to having one.
+    static let limitMeanings: [String: String] = [
+        "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS":
+            "sign-ins per client address, as `N/SECONDS` (or `off`); each classic attempt spends two Graph calls of the app's Facebook rate limit",
+        "LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK":
+            "sign-ins per IPv6 /48 (one site's 65,536 /64s together); IPv4 has no aggregate",
+        "LATCHKEY_LIMIT_SIGN_IN_PER_IDENTITY":
+            "sign-ins of one Facebook identity, on every path (classic, Limited Login, Easy Login)",
+        "LATCHKEY_LIMIT_TOKEN_PER_ADDRESS":
+            "failed grants at `POST /v1/oauth/token` per client address (a success gives its count back)",
+        "LATCHKEY_LIMIT_REFRESH_PER_SESSION":
+            "refreshes of one session (refresh-token family), checked before the token is spent",
+        "LATCHKEY_LIMIT_NONCE_PER_ADDRESS":
+            "`POST /v1/auth/nonce` per client address",
+        "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS":
+            "`GET /v1/oauth/authorize` per client address (refused requests go back to the app as `temporarily_unavailable`)",
+        "LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS":
+            "Easy Login's Facebook callback per client address, counted before its state is opened (each may write the state's single use); beyond, a 429 page",
     ]
 
     /// `LATCHKEY_FACEBOOK_APP_ID` with `LATCHKEY_FACEBOOK_APP_SECRET`: one secret per app id, in

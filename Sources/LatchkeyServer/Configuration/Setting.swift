@@ -93,7 +93,7 @@ struct SettingReader: Sendable {
 
     /// `raw` quoted for an error message, or only where it came from when that was a file.
     func shown(_ name: String, _ raw: String) -> String {
-        fromFiles.contains(name) ? "the contents of \(name)_FILE" : "'\(raw)'"
+        ServerConfiguration.shown(name, raw, fromFiles: fromFiles)
     }
 
     func value(_ name: String) -> String? {

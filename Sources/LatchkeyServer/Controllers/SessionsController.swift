@@ -14,7 +14,7 @@ struct SessionsController: Controller {
 
     /// The token endpoint's fields: the wire type's, which the SDK sends (others are ignored, as
     /// RFC 6749 §3.2 asks).
-    static let tokenFields = Set(TokenRequest.Field.allCases.map(\.rawValue))
+    static let tokenFields = TokenRequest.Field.fieldNames
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.post, "/v1/oauth/token") { request, context in

@@ -11,7 +11,7 @@ struct UsersController: Controller {
     let sessionChecked: BearerAuthentication
 
     /// The fields `PATCH /v1/users/me` accepts: the wire type's, which the SDK writes.
-    static let updateFields = Set(UserPropertiesUpdate.CodingKeys.allCases.map(\.stringValue))
+    static let updateFields = UserPropertiesUpdate.CodingKeys.fieldNames
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.group().add(middleware: tokenChecked).route(.get, "/v1/users/me") { _, context in

@@ -15,7 +15,7 @@ struct SignInService: Sendable {
     let limits: AbuseLimits
 
     /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
-    static let requestFields = Set(FacebookExchangeRequest.CodingKeys.allCases.map(\.stringValue))
+    static let requestFields = FacebookExchangeRequest.CodingKeys.fieldNames
 
     /// Reads `POST /v1/auth/facebook`'s fields as the wire type, each bounded.
     static func request(_ fields: [String: JSONValue]) throws -> FacebookExchangeRequest {

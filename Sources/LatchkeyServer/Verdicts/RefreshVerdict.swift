@@ -11,7 +11,7 @@ package struct RefreshFacts: Sendable, Hashable {
     package var expired: Bool
     /// The session's user is disabled.
     package var userDisabled: Bool
-    /// For a spent token: it was spent within the retry bounds (`Verdicts.retryBounds`).
+    /// For a spent token: it was spent within the retry window (`Verdicts.spentWithinRetryWindow`).
     package var spentWithinRetryWindow: Bool
     /// For a spent token: its recorded successor is one of the successors the server derived from
     /// the presented token (only a holder of the server's keys can name it).
@@ -35,7 +35,7 @@ package struct RefreshFacts: Sendable, Hashable {
 }
 
 /// What presenting a refresh token does (`Verdicts.refresh`).
-package enum RefreshVerdict: Sendable, Hashable, CaseIterable {
+package enum RefreshVerdict: Sendable, Hashable {
     /// Nothing changes, and the token is refused: unknown, expired, or of an ended session.
     case invalid
     /// The token is spent, its successor stored, and the session renewed to the successor's expiry.
@@ -62,9 +62,6 @@ package enum RefreshVerdict: Sendable, Hashable, CaseIterable {
         case .revokeDisabled: .userDisabled(sessionID: sessionID)
         }
     }
-
-    /// Whether the verdict revokes the token's session.
-    package var revokesSession: Bool { self == .revokeReused || self == .revokeDisabled }
 }
 
 extension Verdicts {
@@ -87,17 +84,11 @@ extension Verdicts {
         return .rotate
     }
 
-    /// When a spent refresh token must have been spent for presenting it again to count as a
-    /// retry: after `spentAfter`, at `spentBy` at the latest. Bounded on both sides because
-    /// servers' clocks differ: one whose clock lags the server that spent the token must not
-    /// stretch the window by its lag. A window of 0 is empty.
-    package static func retryBounds(now: Date, window: TimeInterval) -> (spentAfter: Date, spentBy: Date) {
-        (now.addingTimeInterval(-window), now.addingTimeInterval(window))
-    }
-
-    /// Whether a token spent at `spentAt` was spent within the retry bounds at `now`.
+    /// Whether a token spent at `spentAt` counts as spent moments ago at `now`: after
+    /// `now - window`, and no later than `now + window`. Bounded on both sides because servers'
+    /// clocks differ: one whose clock lags the server that spent the token must not stretch the
+    /// window by its lag. A window of 0 is empty.
     package static func spentWithinRetryWindow(spentAt: Date, now: Date, window: TimeInterval) -> Bool {
-        let bounds = retryBounds(now: now, window: window)
-        return spentAt > bounds.spentAfter && spentAt <= bounds.spentBy
+        spentAt > now.addingTimeInterval(-window) && spentAt <= now.addingTimeInterval(window)
     }
 }

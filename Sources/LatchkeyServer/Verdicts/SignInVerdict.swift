@@ -16,20 +16,28 @@ package struct SignInFacts: Sendable, Hashable, CustomStringConvertible {
         self.userDisabled = userDisabled
     }
 
-    /// The facts as names (`replayed,nonce_invalid,disabled`), the form the PostgreSQL
-    /// statements report them in (`PostgresStore.refusal`).
+    /// Each fact's name, as the PostgreSQL statements report the facts they found (a list of the
+    /// names that hold, `PostgresStore.refusal`): the SQL interpolates these, so the two cannot
+    /// spell them differently.
+    package enum Name: String, CaseIterable, Sendable {
+        case replayed
+        case nonceInvalid = "nonce_invalid"
+        case disabled
+    }
+
+    /// The names of the facts that hold, comma-separated.
     package var description: String {
-        [(jtiSpent, "replayed"), (nonceInvalid, "nonce_invalid"), (userDisabled, "disabled")]
-            .filter(\.0).map(\.1).joined(separator: ",")
+        [(jtiSpent, Name.replayed), (nonceInvalid, .nonceInvalid), (userDisabled, .disabled)]
+            .filter(\.0).map(\.1.rawValue).joined(separator: ",")
     }
 
     /// Reads `description`'s form back; names it does not know (a backend's own reasons to try
     /// again) are left to the caller.
     package init(names: some Sequence<Substring>) {
-        let names = Set(names)
+        let names = Set(names.map(String.init))
         self.init(
-            jtiSpent: names.contains("replayed"), nonceInvalid: names.contains("nonce_invalid"),
-            userDisabled: names.contains("disabled"))
+            jtiSpent: names.contains(Name.replayed.rawValue), nonceInvalid: names.contains(Name.nonceInvalid.rawValue),
+            userDisabled: names.contains(Name.disabled.rawValue))
     }
 }
 
