@@ -25,7 +25,7 @@ struct DatabaseCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             let configuration = try options.configuration(checkingKeyProtection: false)
-            let location = try DatabaseLocation(configuration.databaseURL)
+            let location = try DatabaseLocation(configuration.database.url)
             try await StoreOpening.withStore(configuration, logger: Logger(label: "latchkey")) { _ in }
             print("Database \(location.displayName) is migrated.")
         }

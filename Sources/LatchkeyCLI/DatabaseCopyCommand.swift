@@ -52,7 +52,7 @@ extension DatabaseCommand {
                         + "(environment or --config), or --to")
             }
             let only = settings.filter { $0.key.hasPrefix("LATCHKEY_DATABASE_URL") }
-            return try Settings.configuration(only).databaseURL
+            return try Settings.configuration(only).database.url
         }
 
         mutating func run() async throws {
@@ -67,15 +67,15 @@ extension DatabaseCommand {
                     "the destination must be a PostgreSQL URL (postgres://…), not \(destination.displayName)")
             }
             var configuration = ServerConfiguration()
-            configuration.databaseURL = from
+            configuration.database.url = from
             let logger = Logger(label: "latchkey")
             let batch = self.batch
             let shownSource = DatabaseLocation.redacted(path)
             let counts = try await StoreOpening.withStore(configuration, logger: logger, mustExist: true) { opened in
                 guard case .sqlite(let reader) = opened else { throw CommandError("--from is not SQLite") }
-                configuration.databaseURL = to
+                configuration.database.url = to
                 // A slow network to the destination should fail a batch, not the whole copy early.
-                configuration.databaseTimeout = 60
+                configuration.database.timeout = 60
                 return try await StoreOpening.withStore(configuration, logger: logger) { opened in
                     guard case .postgres(let writer) = opened else { throw CommandError("--to is not PostgreSQL") }
                     return try await DatabaseTransfer.copy(from: reader, to: writer, batch: batch) { table, added in

@@ -43,7 +43,7 @@ struct KeysCommand: AsyncParsableCommand {
             }
             let configuration = try Settings.configuration(settings)
             guard checkingKeyProtection else { return configuration }
-            guard configuration.keyEncryptionKey == nil, !configuration.allowPlaintextSigningKeys else {
+            guard configuration.secrets.keyEncryptionKey == nil, !configuration.secrets.allowPlaintextSigningKeys else {
                 return configuration
             }
             // serve's advice (create a key, or go unencrypted) is wrong here: the stored keys are
@@ -80,8 +80,8 @@ struct KeysCommand: AsyncParsableCommand {
             let keys = try await options.withStore(configuration) { store in try await store.signingKeys() }
             let roles = SigningKeyRole.roles(
                 keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: Date(),
-                accessTokenLifetime: configuration.accessTokenLifetime,
-                activationDelay: configuration.keyActivationDelay)
+                accessTokenLifetime: configuration.sessions.accessTokenLifetime,
+                activationDelay: configuration.sessions.keyActivationDelay)
             let format = Date.ISO8601FormatStyle()
             print("KID                     ROLE       CREATED                RETIRED")
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
@@ -117,8 +117,8 @@ struct KeysCommand: AsyncParsableCommand {
             }
             print(
                 """
-                New signing key \(kid): published by running servers within \(Int(configuration.keyRefreshInterval)) s, \
-                signing after \(Int(configuration.keyActivationDelay)) s; previous keys stay published until their tokens expire.
+                New signing key \(kid): published by running servers within \(Int(configuration.sessions.keyRefreshInterval)) s, \
+                signing after \(Int(configuration.sessions.keyActivationDelay)) s; previous keys stay published until their tokens expire.
                 """)
         }
     }
@@ -145,7 +145,7 @@ struct KeysCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             let configuration = try options.configuration()
-            guard let current = configuration.keyEncryptionKey else {
+            guard let current = configuration.secrets.keyEncryptionKey else {
                 throw ValidationError("LATCHKEY_KEY_ENCRYPTION_KEY_FILE must name the key to seal under")
             }
             let sealPlainKeys = self.sealPlainKeys

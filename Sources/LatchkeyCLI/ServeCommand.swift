@@ -79,12 +79,13 @@ struct ServeCommand: AsyncParsableCommand {
         let emulatorPort = self.emulatorPort
         // Where the data is, resolved: a relative path is taken in the working directory, which a
         // service manager chooses.
-        let database = "Database: " + ((try? DatabaseLocation(configuration.databaseURL))?.resolvedDisplayName ?? "?")
+        let database = "Database: " + ((try? DatabaseLocation(configuration.database.url))?.resolvedDisplayName ?? "?")
         let banner = StartupBanner(expected: dev ? [.server, .emulator] : [.server]) { port in
             dev
                 ? DevMode.banner(
-                    serverURL: "http://\(configuration.host):\(port)", emulatorPort: emulatorPort, database: database)
-                : "Latchkey listening on http://\(configuration.host):\(port)\n\(database)"
+                    serverURL: "http://\(configuration.http.host):\(port)", emulatorPort: emulatorPort,
+                    database: database)
+                : "Latchkey listening on http://\(configuration.http.host):\(port)\n\(database)"
         }
         let facebook = HTTPClient.facebook(configuration)
         let servers: [any Service]
@@ -110,7 +111,7 @@ struct ServeCommand: AsyncParsableCommand {
             let part = banner.notListening ?? .server
             let (port, setting) =
                 part == .server
-                ? ("\(configuration.host):\(configuration.port)", "--port or LATCHKEY_PORT")
+                ? ("\(configuration.http.host):\(configuration.http.port)", "--port or LATCHKEY_PORT")
                 : ("127.0.0.1:\(emulatorPort)", "--emulator-port")
             let reason =
                 error.errnoCode == EADDRINUSE
@@ -129,7 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
             try await buildApplication(
                 configuration: configuration, store: store, httpClient: facebook, logger: logger
             ) { channel in
-                banner.listening(.server, port: channel.localAddress?.port ?? configuration.port)
+                banner.listening(.server, port: channel.localAddress?.port ?? configuration.http.port)
             }
         ]
         if dev {

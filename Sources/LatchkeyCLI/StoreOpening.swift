@@ -30,7 +30,8 @@ enum StoreOpening {
     }
 
     /// Opens `location` (not migrated). An SQLite file is created when missing, unless
-    /// `mustExist`: commands that manage an existing installation never start an empty one.
+    /// `mustExist`: commands that manage an existing installation never start an empty one (and
+    /// `withStore` refuses a database of either backend that was never migrated).
     /// `serving`: the store is a server's, which holds the SQLite file's `SQLiteServerLock`.
     static func open(
         _ location: DatabaseLocation, configuration: ServerConfiguration, logger: Logger, mustExist: Bool = false,
@@ -56,9 +57,14 @@ enum StoreOpening {
             poolLogger.logLevel = max(logger.logLevel, .warning)
             return .postgres(
                 try PostgresStore(
-                    url: url, poolSize: configuration.databasePoolSize,
-                    timeout: .milliseconds(Int64(configuration.databaseTimeout * 1000)), logger: poolLogger))
+                    url: url, poolSize: configuration.database.poolSize,
+                    timeout: .milliseconds(Int64(configuration.database.timeout * 1000)), logger: poolLogger))
         }
+    }
+
+    /// The database as the banner names it (no password), for messages.
+    static func displayName(_ configuration: ServerConfiguration) -> String {
+        (try? DatabaseLocation(configuration.database.url).displayName) ?? "the database"
     }
 
     /// Runs `body` with the store of `configuration`, migrated, and closes it afterwards.
@@ -67,9 +73,16 @@ enum StoreOpening {
         migrate: Bool = true, serving: Bool = false, _ body: (Opened) async throws -> T
     ) async throws -> T {
         let opened = try await open(
-            try DatabaseLocation(configuration.databaseURL), configuration: configuration, logger: logger,
+            try DatabaseLocation(configuration.database.url), configuration: configuration, logger: logger,
             mustExist: mustExist, serving: serving)
         do {
+            // An existing installation has a schema; an empty database is a wrong URL (another
+            // database or schema on the same server), where migrating would create Latchkey's tables.
+            if mustExist, try await opened.store.schemaVersion() == 0 {
+                throw CommandError(
+                    "\(displayName(configuration)) holds no Latchkey data (it was never migrated): "
+                        + "check LATCHKEY_DATABASE_URL; `latchkey serve` or `latchkey db migrate` creates the schema.")
+            }
             if migrate { try await opened.store.migrate() }
             let result = try await body(opened)
             await opened.close()

@@ -25,7 +25,7 @@ struct UsersCommand: AsyncParsableCommand {
             return try await options.withStore(configuration) { store in
                 guard let user = try await store.user(id: id) else {
                     throw CommandError(
-                        "no user has the id \(UsersCommand.quoted(id)) in \(UsersCommand.database(configuration)). "
+                        "no user has the id \(UsersCommand.quoted(id)) in \(StoreOpening.displayName(configuration)). "
                             + "An id is the `id` field of GET /v1/users/me and the `sub` claim of an access token.")
                 }
                 return try await body(store, user)
@@ -35,7 +35,7 @@ struct UsersCommand: AsyncParsableCommand {
 
     struct Show: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a user: state, dates, properties and identities.")
+            abstract: "Print a user: state, dates, properties, identities and recent audit events.")
 
         @OptionGroup var target: Target
 
@@ -44,8 +44,9 @@ struct UsersCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             let json = json
-            let text = try await target.withUser { _, user in
-                json ? UsersCommand.json(user) : UsersCommand.describe(user)
+            let text = try await target.withUser { store, user in
+                let events = try await store.auditEvents(userID: user.id, limit: UsersCommand.recentEvents)
+                return json ? UsersCommand.json(user, events: events) : UsersCommand.describe(user, events: events)
             }
             print(text)
         }
@@ -59,12 +60,9 @@ struct UsersCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             let id = target.id
+            // One transaction disables the user, ends every session and records who did it.
             let ended = try await target.withUser { store, _ in
-                // Counted first, then disabled (which revokes every session in the same
-                // transaction): a session a sign-in opens between the two is ended by the disable.
-                let active = try await store.revokeSessions(userID: id, now: Date())
-                try await store.setUserDisabled(id: id, disabled: true, now: Date())
-                return active
+                try await store.setUserDisabled(id: id, disabled: true, now: Date(), by: .commandLine) ?? 0
             }
             print("User \(id) is disabled; \(UsersCommand.sessions(ended)) ended.")
         }
@@ -79,7 +77,7 @@ struct UsersCommand: AsyncParsableCommand {
         mutating func run() async throws {
             let id = target.id
             let was = try await target.withUser { store, user in
-                try await store.setUserDisabled(id: id, disabled: false, now: Date())
+                try await store.setUserDisabled(id: id, disabled: false, now: Date(), by: .commandLine)
                 return user.disabled
             }
             print(was ? "User \(id) is enabled." : "User \(id) was not disabled; nothing changed.")
@@ -95,15 +93,11 @@ struct UsersCommand: AsyncParsableCommand {
 
         mutating func run() async throws {
             let id = target.id
-            let ended = try await target.withUser { store, _ in try await store.revokeSessions(userID: id, now: Date())
+            let ended = try await target.withUser { store, _ in
+                try await store.revokeSessions(userID: id, now: Date(), by: .commandLine)
             }
             print("User \(id): \(UsersCommand.sessions(ended)) ended.")
         }
-    }
-
-    /// The database as the banner names it (no password).
-    static func database(_ configuration: ServerConfiguration) -> String {
-        (try? DatabaseLocation(configuration.databaseURL).displayName) ?? "the database"
     }
 
     /// "no session", "1 session", "3 sessions".
@@ -118,8 +112,11 @@ struct UsersCommand: AsyncParsableCommand {
             .joined() + "\""
     }
 
+    /// How many of a user's newest audit events `show` prints.
+    static let recentEvents = 20
+
     /// A user as text, for a person reading a terminal.
-    static func describe(_ user: StoredUser) -> String {
+    static func describe(_ user: StoredUser, events: [RecordedAuditEvent] = []) -> String {
         var lines = [
             "User \(user.id)", "  state:      \(user.disabled ? "disabled" : "enabled")",
             "  created:    \(timestamp(user.createdAt))", "  updated:    \(timestamp(user.updatedAt))",
@@ -141,11 +138,16 @@ struct UsersCommand: AsyncParsableCommand {
                 identity.grantedPermissions.isEmpty ? "none" : identity.grantedPermissions.joined(separator: ", ")
             lines.append("      permissions: \(granted)")
         }
+        lines.append(events.isEmpty ? "  recent events: none" : "  recent events (newest first):")
+        for recorded in events {
+            let detail = String(decoding: recorded.event.detail.encoded(), as: UTF8.self)
+            lines.append("    \(timestamp(recorded.at)) \(recorded.event.type.rawValue) \(detail)")
+        }
         return lines.joined(separator: "\n")
     }
 
     /// A user as JSON (sorted keys, RFC 3339 dates), for scripts.
-    static func json(_ user: StoredUser) -> String {
+    static func json(_ user: StoredUser, events: [RecordedAuditEvent] = []) -> String {
         let identities: [JSONValue] = user.identities.map { identity in
             .object([
                 "provider": .string(identity.provider), "subject": .string(identity.subject),
@@ -158,6 +160,13 @@ struct UsersCommand: AsyncParsableCommand {
             "id": .string(user.id), "disabled": .bool(user.disabled), "createdAt": .string(timestamp(user.createdAt)),
             "updatedAt": .string(timestamp(user.updatedAt)), "properties": .object(user.properties),
             "identities": .array(identities),
+            "recentEvents": .array(
+                events.map {
+                    .object([
+                        "at": .string(timestamp($0.at)), "type": .string($0.event.type.rawValue),
+                        "detail": $0.event.detail,
+                    ])
+                }),
         ])
         return String(decoding: object.encoded(), as: UTF8.self)
     }

@@ -101,5 +101,9 @@ enum PostgresSchema {
             EXECUTE FUNCTION latchkey_forget_sign_in_stamp()
             """,
         ],
+        [
+            // A user's audit events, newest first (`auditEvents(userID:limit:)`), one index range.
+            "CREATE INDEX audit_events_user ON audit_events(user_id, id)"
+        ],
     ]
 }

@@ -17,6 +17,19 @@ extension PostgresStore {
         try await migrate(waitingForDatabase: .seconds(60))
     }
 
+    /// The newest migration applied in the connection's schema; 0 when it has no
+    /// `schema_migrations` table.
+    package func schemaVersion() async throws -> Int {
+        try await withConnection("schema version") { connection in
+            guard
+                try await connection.rows("SELECT to_regclass('schema_migrations')::text").first?
+                    .decode(String?.self) != nil
+            else { return 0 }
+            return try await connection.rows("SELECT COALESCE(MAX(version), 0)::int8 FROM schema_migrations").first?
+                .decode(Int.self) ?? 0
+        }
+    }
+
     /// `migrate()`, waiting at most `waitingForDatabase` for a database that does not answer yet
     /// (`firstConnection`).
     func migrate(waitingForDatabase: Duration) async throws {

@@ -35,16 +35,17 @@ extension PostgresStore {
     /// that wait and so sees the session that sign-in opened, revokes sessions. In one statement
     /// the revocation would use the snapshot taken before the wait and miss that session, which
     /// would then come back with a re-enable (`PostgresSignInTests`).
-    package func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+    package func setUserDisabled(
+        id: String, disabled: Bool, now: Date, by actor: AuditEvent.Actor
+    ) async throws -> Int? {
         try await transaction("set user disabled") { connection in
             let rows = try await connection.rows(
                 "UPDATE users SET disabled = \(disabled), updated_at = \(now) WHERE id = \(id) RETURNING id")
-            guard !rows.isEmpty else { return false }
-            if disabled {
-                try await connection.run(
-                    "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(id) AND revoked_at IS NULL")
-            }
-            return true
+            guard !rows.isEmpty else { return nil }
+            let ended = disabled ? try await Self.revokeSessions(of: id, now: now, connection) : 0
+            try await Self.record(
+                .userState(disabled: disabled, userID: id, by: actor, sessionsEnded: ended), at: now, connection)
+            return ended
         }
     }
 
@@ -72,13 +73,56 @@ extension PostgresStore {
         }
     }
 
-    /// Revokes every active session of a user; returns how many.
-    package func revokeSessions(userID: String, now: Date) async throws -> Int {
-        try await withConnection("revoke sessions") { connection in
-            try await connection.rows(
-                "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
-            ).count
+    /// Revokes every active session of a user and records it; returns how many. The user's row is
+    /// read `FOR SHARE` first, as a sign-in does, so a disable running beside it is ordered with it.
+    package func revokeSessions(userID: String, now: Date, by actor: AuditEvent.Actor) async throws -> Int {
+        try await transaction("revoke sessions") { connection in
+            let exists = try await !connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR SHARE").isEmpty
+            let ended = try await Self.revokeSessions(of: userID, now: now, connection)
+            if exists {
+                try await Self.record(
+                    .sessionsRevoked(userID: userID, by: actor, sessionsEnded: ended), at: now, connection)
+            }
+            return ended
         }
+    }
+
+    /// The user's audit events, newest first. A kind this version does not know (written by a
+    /// newer one) is left out.
+    package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
+        try await withConnection("audit events") { connection in
+            try await connection.rows(
+                """
+                SELECT at, type, detail::text FROM audit_events WHERE user_id = \(userID)
+                ORDER BY id DESC LIMIT \(limit)
+                """
+            ).compactMap { row in
+                let (at, type, detail) = try row.decode((Date, String, String).self)
+                guard let kind = AuditEvent.Kind(rawValue: type) else { return nil }
+                return RecordedAuditEvent(
+                    AuditEvent(
+                        type: kind, userID: userID,
+                        detail: (try? JSONValue.decode(Data(detail.utf8))) ?? .object([:])),
+                    at: at)
+            }
+        }
+    }
+
+    /// Revokes the user's active sessions inside the caller's transaction; how many.
+    static func revokeSessions(of userID: String, now: Date, _ connection: PostgresConnection) async throws -> Int {
+        try await connection.rows(
+            "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
+        ).count
+    }
+
+    /// Writes `event` to the audit log inside the caller's transaction.
+    static func record(_ event: AuditEvent, at now: Date, _ connection: PostgresConnection) async throws {
+        let detail = String(decoding: event.detail.encoded(), as: UTF8.self)
+        try await connection.run(
+            """
+            INSERT INTO audit_events (at, type, user_id, detail)
+            VALUES (\(now), \(event.type.rawValue), \(event.userID), \(detail)::json)
+            """)
     }
 
     /// Records a single-use value; `false` on replay. An expired record left for `prune` is taken

@@ -75,5 +75,9 @@ enum SQLiteSchema {
             // The retry window: a spent token remembers its successor (`rotateRefreshToken`).
             "ALTER TABLE refresh_tokens ADD COLUMN successor_hash BLOB"
         ],
+        [
+            // A user's audit events, newest first (`auditEvents(userID:limit:)`), one index range.
+            "CREATE INDEX audit_events_user ON audit_events(user_id, id)"
+        ],
     ]
 }

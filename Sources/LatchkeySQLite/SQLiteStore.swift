@@ -94,6 +94,17 @@ package final class SQLiteStore: LatchkeyStore {
         }
     }
 
+    /// The newest migration applied; 0 when there is no `schema_migrations` table.
+    package func schemaVersion() async throws -> Int {
+        try await transaction { db in
+            let table = try db.query(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'", [])
+            guard !table.isEmpty else { return 0 }
+            let version = try db.query("SELECT MAX(version) AS version FROM schema_migrations", [])
+            return version.first?.column("version")?.integer ?? 0
+        }
+    }
+
     /// See `LatchkeyStore.signIn`: find-or-create inside `BEGIN IMMEDIATE`, so racing first logins
     /// serialize. The facts are read first and `Verdicts.signIn` decides; only then is anything
     /// written (the transaction is the guard: nothing else runs between the read and the writes).
@@ -189,13 +200,7 @@ package final class SQLiteStore: LatchkeyStore {
                         .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
                     ])
             }
-            let event = StorageRules.signInEvent(login, userID: userID, created: created)
-            try db.execute(
-                "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
-                [
-                    .float(now.timeIntervalSince1970), .text(event.type.rawValue), .text(event.userID),
-                    .text(String(decoding: event.detail.encoded(), as: UTF8.self)),
-                ])
+            try Self.record(StorageRules.signInEvent(login, userID: userID, created: created), at: now, db)
             guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
         }
@@ -311,17 +316,18 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Disables or re-enables a user; disabling also revokes every active session.
-    package func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool {
+    package func setUserDisabled(
+        id: String, disabled: Bool, now: Date, by actor: AuditEvent.Actor
+    ) async throws -> Int? {
         try await transaction { db in
             let updated = try db.query(
                 "UPDATE users SET disabled = ?, updated_at = ? WHERE id = ? RETURNING id",
                 [.integer(disabled ? 1 : 0), .float(now.timeIntervalSince1970), .text(id)])
-            if disabled {
-                try db.execute(
-                    "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL",
-                    [.float(now.timeIntervalSince1970), .text(id)])
-            }
-            return !updated.isEmpty
+            guard !updated.isEmpty else { return nil }
+            let ended = disabled ? try Self.revokeSessions(of: id, now: now, db) : 0
+            try Self.record(
+                .userState(disabled: disabled, userID: id, by: actor, sessionsEnded: ended), at: now, db)
+            return ended
         }
     }
 
@@ -354,13 +360,51 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Revokes every active session of a user; returns how many.
-    package func revokeSessions(userID: String, now: Date) async throws -> Int {
+    package func revokeSessions(userID: String, now: Date, by actor: AuditEvent.Actor) async throws -> Int {
+        try await transaction { db in
+            let ended = try Self.revokeSessions(of: userID, now: now, db)
+            if try Self.userRow(userID, db) != nil {
+                try Self.record(.sessionsRevoked(userID: userID, by: actor, sessionsEnded: ended), at: now, db)
+            }
+            return ended
+        }
+    }
+
+    /// The user's audit events, newest first.
+    package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
         try await transaction { db in
             try db.query(
-                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
-                [.float(now.timeIntervalSince1970), .text(userID)]
-            ).count
+                "SELECT at, type, detail FROM audit_events WHERE user_id = ? ORDER BY id DESC LIMIT ?",
+                [.text(userID), .integer(limit)]
+            ).compactMap { row in
+                // A kind this version does not know (written by a newer one) is left out.
+                guard let kind = row.column("type")?.string.flatMap(AuditEvent.Kind.init(rawValue:)) else {
+                    return nil
+                }
+                let detail = (try? JSONValue.decode(Data((row.column("detail")?.string ?? "{}").utf8))) ?? .object([:])
+                return RecordedAuditEvent(
+                    AuditEvent(type: kind, userID: userID, detail: detail),
+                    at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0))
+            }
         }
+    }
+
+    /// Revokes the user's active sessions inside the caller's transaction; how many.
+    private static func revokeSessions(of userID: String, now: Date, _ db: SQLiteConnectionState) throws -> Int {
+        try db.query(
+            "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
+            [.float(now.timeIntervalSince1970), .text(userID)]
+        ).count
+    }
+
+    /// Writes `event` to the audit log inside the caller's transaction.
+    private static func record(_ event: AuditEvent, at now: Date, _ db: SQLiteConnectionState) throws {
+        try db.execute(
+            "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
+            [
+                .float(now.timeIntervalSince1970), .text(event.type.rawValue), .text(event.userID),
+                .text(String(decoding: event.detail.encoded(), as: UTF8.self)),
+            ])
     }
 
     /// Records a single-use value; `false` on replay.

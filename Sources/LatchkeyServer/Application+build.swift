@@ -47,7 +47,8 @@ func buildApplication(
     let protection = SigningKeyProtection(configuration)
     let (ring, resealed) = try await SessionKeyRing.load(
         from: store, protection: protection, now: configuration.clock(),
-        accessTokenLifetime: configuration.accessTokenLifetime, activationDelay: configuration.keyActivationDelay,
+        accessTokenLifetime: configuration.sessions.accessTokenLifetime,
+        activationDelay: configuration.sessions.keyActivationDelay,
         sealedRequestWindow: configuration.sealedRequestWindow)
     let keys = SessionKeys(ring)
     if resealed > 0 {
@@ -58,7 +59,7 @@ func buildApplication(
     }
     // Allowed while apps move from raw to hashed nonces, but it takes an intercepted id token sent
     // with its own claim as the nonce, unless the nonce must also be a server nonce, spent once.
-    if configuration.limitedLoginNonce == .either, !configuration.requireServerNonce {
+    if configuration.signIn.limitedLoginNonce == .either, !configuration.signIn.requireServerNonce {
         logger.warning(
             "latchkey.limited_login.nonce_either",
             metadata: [
@@ -70,16 +71,17 @@ func buildApplication(
     // Allowed (tests, a single server whose apps do not cache the JWKS), but an app backend that
     // cached the JWKS (`max-age=300`) before a new key was published would meet tokens it cannot
     // verify until its cache expires.
-    if configuration.keyActivationDelay < SessionKeyRing.jwksMaxAge + configuration.keyRefreshInterval {
+    if configuration.sessions.keyActivationDelay < SessionKeyRing.jwksMaxAge + configuration.sessions.keyRefreshInterval
+    {
         logger.warning(
             "latchkey.keys.activation_before_jwks_cache",
             metadata: [
                 "latchkey.setting": "LATCHKEY_KEY_ACTIVATION_DELAY",
-                "latchkey.keys.activation_delay": "\(configuration.keyActivationDelay)",
+                "latchkey.keys.activation_delay": "\(configuration.sessions.keyActivationDelay)",
                 "latchkey.keys.jwks_max_age": "\(Int(SessionKeyRing.jwksMaxAge))",
             ])
     }
-    if configuration.easyLoginMaximumPending != nil {
+    if configuration.easyLogin.maximumPending != nil {
         logger.warning(
             "latchkey.settings.deprecated",
             metadata: [
@@ -87,36 +89,36 @@ func buildApplication(
                 "latchkey.settings.reason": "Easy Login stores no request before the callback; nothing to cap",
             ])
     }
-    let timeout = configuration.facebookTimeout
+    let timeout = configuration.facebook.timeout
     let origin = ServerOrigin(configuration)
     let health = FacebookHealth()
     let usage = FacebookUsageMonitor(
-        warningPercent: configuration.facebookUsageWarningPercent,
-        tightenPercent: configuration.facebookUsageTightenPercent, clock: configuration.clock, logger: logger)
+        warningPercent: configuration.facebook.usageWarningPercent,
+        tightenPercent: configuration.facebook.usageTightenPercent, clock: configuration.clock, logger: logger)
     let graph = GraphClient(
-        client: httpClient, base: configuration.graphBase, timeout: timeout, health: health, usage: usage)
+        client: httpClient, base: configuration.facebook.graphBase, timeout: timeout, health: health, usage: usage)
     // The check bounds its wait to 10 s whatever LATCHKEY_FACEBOOK_TIMEOUT says: a start should
     // not hang on an unreachable Facebook, which the background monitor handles.
     let check = FacebookCredentialCheck(
         graph: GraphClient(
-            client: httpClient, base: configuration.graphBase, timeout: min(timeout, 10), health: health,
+            client: httpClient, base: configuration.facebook.graphBase, timeout: min(timeout, 10), health: health,
             usage: usage),
         health: health)
     let unchecked = try await checkFacebookCredentials(configuration: configuration, check: check, logger: logger)
     let tokens = SessionTokens(
-        keys: keys, origin: origin, accessTokenLifetime: configuration.accessTokenLifetime,
-        refreshTokenLifetime: configuration.refreshTokenLifetime)
+        keys: keys, origin: origin, accessTokenLifetime: configuration.sessions.accessTokenLifetime,
+        refreshTokenLifetime: configuration.sessions.refreshTokenLifetime)
     let keySet = KeySetCache(
-        client: httpClient, url: configuration.jwksURL, timeout: timeout,
-        refetchInterval: configuration.jwksRefetchInterval, clock: configuration.clock)
+        client: httpClient, url: configuration.facebook.jwksURL, timeout: timeout,
+        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock)
     let classic = AccessTokenVerifier(
-        graph: graph, apps: configuration.facebookApps, health: health, clock: configuration.clock,
-        budget: FacebookCallBudget(maximum: configuration.facebookMaxInFlight),
-        rejections: RejectedTokenCache(lifetime: configuration.facebookRejectionLifetime))
+        graph: graph, apps: configuration.facebook.apps, health: health, clock: configuration.clock,
+        budget: FacebookCallBudget(maximum: configuration.facebook.maximumInFlight),
+        rejections: RejectedTokenCache(lifetime: configuration.facebook.rejectionLifetime))
     let limits = AbuseLimits(
-        rules: configuration.abuseLimits, limiter: rateLimiter,
-        trustedProxies: configuration.trustedProxies.compactMap(ClientAddress.Network.init),
-        forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.forwardedHeader) ?? .xForwardedFor,
+        rules: configuration.limits, limiter: rateLimiter,
+        trustedProxies: configuration.http.trustedProxies.compactMap(ClientAddress.Network.init),
+        forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.http.forwardedHeader) ?? .xForwardedFor,
         clock: configuration.clock, facebookUsage: usage)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
@@ -129,15 +131,16 @@ func buildApplication(
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
         origin: origin, health: health, usage: usage, limits: limits,
-        reading: RequestReading(maximumBodySize: configuration.maximumBodySize)
+        reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize)
     ).register(on: router)
     table.load(router)
     let connections = ConnectionCounter(
-        maximum: configuration.maximumConnections, maximumPerAddress: configuration.maximumConnectionsPerAddress,
+        maximum: configuration.http.maximumConnections,
+        maximumPerAddress: configuration.http.maximumConnectionsPerAddress,
         exempt: limits.trustedProxies, logger: logger)
     // The first head's deadline is never longer than keep-alive idleness: Hummingbird's own idle
     // timeout (below) would cut the connection there anyway.
-    let firstHeadTimeout = min(configuration.firstRequestTimeout, configuration.idleTimeout)
+    let firstHeadTimeout = min(configuration.http.firstRequestTimeout, configuration.http.idleTimeout)
     var application = Application(
         router: router,
         server: .http1(
@@ -146,10 +149,11 @@ func buildApplication(
                     ConnectionLimitHandler(counter: connections),
                     RequestDeadlineHandler(
                         firstHeadTimeout: .milliseconds(Int64(firstHeadTimeout * 1000)),
-                        headTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)),
-                        bodyTimeout: .milliseconds(Int64(configuration.requestTimeout * 1000)), logger: logger),
-                ], idleTimeout: .milliseconds(Int64(configuration.idleTimeout * 1000)))),
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
+                        headTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)),
+                        bodyTimeout: .milliseconds(Int64(configuration.http.requestTimeout * 1000)), logger: logger),
+                ], idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
+        configuration: .init(
+            address: .hostname(configuration.http.host, port: configuration.http.port), serverName: "latchkey"),
         services: [
             PruningService(store: store, configuration: configuration, logger: logger),
             SessionKeyRefresher(
@@ -168,22 +172,22 @@ func buildApplication(
     return application
 }
 
-/// Asks Facebook whether it accepts each app's credentials, as `facebookStartupCheck` says.
+/// Asks Facebook whether it accepts each app's credentials, as `facebook.startupCheck` says.
 ///
 /// - Returns: the apps to check again in the background, and after how long.
 /// - Throws: `ConfigurationError` naming the setting when Facebook refuses an app's secret.
 private func checkFacebookCredentials(
     configuration: ServerConfiguration, check: FacebookCredentialCheck, logger: Logger
 ) async throws -> (apps: [ServerConfiguration.FacebookApp], delay: Duration) {
-    switch configuration.facebookStartupCheck {
+    switch configuration.facebook.startupCheck {
     case .off:
         return ([], .zero)
     case .background:
         // `serve --dev`: the emulator binds alongside the server, a moment later.
-        return (configuration.facebookApps, .milliseconds(500))
+        return (configuration.facebook.apps, .milliseconds(500))
     case .beforeStart:
         var unreachable: [ServerConfiguration.FacebookApp] = []
-        for (app, outcome) in await check.check(configuration.facebookApps) {
+        for (app, outcome) in await check.check(configuration.facebook.apps) {
             switch outcome {
             case .accepted: break
             case .refused(let reason):
@@ -196,7 +200,8 @@ private func checkFacebookCredentials(
                 logger.warning(
                     "latchkey.facebook.unreachable_at_start",
                     metadata: [
-                        "latchkey.facebook.app": "\(app.id)", "latchkey.facebook.graph": "\(configuration.graphBase)",
+                        "latchkey.facebook.app": "\(app.id)",
+                        "latchkey.facebook.graph": "\(configuration.facebook.graphBase)",
                     ])
                 unreachable.append(app)
             }

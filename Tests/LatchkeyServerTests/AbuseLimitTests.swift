@@ -50,10 +50,10 @@ struct RateLimiterTests {
             "LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS": "off", "LATCHKEY_LIMIT_NONCE_PER_ADDRESS": "7/70",
             "LATCHKEY_TRUSTED_PROXIES": "10.0.0.0/8, fd00::/8",
         ])
-        #expect(configuration.abuseLimits.signInPerAddress == nil)
-        #expect(configuration.abuseLimits.noncePerAddress == RateRule(name: "nonce-address", limit: 7, period: 70))
-        #expect(configuration.abuseLimits.tokenPerAddress == AbuseLimitRules().tokenPerAddress)
-        #expect(configuration.trustedProxies == ["10.0.0.0/8", "fd00::/8"])
+        #expect(configuration.limits.signInPerAddress == nil)
+        #expect(configuration.limits.noncePerAddress == RateRule(name: "nonce-address", limit: 7, period: 70))
+        #expect(configuration.limits.tokenPerAddress == AbuseLimitRules().tokenPerAddress)
+        #expect(configuration.http.trustedProxies == ["10.0.0.0/8", "fd00::/8"])
     }
 
     @Test("addresses: IPv4 as is, IPv6 grouped by /64, IPv4-mapped as IPv4, ports and brackets stripped")
@@ -113,7 +113,7 @@ struct AbuseLimitServerTests {
         var rules = AbuseLimitRules.off
         change(&rules)
         let configured = rules
-        return { $0.abuseLimits = configured }
+        return { $0.limits = configured }
     }
 
     @Test("sign-ins per address: 429 rate_limited with Retry-After, before any Facebook call")
@@ -272,9 +272,9 @@ struct AbuseLimitServerTests {
     func trustedProxy() async throws {
         let rule = RateRule(name: "n", limit: 1, period: 60)
         let behindProxy: @Sendable (inout ServerConfiguration) -> Void = {
-            $0.abuseLimits = .off
-            $0.abuseLimits.noncePerAddress = rule
-            $0.trustedProxies = ["127.0.0.1/32", "::1"]
+            $0.limits = .off
+            $0.limits.noncePerAddress = rule
+            $0.http.trustedProxies = ["127.0.0.1/32", "::1"]
         }
         try await Stack.run(behindProxy) { (stack: Stack) async throws in
             let first = try await Self.nonce(stack, from: "192.0.2.1")
@@ -283,8 +283,8 @@ struct AbuseLimitServerTests {
             #expect(first == .ok && second == .ok && again == .tooManyRequests)
         }
         let direct: @Sendable (inout ServerConfiguration) -> Void = {
-            $0.abuseLimits = .off
-            $0.abuseLimits.noncePerAddress = rule
+            $0.limits = .off
+            $0.limits.noncePerAddress = rule
         }
         try await Stack.run(direct) { (stack: Stack) async throws in
             let first = try await Self.nonce(stack, from: "192.0.2.1")
@@ -298,10 +298,10 @@ extension AbuseLimitServerTests {
     @Test("sign-ins per IPv6 /48: fresh /64s of one site share its count")
     func signInPerNetwork() async throws {
         try await Stack.run({
-            $0.abuseLimits = .off
-            $0.abuseLimits.signInPerAddress = RateRule(name: "a", limit: 1, period: 60)
-            $0.abuseLimits.signInPerNetwork = RateRule(name: "w", limit: 3, period: 60)
-            $0.trustedProxies = ["127.0.0.1/32", "::1"]
+            $0.limits = .off
+            $0.limits.signInPerAddress = RateRule(name: "a", limit: 1, period: 60)
+            $0.limits.signInPerNetwork = RateRule(name: "w", limit: 3, period: 60)
+            $0.http.trustedProxies = ["127.0.0.1/32", "::1"]
         }) { (stack: Stack) async throws in
             func signIn(from address: String) async throws -> TestResponse {
                 try await stack.post(
@@ -394,15 +394,15 @@ struct FacebookBudgetTests {
 
     @Test("a sign-in fits a budget of exactly its calls, and returns them")
     func exactBudget() async throws {
-        try await Stack.run({ $0.facebookMaxInFlight = 2 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.facebook.maximumInFlight = 2 }) { (stack: Stack) async throws in
             for _ in 0..<3 {
                 #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
             }
         }
         var configuration = ServerConfiguration()
-        configuration.facebookApps = [.init(id: "1", secret: "s")]
-        configuration.allowPlaintextSigningKeys = true
-        configuration.facebookMaxInFlight = 1
+        configuration.facebook.apps = [.init(id: "1", secret: "s")]
+        configuration.secrets.allowPlaintextSigningKeys = true
+        configuration.facebook.maximumInFlight = 1
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
 }

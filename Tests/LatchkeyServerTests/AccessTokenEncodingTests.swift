@@ -16,7 +16,7 @@ struct AccessTokenEncodingTests {
 
     static func tokens() throws -> SessionTokens {
         var configuration = ServerConfiguration()
-        configuration.publicURL = "https://auth.example.com"
+        configuration.http.publicURL = "https://auth.example.com"
         return SessionTokens(
             keys: SessionKeys(try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900)),
             origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)

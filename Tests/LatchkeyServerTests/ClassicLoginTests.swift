@@ -29,7 +29,7 @@ struct ClassicLoginTests {
 
     @Test("a request's fieldsMapping maps Facebook fields onto chosen properties, flattened")
     func customMapping() async throws {
-        try await Stack.run({ $0.clientMappableProperties = nil }) { stack in
+        try await Stack.run({ $0.users.clientMappableProperties = nil }) { stack in
             let token = try await stack.facebookToken(scopes: [
                 "email", "user_birthday", "user_location", "user_age_range",
             ])
@@ -65,7 +65,7 @@ struct ClassicLoginTests {
 
     @Test("mapping errors: unknown field, reserved or malformed property, disallowed property")
     func mappingErrors() async throws {
-        try await Stack.run({ $0.clientMappableProperties = ["email", "dob"] }) { stack in
+        try await Stack.run({ $0.users.clientMappableProperties = ["email", "dob"] }) { stack in
             let token = try await stack.facebookToken()
             for (mapping, code) in [
                 (["shoe_size": "shoes"], "invalid_request"), (["email": "id"], "invalid_request"),

@@ -15,12 +15,12 @@ extension ConfigurationTests {
         let configuration = try Self.withClients(
             "ios=myapp://auth, ios=http://127.0.0.1/callback,web=https://app.example.com/cb?x=1")
         #expect(
-            configuration.oauthClients == [
+            configuration.easyLogin.clients == [
                 OAuthClient(id: "ios", redirectURIs: ["myapp://auth", "http://127.0.0.1/callback"]),
                 OAuthClient(id: "web", redirectURIs: ["https://app.example.com/cb?x=1"]),
             ])
         try configuration.validate()
-        #expect(try ServerConfiguration(settings: [:]).oauthClients.isEmpty)
+        #expect(try ServerConfiguration(settings: [:]).easyLogin.clients.isEmpty)
     }
 
     @Test(

@@ -16,16 +16,16 @@ struct ConfigurationTests {
             "LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=mail,name=fullName", "LATCHKEY_CLIENT_MAPPABLE_PROPERTIES": "*",
             "LATCHKEY_DATABASE_URL": "sqlite:/tmp/x.sqlite", "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
         ])
-        #expect(configuration.host == "0.0.0.0" && configuration.port == 9000)
-        #expect(configuration.facebookApps == [.init(id: "1", secret: "s1"), .init(id: "2", secret: "s2")])
-        #expect(configuration.issuers.count == 2)
-        #expect(configuration.accessTokenLifetime == 300 && configuration.allowMissingNonce)
-        #expect(configuration.defaultFieldsMapping == ["email": "mail", "name": "fullName"])
-        #expect(configuration.clientMappableProperties == nil)
+        #expect(configuration.http.host == "0.0.0.0" && configuration.http.port == 9000)
+        #expect(configuration.facebook.apps == [.init(id: "1", secret: "s1"), .init(id: "2", secret: "s2")])
+        #expect(configuration.facebook.issuers.count == 2)
+        #expect(configuration.sessions.accessTokenLifetime == 300 && configuration.signIn.allowMissingNonce)
+        #expect(configuration.users.defaultFieldsMapping == ["email": "mail", "name": "fullName"])
+        #expect(configuration.users.clientMappableProperties == nil)
         let defaults = try ServerConfiguration(settings: ["LATCHKEY_DEFAULT_FIELDS_MAPPING": "email=mail"])
-        #expect(defaults.clientMappableProperties == ["mail"])
+        #expect(defaults.users.clientMappableProperties == ["mail"])
         try configuration.validate()
-        #expect(try DatabaseLocation(configuration.databaseURL) == .sqliteFile("/tmp/x.sqlite"))
+        #expect(try DatabaseLocation(configuration.database.url) == .sqliteFile("/tmp/x.sqlite"))
     }
 
     @Test(

@@ -11,10 +11,10 @@ struct ConnectionsPerAddressTests {
     /// Deadlines out of every test's reach, and the given caps.
     static func caps(total: Int = 4096, perAddress: Int) -> @Sendable (inout ServerConfiguration) -> Void {
         { configuration in
-            configuration.maximumConnections = total
-            configuration.maximumConnectionsPerAddress = perAddress
-            configuration.firstRequestTimeout = 60
-            configuration.idleTimeout = 60
+            configuration.http.maximumConnections = total
+            configuration.http.maximumConnectionsPerAddress = perAddress
+            configuration.http.firstRequestTimeout = 60
+            configuration.http.idleTimeout = 60
         }
     }
 
@@ -61,7 +61,7 @@ struct ConnectionsPerAddressTests {
     func trustedProxyIsNotCapped() async throws {
         try await Stack.run({
             Self.caps(perAddress: 2)(&$0)
-            $0.trustedProxies = ["127.0.0.4/32"]
+            $0.http.trustedProxies = ["127.0.0.4/32"]
         }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let held = try await Self.served(5, from: "127.0.0.4", port: port)

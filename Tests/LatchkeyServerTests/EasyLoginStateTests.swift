@@ -26,10 +26,10 @@ struct EasyLoginStateTests {
     @Test("the issue's probe: many addresses each using their authorize allowance cannot lock out a fresh one")
     func manyAddresses() async throws {
         let probed: @Sendable (inout ServerConfiguration) -> Void = {
-            $0.trustedProxies = ["127.0.0.1/32", "::1"]
-            $0.abuseLimits.authorizePerAddress = RateRule(name: "authorize-address", limit: 3, period: 600)
+            $0.http.trustedProxies = ["127.0.0.1/32", "::1"]
+            $0.limits.authorizePerAddress = RateRule(name: "authorize-address", limit: 3, period: 600)
             // The old cap, set low: it was filled by strangers for everyone.
-            $0.easyLoginMaximumPending = 20
+            $0.easyLogin.maximumPending = 20
         }
         try await Stack.run(browsable: true, probed) { (stack: Stack) async throws in
             // 40 IPv4 addresses and 40 IPv6 /64s, three sign-ins started from each, never finished.
@@ -52,8 +52,8 @@ struct EasyLoginStateTests {
     @Test("a deprecated LATCHKEY_EASY_LOGIN_MAX_PENDING still parses, and the server says it is no longer used")
     func deprecatedSetting() async throws {
         let configuration = try ServerConfiguration(settings: ["LATCHKEY_EASY_LOGIN_MAX_PENDING": "10000"])
-        #expect(configuration.easyLoginMaximumPending == 10_000)
-        try await Stack.run({ $0.easyLoginMaximumPending = 10_000 }) { (stack: Stack) async throws in
+        #expect(configuration.easyLogin.maximumPending == 10_000)
+        try await Stack.run({ $0.easyLogin.maximumPending = 10_000 }) { (stack: Stack) async throws in
             #expect(stack.logs.all.contains { $0.contains("latchkey.settings.deprecated") })
         }
         try await Stack.run { stack in
@@ -176,7 +176,7 @@ struct EasyLoginStateTests {
     func callbackLimit() async throws {
         try await Stack.run(
             browsable: true,
-            { $0.abuseLimits.callbackPerAddress = RateRule(name: "callback-address", limit: 2, period: 60) }
+            { $0.limits.callbackPerAddress = RateRule(name: "callback-address", limit: 2, period: 60) }
         ) { stack in
             let callback = try await Self.callback(stack)
             let garbage = try Self.replacingState(callback) { _ in String(repeating: "A", count: 43) }
@@ -194,7 +194,8 @@ struct EasyLoginStateTests {
 
     @Test("the longest request authorize accepts fits Facebook's state and completes")
     func longestRequest() async throws {
-        try await Stack.run(browsable: true, { $0.clientMappableProperties = nil }) { (stack: Stack) async throws in
+        try await Stack.run(browsable: true, { $0.users.clientMappableProperties = nil }) {
+            (stack: Stack) async throws in
             var request = AuthorizeRequest()
             // 512 bytes of client state that each take three characters in a URL.
             request.state = String(repeating: "é\"", count: 512 / 3) + "xx"
@@ -266,10 +267,10 @@ struct EasyLoginStateTests {
         try await Stack.run { (first: Stack) async throws in
             // The second node talks to the first one's Facebook, with its key-encryption key.
             let sharing: @Sendable (inout ServerConfiguration) -> Void = {
-                $0.graphURL = first.configuration.graphURL
-                $0.jwksURL = first.configuration.jwksURL
-                $0.dialogURL = first.configuration.dialogURL
-                $0.keyEncryptionKey = first.configuration.keyEncryptionKey
+                $0.facebook.graphURL = first.configuration.facebook.graphURL
+                $0.facebook.jwksURL = first.configuration.facebook.jwksURL
+                $0.facebook.dialogURL = first.configuration.facebook.dialogURL
+                $0.secrets.keyEncryptionKey = first.configuration.secrets.keyEncryptionKey
             }
             try await Stack.run(clock: first.clock, store: first.store, sharing) { (second: Stack) async throws in
                 let request = AuthorizeRequest()

@@ -293,7 +293,7 @@ struct EasyLoginTests {
                     try await stack.postForm("/v1/oauth/token", request.tokenForm(code: code)).body.readableBytesView))
             let userID = try #require(
                 try await stack.get("/v1/users/me", bearer: session.accessToken).json()["id"]?.stringValue)
-            try await stack.store.setUserDisabled(id: userID, disabled: true, now: stack.clock.now)
+            try await stack.store.setUserDisabled(id: userID, disabled: true, now: stack.clock.now, by: .commandLine)
             let answer = try await Self.redirect(stack, request)
             #expect(answer["error"] == "access_denied")
             #expect(answer["error_code"] == "user_disabled")

@@ -30,7 +30,7 @@ struct FacebookErrorTests {
         try await Stack.run(
             emulatorSeed: { $0.apps.append(Self.thirdApp) },
             {
-                $0.facebookApps = [
+                $0.facebook.apps = [
                     .init(id: Demo.appID, secret: Demo.secret),
                     .init(id: Self.thirdApp.id, secret: Self.thirdApp.secret),
                 ]
@@ -55,7 +55,7 @@ struct FacebookErrorTests {
     @Test("an app that requires appsecret_proof is found through debug_token when several apps are served")
     func severalAppsWithProof() async throws {
         try await Stack.run({
-            $0.facebookApps = [
+            $0.facebook.apps = [
                 .init(id: Demo.appID, secret: Demo.secret), .init(id: Self.secondApp.id, secret: Self.secondApp.secret),
             ]
         }) { stack in

@@ -30,7 +30,7 @@ struct FacebookUsageTests {
     @Test("/ready shows the last usage per app; no headers, or malformed ones, record nothing")
     func readyDetail() async throws {
         // No start-up credential check: its call would report usage before the test begins.
-        try await Stack.run({ $0.facebookStartupCheck = .off }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.facebook.startupCheck = .off }) { (stack: Stack) async throws in
             #expect(try await stack.get("/ready").json()["facebook_usage"] == [:])
             _ = try await stack.emulator(
                 "/_emulator/faults", ["endpoint": "*", "headers": ["X-App-Usage": .null], "count": 2])
@@ -82,7 +82,7 @@ struct FacebookUsageTests {
 
     @Test("tightened: real sign-ins still work; refused and app tokens cost no Graph call, even with the TTL off")
     func tightenedRejections() async throws {
-        try await Stack.run({ $0.facebookRejectionLifetime = 0 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.facebook.rejectionLifetime = 0 }) { (stack: Stack) async throws in
             // Untightened, with the rejection cache off, a replayed bad token asks Facebook again.
             _ = try await stack.signIn(["accessToken": .string(Self.madeUp)])
             try await stack.emulatorDelete("/_emulator/calls")
@@ -120,8 +120,8 @@ struct FacebookUsageTests {
     func tightenedLimits() async throws {
         let rule = RateRule(name: "sign-in-address", limit: 8, period: 60)
         try await Stack.run({
-            $0.abuseLimits = .off
-            $0.abuseLimits.signInPerAddress = rule
+            $0.limits = .off
+            $0.limits.signInPerAddress = rule
         }) { (stack: Stack) async throws in
             // Normal: three classic attempts of one address pass the limit.
             for _ in 1...3 {
@@ -129,8 +129,8 @@ struct FacebookUsageTests {
             }
         }
         try await Stack.run({
-            $0.abuseLimits = .off
-            $0.abuseLimits.signInPerAddress = rule
+            $0.limits = .off
+            $0.limits.signInPerAddress = rule
         }) { (stack: Stack) async throws in
             try await Self.pin(stack, ["call_count": 99])
             #expect(try await stack.signIn(["accessToken": .string(try await stack.facebookToken())]).status == .ok)
@@ -150,7 +150,7 @@ struct FacebookUsageTests {
 
     @Test("another app's token cannot set this app's usage level, however spent that app is")
     func foreignUsageIgnored() async throws {
-        try await Stack.run({ $0.facebookStartupCheck = .off }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.facebook.startupCheck = .off }) { (stack: Stack) async throws in
             _ = try await stack.emulator(
                 "/_emulator/usage",
                 ["app_id": .string(Demo.otherAppID), "total_time": 99, "headers_after_calls": 0])
@@ -166,8 +166,8 @@ struct FacebookUsageTests {
     @Test("the emulator's budget spent: 503 facebook_rate_limited, tightened; an hour later all is normal")
     func budgetSpent() async throws {
         try await Stack.run({
-            $0.abuseLimits = .off
-            $0.facebookStartupCheck = .off
+            $0.limits = .off
+            $0.facebook.startupCheck = .off
         }) { (stack: Stack) async throws in
             _ = try await stack.emulator("/_emulator/usage", ["app_id": .string(Demo.appID), "daily_active_users": 1])
             let alice = try await stack.facebookToken()
@@ -233,10 +233,10 @@ struct FacebookUsageTests {
             "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
             "LATCHKEY_FACEBOOK_USAGE_WARN_PERCENT": "70", "LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT": "90",
         ])
-        #expect(configuration.facebookUsageWarningPercent == 70 && configuration.facebookUsageTightenPercent == 90)
-        configuration.facebookUsageWarningPercent = 95
+        #expect(configuration.facebook.usageWarningPercent == 70 && configuration.facebook.usageTightenPercent == 90)
+        configuration.facebook.usageWarningPercent = 95
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
-        configuration.facebookUsageWarningPercent = 0
+        configuration.facebook.usageWarningPercent = 0
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
 }

@@ -20,7 +20,7 @@ struct JWTAttackCorpusTests {
                 seed.signingKeys = [pem]
                 seed.apps.append(EmulatorApp(id: Vectors.appID, secret: "vector-app-secret", name: "Vectors"))
             },
-            { $0.facebookApps.append(.init(id: Vectors.appID, secret: "vector-app-secret")) }
+            { $0.facebook.apps.append(.init(id: Vectors.appID, secret: "vector-app-secret")) }
         ) { (stack: Stack) async throws in
             #expect(stack.clock.now == Vectors.now)
             let cases = Vectors.cases("id_tokens")
@@ -56,7 +56,7 @@ struct JWTAttackCorpusTests {
         let key = try SessionSigningKey(rawPrivateKey: raw, createdAt: Vectors.now, retiredAt: nil)
         #expect(key.kid == p256["kid"]?.stringValue)
         var configuration = ServerConfiguration()
-        configuration.publicURL = p256["issuer"]?.stringValue
+        configuration.http.publicURL = p256["issuer"]?.stringValue
         let tokens = SessionTokens(
             keys: SessionKeys(try SessionKeyRing(keys: [key], now: Vectors.now, accessTokenLifetime: 900)),
             origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)

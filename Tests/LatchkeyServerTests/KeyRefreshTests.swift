@@ -15,10 +15,10 @@ struct KeyRefreshTests {
         try await Stack.run { (stack: Stack) async throws in
             let configuration = stack.configuration
             let protection = SigningKeyProtection(configuration)
-            let delay = configuration.keyActivationDelay
+            let delay = configuration.sessions.keyActivationDelay
             let (ring, _) = try await SessionKeyRing.load(
                 from: stack.store, protection: protection, now: stack.clock.now,
-                accessTokenLifetime: configuration.accessTokenLifetime, activationDelay: delay)
+                accessTokenLifetime: configuration.sessions.accessTokenLifetime, activationDelay: delay)
             let keys = SessionKeys(ring)
             let refresher = SessionKeyRefresher(
                 store: stack.store, protection: protection, keys: keys, configuration: configuration,
@@ -41,7 +41,7 @@ struct KeyRefreshTests {
             #expect(keys.current.signing.kid == second)
             // The key just before the signing one always verifies: a server whose refresh failed
             // may still be signing with it.
-            stack.clock.advance(configuration.accessTokenLifetime + 1)
+            stack.clock.advance(configuration.sessions.accessTokenLifetime + 1)
             #expect(await refresher.refreshOnce())
             #expect(try Self.published(keys) == [first, second])
 
@@ -62,7 +62,7 @@ struct KeyRefreshTests {
             let jwks = try await stack.get("/.well-known/jwks.json")
             #expect(jwks.headers[.cacheControl] == "public, max-age=300")
         }
-        try await Stack.run({ $0.keyActivationDelay = 300 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.sessions.keyActivationDelay = 300 }) { (stack: Stack) async throws in
             #expect(stack.logs.all.contains { $0.contains(warning) && $0.contains("LATCHKEY_KEY_ACTIVATION_DELAY") })
         }
     }
@@ -74,10 +74,10 @@ struct KeyRefreshTests {
             let protection = SigningKeyProtection(configuration)
             let (ring, _) = try await SessionKeyRing.load(
                 from: stack.store, protection: protection, now: stack.clock.now,
-                accessTokenLifetime: configuration.accessTokenLifetime)
+                accessTokenLifetime: configuration.sessions.accessTokenLifetime)
             let keys = SessionKeys(ring)
             var wrong = configuration
-            wrong.keyEncryptionKey = KeyEncryptionKey.generate().key
+            wrong.secrets.keyEncryptionKey = KeyEncryptionKey.generate().key
             let refresher = SessionKeyRefresher(
                 store: stack.store, protection: SigningKeyProtection(wrong), keys: keys, configuration: wrong,
                 logger: stack.logs.logger(label: "latchkey"))

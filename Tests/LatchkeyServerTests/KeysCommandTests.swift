@@ -31,7 +31,7 @@ struct KeysCommandTests {
         try "LATCHKEY_FACEBOOK_APP_ID=1234567890\nLATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS=true\n".write(
             to: env, atomically: true, encoding: .utf8)
         let options = try KeysCommand.DatabaseOptions.parse(["--config", env.path])
-        #expect(try options.configuration().facebookApps.isEmpty)
+        #expect(try options.configuration().facebook.apps.isEmpty)
     }
 
     @Test(

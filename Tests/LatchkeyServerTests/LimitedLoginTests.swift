@@ -10,7 +10,7 @@ import Testing
 struct LimitedLoginTests {
     @Test("an id token whose claim is the SHA-256 of the raw nonce signs in with it, and maps claims like Graph fields")
     func rawNonce() async throws {
-        try await Stack.run({ $0.clientMappableProperties = nil }) { stack in
+        try await Stack.run({ $0.users.clientMappableProperties = nil }) { stack in
             let token = try await stack.idToken(scopes: ["email", "user_gender"])
             let response = try await stack.signIn([
                 "idToken": .string(token), "nonce": "raw-nonce-123",
@@ -61,7 +61,7 @@ struct LimitedLoginTests {
 
     @Test("tokens without a nonce pass only when configured to")
     func allowMissingNonce() async throws {
-        try await Stack.run({ $0.allowMissingNonce = true }) { stack in
+        try await Stack.run({ $0.signIn.allowMissingNonce = true }) { stack in
             let noNonce = try await stack.idToken(nonce: nil)
             #expect(try await stack.signIn(["idToken": .string(noNonce)]).status == .ok)
         }
@@ -89,7 +89,7 @@ struct LimitedLoginTests {
 
     @Test("the legacy issuer passes when configured")
     func legacyIssuerAllowed() async throws {
-        try await Stack.run({ $0.issuers = ["https://www.facebook.com", "https://facebook.com"] }) { stack in
+        try await Stack.run({ $0.facebook.issuers = ["https://www.facebook.com", "https://facebook.com"] }) { stack in
             let token = try await stack.idToken(defect: "legacy_issuer")
             #expect(try await stack.signIn(["idToken": .string(token), "nonce": "raw-nonce-123"]).status == .ok)
         }
@@ -117,7 +117,7 @@ struct LimitedLoginTests {
 
     @Test("server-issued nonces are single use when required")
     func serverNonces() async throws {
-        try await Stack.run({ $0.requireServerNonce = true }) { stack in
+        try await Stack.run({ $0.signIn.requireServerNonce = true }) { stack in
             let issued = try await stack.post("/v1/auth/nonce", json: [:]).json()
             let nonce = try #require(issued["nonce"]?.stringValue)
             #expect(issued["expiresIn"] == 600)
@@ -157,8 +157,8 @@ struct LimitedLoginTests {
         async throws
     {
         try await Stack.run({
-            $0.limitedLoginNonce = mode
-            $0.requireServerNonce = serverNonce
+            $0.signIn.limitedLoginNonce = mode
+            $0.signIn.requireServerNonce = serverNonce
         }) { stack in
             var raw = "app-kept-raw-nonce"
             if serverNonce {
@@ -192,14 +192,14 @@ struct LimitedLoginTests {
     @Test("raw mode needs server nonces, and a mode is spelt out")
     func nonceModeSettings() throws {
         var configuration = ServerConfiguration()
-        #expect(configuration.limitedLoginNonce == .hashed)
+        #expect(configuration.signIn.limitedLoginNonce == .hashed)
         configuration = try ServerConfiguration(settings: [
             "LATCHKEY_LIMITED_LOGIN_NONCE": "raw", "LATCHKEY_FACEBOOK_APP_ID": Demo.appID,
             "LATCHKEY_FACEBOOK_APP_SECRET": Demo.secret, "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
         ])
-        #expect(configuration.limitedLoginNonce == .raw)
+        #expect(configuration.signIn.limitedLoginNonce == .raw)
         #expect { try configuration.validate() } throws: { "\($0)".contains("LATCHKEY_REQUIRE_SERVER_NONCE=true") }
-        configuration.requireServerNonce = true
+        configuration.signIn.requireServerNonce = true
         try configuration.validate()
         #expect { _ = try ServerConfiguration(settings: ["LATCHKEY_LIMITED_LOGIN_NONCE": "sha256"]) } throws: {
             "\($0)".contains("hashed, raw or either")

@@ -168,7 +168,7 @@ struct OpenAPIContractTests {
 
     @Test("real sessions, successes and failures, match the document")
     func flows() async throws {
-        try await Stack.run(browsable: true, { $0.userWritableProperties = ["nickname"] }) {
+        try await Stack.run(browsable: true, { $0.users.writableProperties = ["nickname"] }) {
             (stack: Stack) async throws in
             for path in [
                 "/health", "/ready", "/.well-known/jwks.json", "/.well-known/openid-configuration",

@@ -100,7 +100,7 @@ struct PostgresSignInTests {
             #expect(try await Self.direct(store, unrefreshed)?.user.properties == [:])
 
             // A disabled user: refused by the statement itself, nothing spent.
-            #expect(try await store.setUserDisabled(id: "u1", disabled: true, now: Self.now))
+            #expect(try await store.setUserDisabled(id: "u1", disabled: true, now: Self.now, by: .commandLine) != nil)
             await #expect(throws: SignInConflict.userDisabled) {
                 try await Self.direct(store, Self.login("s10", jti: "j3"))
             }
@@ -162,9 +162,9 @@ struct PostgresSignInTests {
                         login, stamp: StorageRules.signInPropertiesStamp(login), now: Self.now, connection)
                     #expect(done != nil)
                 },
-                waiter: { try await store.setUserDisabled(id: "u1", disabled: true, now: Self.now) })
-            #expect(try outcome.get())
-            #expect(try await store.setUserDisabled(id: "u1", disabled: false, now: Self.now))
+                waiter: { try await store.setUserDisabled(id: "u1", disabled: true, now: Self.now, by: .commandLine) })
+            #expect(try outcome.get() != nil)
+            #expect(try await store.setUserDisabled(id: "u1", disabled: false, now: Self.now, by: .commandLine) != nil)
             // Re-enabled: neither the older session nor the one that raced the disable comes back.
             #expect(try await !store.isSessionActive(id: "s1"))
             #expect(try await !store.isSessionActive(id: "s2"))

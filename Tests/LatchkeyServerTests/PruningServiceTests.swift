@@ -18,8 +18,8 @@ struct PruningServiceTests {
     @Test("the policy: records at expiry, requests and codes an hour later, sessions an access token later")
     func policy() {
         var configuration = ServerConfiguration()
-        configuration.accessTokenLifetime = 900
-        configuration.auditRetention = 86_400
+        configuration.sessions.accessTokenLifetime = 900
+        configuration.maintenance.auditRetention = 86_400
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let cutoffs = PruneCutoffs(now: now, configuration: configuration)
         #expect(cutoffs.singleUseExpiredBefore == now && cutoffs.noncesExpiredBefore == now)
@@ -32,14 +32,14 @@ struct PruningServiceTests {
     @Test("LATCHKEY_AUDIT_RETENTION and LATCHKEY_PRUNE_INTERVAL: defaults, parsing, validation")
     func settings() throws {
         let defaults = ServerConfiguration()
-        #expect(defaults.auditRetention == 90 * 86_400 && defaults.pruneInterval == 300)
+        #expect(defaults.maintenance.auditRetention == 90 * 86_400 && defaults.maintenance.pruneInterval == 300)
         let required = [
             "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
         ]
         let parsed = try ServerConfiguration(
             settings: required.merging(["LATCHKEY_AUDIT_RETENTION": "3600", "LATCHKEY_PRUNE_INTERVAL": "60"]) { $1 })
-        #expect(parsed.auditRetention == 3600 && parsed.pruneInterval == 60)
+        #expect(parsed.maintenance.auditRetention == 3600 && parsed.maintenance.pruneInterval == 60)
         try parsed.validate()
         #expect(ServerConfiguration.settingNames.contains("LATCHKEY_AUDIT_RETENTION"))
         #expect(ServerConfiguration.settingNames.contains("LATCHKEY_PRUNE_INTERVAL"))
@@ -87,7 +87,7 @@ struct PruningServiceTests {
         let store = try await SQLiteStore.open(.sqliteMemory)
         try await store.migrate()
         var configuration = ServerConfiguration()
-        configuration.pruneInterval = 86_400
+        configuration.maintenance.pruneInterval = 86_400
         let service = PruningService(store: store, configuration: configuration, logger: Self.quiet)
         let running = Task { await service.run() }
         running.cancel()
@@ -122,7 +122,7 @@ struct PruningServiceTests {
             #expect(before == ["session_revoked", "refresh_token_invalid", "refresh_token_invalid"])
             // Within an access token's lifetime of the sign-out the session stays; after, it goes.
             #expect(await pruner.runOnce().sessions == 0)
-            stack.clock.advance(configuration.accessTokenLifetime + 1)
+            stack.clock.advance(configuration.sessions.accessTokenLifetime + 1)
             let report = await pruner.runOnce()
             #expect(report.sessions == 1 && report.refreshTokens == 2)
             // The refresh tokens read as before; the access token has expired by now, as every access

@@ -35,7 +35,7 @@ struct ResilienceTests {
     func facebookSlow() async throws {
         // The emulator holds its answer 2 s; the server gives up after 0.2 s. The margin (10x) is wide
         // enough that the outcome never depends on the machine's speed.
-        try await Stack.run({ $0.facebookTimeout = 0.2 }) { stack in
+        try await Stack.run({ $0.facebook.timeout = 0.2 }) { stack in
             let token = try await stack.facebookToken()
             _ = try await stack.emulator(
                 "/_emulator/faults", ["endpoint": "/debug_token", "latency_ms": 2_000, "count": 1])
@@ -62,8 +62,8 @@ struct ResilienceTests {
         try await stalling.test(.live) { client in
             let port = try #require(client.port)
             try await Stack.run({
-                $0.facebookTimeout = 0.2
-                $0.graphURL = "http://127.0.0.1:\(port)"
+                $0.facebook.timeout = 0.2
+                $0.facebook.graphURL = "http://127.0.0.1:\(port)"
             }) { stack in
                 let response = try await stack.signIn(["accessToken": "EAAanything"])
                 #expect(response.status == .serviceUnavailable && response.errorCode == "facebook_unavailable")
@@ -76,8 +76,8 @@ struct ResilienceTests {
         // The HTTP client keeps retrying a refused connection until the request's deadline, so
         // the 503 comes after the Facebook timeout: a short one here, not the harness's 30 s.
         try await Stack.run({
-            $0.jwksURL = "http://127.0.0.1:1/jwks"
-            $0.facebookTimeout = 1
+            $0.facebook.jwksURL = "http://127.0.0.1:1/jwks"
+            $0.facebook.timeout = 1
         }) { stack in
             let token = try await stack.idToken()
             let response = try await stack.signIn(["idToken": .string(token), "nonce": "raw-nonce-123"])
@@ -87,7 +87,7 @@ struct ResilienceTests {
 
     @Test("bad bodies get typed 4xx errors")
     func badInput() async throws {
-        try await Stack.run({ $0.maximumBodySize = 2048 }) { stack in
+        try await Stack.run({ $0.http.maximumBodySize = 2048 }) { stack in
             func raw(_ body: String, path: String = "/v1/auth/facebook") async throws -> TestResponse {
                 try await stack.server.execute(
                     uri: path, method: .post, headers: [.contentType: "application/json"],

@@ -102,7 +102,7 @@ struct SDKEndToEndTests {
 
     @Test("each error category is reached")
     func categories() async throws {
-        try await Stack.run({ $0.userWritableProperties = ["nickname"] }) { stack in
+        try await Stack.run({ $0.users.writableProperties = ["nickname"] }) { stack in
             let client = Self.client(stack)
             func category(_ work: () async throws -> Void) async -> String? {
                 do {
@@ -144,8 +144,8 @@ struct SDKEndToEndTests {
         // A wrong app secret makes Facebook refuse the server's own credentials: a 500, not the user's fault.
         // The start-up check would refuse this configuration; it is off to reach the sign-in.
         try await Stack.run({
-            $0.facebookApps = [.init(id: Demo.appID, secret: "wrong-secret")]
-            $0.facebookStartupCheck = .off
+            $0.facebook.apps = [.init(id: Demo.appID, secret: "wrong-secret")]
+            $0.facebook.startupCheck = .off
         }) { stack in
             do {
                 _ = try await Self.client(stack).signIn(with: .accessToken(try await stack.facebookToken()))

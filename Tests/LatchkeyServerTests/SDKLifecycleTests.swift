@@ -269,7 +269,7 @@ struct SDKLifecycleTests {
 
     @Test("server nonces: the SDK asks for one, Facebook gets its hash, the sign-in its raw value")
     func serverNonce() async throws {
-        try await Stack.run({ $0.requireServerNonce = true }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.signIn.requireServerNonce = true }) { (stack: Stack) async throws in
             let client = Self.client(stack, GateTransport())
             let issued = try await client.serverNonce()
             #expect(issued.expiresAt > stack.clock.now)

@@ -132,7 +132,7 @@ struct SDKSessionModelTests {
 
     @Test("two models over one client show the same session; a sign-out through the client reaches both")
     func twoObservers() async throws {
-        try await Stack.run({ $0.userWritableProperties = ["nickname"] }) { @MainActor (stack: Stack) async throws in
+        try await Stack.run({ $0.users.writableProperties = ["nickname"] }) { @MainActor (stack: Stack) async throws in
             let client = Self.client(stack)
             let first = LatchkeySessionModel(client: client)
             let second = LatchkeySessionModel(client: client)

@@ -16,13 +16,13 @@ struct SecretsAtRestTests {
 
     static func configuration(kek: KeyEncryptionKey?, previous: [KeyEncryptionKey] = []) -> ServerConfiguration {
         var configuration = ServerConfiguration()
-        configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
-        configuration.publicURL = "http://latchkey.test"
-        configuration.port = 0
-        configuration.facebookStartupCheck = .off
-        configuration.keyEncryptionKey = kek
-        configuration.previousKeyEncryptionKeys = previous
-        configuration.allowPlaintextSigningKeys = kek == nil
+        configuration.facebook.apps = [.init(id: Demo.appID, secret: Demo.secret)]
+        configuration.http.publicURL = "http://latchkey.test"
+        configuration.http.port = 0
+        configuration.facebook.startupCheck = .off
+        configuration.secrets.keyEncryptionKey = kek
+        configuration.secrets.previousKeyEncryptionKeys = previous
+        configuration.secrets.allowPlaintextSigningKeys = kek == nil
         configuration.clock = { now }
         return configuration
     }
@@ -107,7 +107,7 @@ struct SecretsAtRestTests {
     )
     func everyKeyReplacedByPlainOnes() async throws {
         let store = try await SQLiteStore.open(.sqliteMemory)
-        try await Stack.run(store: store, { $0.keyRefreshInterval = 0.1 }) { (stack: Stack) async throws in
+        try await Stack.run(store: store, { $0.sessions.keyRefreshInterval = 0.1 }) { (stack: Stack) async throws in
             let before = try await stack.get("/.well-known/jwks.json").json()
             let kid = try #require(before["keys"]?.arrayValue?.first?["kid"]?.stringValue)
             #expect(try await stack.get("/ready").json()["signing_keys"] == "ok")
@@ -204,11 +204,11 @@ struct SecretsAtRestTests {
     @Test("without a key-encryption key, the server refuses to start unless plain keys are allowed")
     func required() throws {
         var configuration = Self.configuration(kek: nil)
-        configuration.allowPlaintextSigningKeys = false
+        configuration.secrets.allowPlaintextSigningKeys = false
         #expect { try configuration.validate() } throws: {
             "\($0)".contains("LATCHKEY_KEY_ENCRYPTION_KEY_FILE") && "\($0)".contains("generate-kek")
         }
-        configuration.allowPlaintextSigningKeys = true
+        configuration.secrets.allowPlaintextSigningKeys = true
         try configuration.validate()
     }
 
@@ -273,10 +273,10 @@ struct SecretSettingsTests {
             "LATCHKEY_KEY_ENCRYPTION_KEY_FILE": kekFile,
         ])
         #expect(
-            configuration.facebookApps == [
+            configuration.facebook.apps == [
                 .init(id: "1", secret: "first-secret"), .init(id: "2", secret: "second-secret"),
             ])
-        #expect(configuration.keyEncryptionKey?.id == kek.key.id)
+        #expect(configuration.secrets.keyEncryptionKey?.id == kek.key.id)
         try configuration.validate()
 
         #expect {
@@ -308,12 +308,12 @@ struct SecretSettingsTests {
         let kek = KeyEncryptionKey.generate()
         let previous = KeyEncryptionKey.generate()
         var configuration = ServerConfiguration()
-        configuration.facebookApps = [.init(id: "1", secret: "s3cr3t-value")]
-        configuration.keyEncryptionKey = kek.key
-        configuration.previousKeyEncryptionKeys = [previous.key]
-        configuration.databaseURL = "postgres://latchkey:db-pa55-word@db.internal:5432/latchkey?sslmode=require"
-        configuration.graphURL = "https://graph-t0ken@graph.example/v21.0"
-        let url = try PostgresURL(configuration.databaseURL)
+        configuration.facebook.apps = [.init(id: "1", secret: "s3cr3t-value")]
+        configuration.secrets.keyEncryptionKey = kek.key
+        configuration.secrets.previousKeyEncryptionKeys = [previous.key]
+        configuration.database.url = "postgres://latchkey:db-pa55-word@db.internal:5432/latchkey?sslmode=require"
+        configuration.facebook.graphURL = "https://graph-t0ken@graph.example/v21.0"
+        let url = try PostgresURL(configuration.database.url)
         // What ServiceLifecycle logs of each service: the default printing of structs holding one.
         let store = try await SQLiteStore.open(.sqliteMemory)
         try await store.migrate()
@@ -324,14 +324,17 @@ struct SecretSettingsTests {
             store: store, protection: SigningKeyProtection(configuration), keys: SessionKeys(ring),
             configuration: configuration, logger: Logger(label: "test"))
         var texts = [
-            "\(configuration)", String(reflecting: configuration), "\(configuration.facebookApps)",
-            String(reflecting: configuration.facebookApps[0]), "\(url)", String(reflecting: url), "\(service)",
+            "\(configuration)", String(reflecting: configuration), "\(configuration.facebook.apps)",
+            String(reflecting: configuration.facebook.apps[0]), "\(url)", String(reflecting: url), "\(service)",
             String(reflecting: service),
         ]
         // The PostgreSQL store holds the pool's configuration, password included (it connects lazily).
         let postgres = try PostgresStore(url: url, poolSize: 1, logger: Logger(label: "test"))
         texts += ["\(postgres)", String(reflecting: postgres)]
-        for value in [configuration, url, service, postgres] as [Any] {
+        // Each group of settings prints redacted on its own too: a log line may hold only one.
+        let groups: [Any] = [configuration.http, configuration.database, configuration.facebook, configuration.secrets]
+        texts += groups.map { "\($0)" } + groups.map { String(reflecting: $0) }
+        for value in [configuration, url, service, postgres] + groups as [Any] {
             var dumped = ""
             dump(value, to: &dumped)
             texts.append(dumped)
@@ -353,7 +356,7 @@ struct SecretSettingsTests {
     )
     func traceLogHoldsNoSecret() async throws {
         let password = "Db-Pa55-\(UUID().uuidString)"
-        try await Stack.run({ $0.databaseURL = "postgres://latchkey:\(password)@127.0.0.1:5432/latchkey" }) {
+        try await Stack.run({ $0.database.url = "postgres://latchkey:\(password)@127.0.0.1:5432/latchkey" }) {
             (stack: Stack) async throws in
             let token = try await stack.facebookToken("alice")
             let body = try await stack.signIn(["accessToken": .string(token)]).json()

@@ -75,7 +75,7 @@ struct SessionTests {
             #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
 
             // Past the retry window, the spent token again is a reuse.
-            stack.clock.advance(stack.configuration.refreshRetryWindow + 0.001)
+            stack.clock.advance(stack.configuration.sessions.refreshRetryWindow + 0.001)
             let reused = try await Self.refresh(stack, first, form: false)
             #expect(reused.status == .badRequest && reused.errorCode == "refresh_token_reused")
             // The thief's and the owner's tokens are both dead now.
@@ -92,7 +92,7 @@ struct SessionTests {
             let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
             let answer = try await Self.refresh(stack, first).json()
             let second = try #require(answer["refresh_token"]?.stringValue)
-            stack.clock.advance(stack.configuration.refreshRetryWindow - 1)
+            stack.clock.advance(stack.configuration.sessions.refreshRetryWindow - 1)
             let retried = try await Self.refresh(stack, first)
             #expect(retried.status == .ok)
             #expect(try retried.json()["refresh_token"]?.stringValue == second)
@@ -124,7 +124,7 @@ struct SessionTests {
 
     @Test("with the retry window off, a spent token at once revokes the session")
     func retryWindowOff() async throws {
-        try await Stack.run({ $0.refreshRetryWindow = 0 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.sessions.refreshRetryWindow = 0 }) { (stack: Stack) async throws in
             let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
             let second = try #require(try await Self.refresh(stack, first).json()["refresh_token"]?.stringValue)
             #expect(try await Self.refresh(stack, first).errorCode == "refresh_token_reused")
@@ -134,7 +134,7 @@ struct SessionTests {
 
     @Test("expired and unknown refresh tokens, and bad grants, are refused")
     func refreshErrors() async throws {
-        try await Stack.run({ $0.refreshTokenLifetime = 3600 }) { stack in
+        try await Stack.run({ $0.sessions.refreshTokenLifetime = 3600 }) { stack in
             let session = try await Self.signedIn(stack)
             let token = try #require(session["refresh_token"]?.stringValue)
             #expect(try await Self.refresh(stack, "nope").errorCode == "refresh_token_invalid")
@@ -169,7 +169,7 @@ struct SessionTests {
             let userID = try #require(body["user"]?["id"]?.stringValue)
             let access = try #require(body["session"]?["access_token"]?.stringValue)
             let refresh = try #require(body["session"]?["refresh_token"]?.stringValue)
-            try await stack.store.setUserDisabled(id: userID, disabled: true, now: stack.clock.now)
+            try await stack.store.setUserDisabled(id: userID, disabled: true, now: stack.clock.now, by: .commandLine)
             #expect(try await stack.get("/v1/users/me", bearer: access).errorCode == "session_revoked")
             #expect(try await Self.refresh(stack, refresh).errorCode == "refresh_token_invalid")
             let again = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
@@ -179,7 +179,7 @@ struct SessionTests {
 
     @Test("PATCH /v1/users/me changes only writable properties")
     func patchMe() async throws {
-        try await Stack.run({ $0.userWritableProperties = ["nickname"] }) { stack in
+        try await Stack.run({ $0.users.writableProperties = ["nickname"] }) { stack in
             let token = try #require(try await Self.signedIn(stack)["access_token"]?.stringValue)
             let allowed = try await stack.server.execute(
                 uri: "/v1/users/me", method: .patch,
@@ -223,7 +223,7 @@ struct KeyRotationTests {
             stack.clock.advance(1)
             let newKid = try await rotateSigningKey(
                 in: stack.store, protection: SigningKeyProtection(stack.configuration), now: stack.clock.now)
-            for (wait, signer) in [(0, oldKid), (stack.configuration.keyActivationDelay, newKid)] {
+            for (wait, signer) in [(0, oldKid), (stack.configuration.sessions.keyActivationDelay, newKid)] {
                 stack.clock.advance(wait)
                 let restarted = try await buildApplication(
                     configuration: stack.configuration, store: stack.store,
@@ -264,7 +264,7 @@ struct KeyRotationTests {
     @Test("mapped properties refresh on later logins unless configured not to")
     func propertyRefresh() async throws {
         for refresh in [true, false] {
-            try await Stack.run({ $0.refreshPropertiesOnLogin = refresh }) { stack in
+            try await Stack.run({ $0.users.refreshPropertiesOnLogin = refresh }) { stack in
                 let first = try await stack.signIn([
                     "accessToken": .string(try await stack.facebookToken(scopes: ["public_profile"])),
                     "fieldsMapping": ["email": "email", "name": "name"],

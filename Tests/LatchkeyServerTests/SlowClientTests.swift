@@ -18,9 +18,9 @@ struct SlowClientTests {
         // address in a second is exactly what the per-address limit refuses (its own test).
         try await TestLock.fileDescriptors.withLock {
             try await Stack.run({
-                $0.abuseLimits = .off
-                $0.maximumConnectionsPerAddress = 0  // 300 from one address: its own test
-                $0.requestTimeout = 2
+                $0.limits = .off
+                $0.http.maximumConnectionsPerAddress = 0  // 300 from one address: its own test
+                $0.http.requestTimeout = 2
             }) { (stack: Stack) async throws in
                 let port = try #require(stack.server.port)
                 var held: [RawConnection] = []
@@ -44,7 +44,7 @@ struct SlowClientTests {
 
     @Test("a body trickled a byte at a time is cut at LATCHKEY_REQUEST_TIMEOUT, however often bytes come")
     func trickledBody() async throws {
-        try await Stack.run({ $0.requestTimeout = 0.5 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.http.requestTimeout = 0.5 }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let connection = try #require(RawConnection(port: port))
             defer { connection.close() }
@@ -59,7 +59,7 @@ struct SlowClientTests {
         // Facebook takes 2.5 times the idle timeout. The timeout is 2 s rather than a fraction of
         // one: it is also the first head's deadline, and a full pass on two cores once held this
         // test's write back more than 0.3 s after its connect, so the server rightly cut it.
-        try await Stack.run({ $0.idleTimeout = 2 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.http.idleTimeout = 2 }) { (stack: Stack) async throws in
             let token = try await stack.facebookToken()
             _ = try await stack.emulator(
                 "/_emulator/faults", ["endpoint": "/debug_token", "latency_ms": 5_000, "count": 1])
@@ -78,7 +78,7 @@ struct SlowClientTests {
 
     @Test("a head sent in pieces is cut at LATCHKEY_IDLE_TIMEOUT")
     func trickledHead() async throws {
-        try await Stack.run({ $0.idleTimeout = 0.5 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.http.idleTimeout = 0.5 }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let connection = try #require(RawConnection(port: port))
             defer { connection.close() }
@@ -96,8 +96,8 @@ struct SlowClientTests {
     @Test("a connection that sends no head is cut at LATCHKEY_FIRST_REQUEST_TIMEOUT; an idle keep-alive one is not")
     func firstHeadDeadline() async throws {
         try await Stack.run({
-            $0.firstRequestTimeout = 0.3
-            $0.idleTimeout = 60
+            $0.http.firstRequestTimeout = 0.3
+            $0.http.idleTimeout = 60
         }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let keptAlive = try #require(RawConnection(port: port))
@@ -120,7 +120,7 @@ struct SlowClientTests {
 
     @Test("connections beyond LATCHKEY_MAX_CONNECTIONS are closed at once, with one warning")
     func connectionCap() async throws {
-        try await Stack.run({ $0.maximumConnections = 5 }) { (stack: Stack) async throws in
+        try await Stack.run({ $0.http.maximumConnections = 5 }) { (stack: Stack) async throws in
             let port = try #require(stack.server.port)
             let connections = (0..<10).compactMap { _ in RawConnection(port: port) }
             #expect(connections.count == 10)

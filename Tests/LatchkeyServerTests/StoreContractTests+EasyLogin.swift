@@ -148,7 +148,7 @@ extension StoreContractTests {
 
             _ = try await store.signIn(
                 Self.codeLogin(subject: "s", code: "c3", sessionID: "s3", expiresAt: expires), now: Self.now)
-            try await store.setUserDisabled(id: "user-s", disabled: true, now: Self.now)
+            try await store.setUserDisabled(id: "user-s", disabled: true, now: Self.now, by: .commandLine)
             let disabled = try await store.redeemAuthorizationCode(
                 Self.presentation("c3"), session: Self.newSession("r4"), now: Self.now)
             #expect(disabled == .userDisabled, "\(name)")
@@ -167,7 +167,7 @@ extension StoreContractTests {
             #expect(try await store.activeUser(id: "u1", sessionID: "b") == nil, "\(name)")  // someone else's session
             try await store.revokeSession(id: "a", now: Self.now)
             #expect(try await store.activeUser(id: "u1", sessionID: "a") == nil, "\(name)")
-            try await store.setUserDisabled(id: "u2", disabled: true, now: Self.now)
+            try await store.setUserDisabled(id: "u2", disabled: true, now: Self.now, by: .commandLine)
             #expect(try await store.activeUser(id: "u2", sessionID: "b") == nil, "\(name)")
         }
     }

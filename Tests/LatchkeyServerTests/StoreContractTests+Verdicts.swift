@@ -34,7 +34,7 @@ extension StoreContractTests {
         try await Self.onEveryBackend { name, store in
             let first = Self.limitedLogin(subject: "d", userID: "u", sessionID: "s1", jti: "j1")
             #expect(try await Self.refusal(store, first) == nil, "\(name)")
-            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now, by: .commandLine)
             // The same token again: a replay first, whoever the person is.
             #expect(
                 try await Self.refusal(store, Self.limitedLogin(subject: "d", userID: "u", sessionID: "s2", jti: "j1"))
@@ -43,7 +43,7 @@ extension StoreContractTests {
             #expect(
                 try await Self.refusal(store, Self.limitedLogin(subject: "d", userID: "u", sessionID: "s3", jti: "j2"))
                     == .userDisabled, "\(name)")
-            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now, by: .commandLine)
             #expect(
                 try await Self.refusal(store, Self.limitedLogin(subject: "d", userID: "u", sessionID: "s4", jti: "j2"))
                     == nil, "\(name)")
@@ -65,7 +65,7 @@ extension StoreContractTests {
                     store, Self.limitedLogin(subject: "p", userID: "u", sessionID: "s1", jti: "j1", nonce: "n1"))
                     == nil,
                 "\(name)")
-            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now, by: .commandLine)
             try await store.storeNonce("n2", expiresAt: expires, now: Self.now)
             // Spent jti, spent nonce, disabled user: the replay.
             #expect(
@@ -82,7 +82,7 @@ extension StoreContractTests {
                 try await Self.refusal(
                     store, Self.limitedLogin(subject: "p", userID: "u", sessionID: "s4", jti: "j2", nonce: "n2"))
                     == .userDisabled, "\(name)")
-            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now, by: .commandLine)
             #expect(
                 try await Self.refusal(
                     store, Self.limitedLogin(subject: "p", userID: "u", sessionID: "s5", jti: "j2", nonce: "n2"))

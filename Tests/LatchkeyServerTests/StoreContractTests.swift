@@ -143,7 +143,7 @@ struct StoreContractTests {
                 hash: Data("sess2".utf8), newHash: Data("z".utf8), now: Self.now.addingTimeInterval(3601),
                 newExpiresAt: Self.now)
             #expect(expired == .invalid, "\(name)")
-            #expect(try await store.revokeSessions(userID: "u", now: Self.now) == 1, "\(name)")
+            #expect(try await store.revokeSessions(userID: "u", now: Self.now, by: .commandLine) == 1, "\(name)")
         }
     }
 
@@ -203,7 +203,7 @@ struct StoreContractTests {
                 }
                 if session == "gone" {
                     // Disabling revokes too; the retry must not answer for a revoked session.
-                    _ = try await store.setUserDisabled(id: "u-\(session)", disabled: true, now: soon)
+                    _ = try await store.setUserDisabled(id: "u-\(session)", disabled: true, now: soon, by: .commandLine)
                 }
                 let outcome = try await rotate(session, "z", now: when, candidates: ["\(session)-1"])
                 #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(what)")
@@ -255,8 +255,12 @@ struct StoreContractTests {
     func disabledUsers() async throws {
         try await Self.onEveryBackend { name, store in
             _ = try await store.signIn(Self.login(subject: "d", userID: "u", sessionID: "s1"), now: Self.now)
-            #expect(try await store.setUserDisabled(id: "u", disabled: true, now: Self.now), "\(name)")
-            #expect(try await !store.setUserDisabled(id: "nobody", disabled: true, now: Self.now), "\(name)")
+            #expect(
+                try await store.setUserDisabled(id: "u", disabled: true, now: Self.now, by: .commandLine) == 1,
+                "\(name)")
+            #expect(
+                try await store.setUserDisabled(id: "nobody", disabled: true, now: Self.now, by: .commandLine) == nil,
+                "\(name)")
             #expect(try await !store.isSessionActive(id: "s1"), "\(name)")
             var login = Self.login(subject: "d", userID: "ignored", sessionID: "s2")
             login.singleUse = SingleUseClaims(
@@ -264,15 +268,17 @@ struct StoreContractTests {
             await #expect(throws: SignInConflict.userDisabled) { try await store.signIn(login, now: Self.now) }
             #expect(try await !store.isSessionActive(id: "s2"), "\(name)")
             // The refused login spent nothing: after re-enabling, the same jti signs in.
-            #expect(try await store.setUserDisabled(id: "u", disabled: false, now: Self.now), "\(name)")
+            #expect(
+                try await store.setUserDisabled(id: "u", disabled: false, now: Self.now, by: .commandLine) == 0,
+                "\(name)")
             #expect(try await store.signIn(login, now: Self.now).user.id == "u", "\(name)")
-            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: true, now: Self.now, by: .commandLine)
             let rotated = try await store.rotateRefreshToken(
                 hash: Data("s2".utf8), newHash: Data("n".utf8), now: Self.now,
                 newExpiresAt: Self.now.addingTimeInterval(60))
             #expect(rotated == .invalid, "\(name)")  // its session was revoked when the user was disabled
             // Re-enabled: new sessions work again; old ones stay revoked.
-            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now)
+            try await store.setUserDisabled(id: "u", disabled: false, now: Self.now, by: .commandLine)
             _ = try await store.signIn(Self.login(subject: "d", userID: "x", sessionID: "s3"), now: Self.now)
             #expect(try await store.isSessionActive(id: "s3"), "\(name)")
             #expect(try await !store.isSessionActive(id: "s2"), "\(name)")

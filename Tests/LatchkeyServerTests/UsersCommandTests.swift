@@ -82,6 +82,54 @@ struct UsersCommandTests {
             _ = try await store.signIn(
                 StoreContractTests.login(subject: "s", userID: "u", sessionID: "e"), now: Self.now)
             #expect(try await store.isSessionActive(id: "e"), "\(name)")
+
+            // Each command left an audit event naming the command line and what it ended.
+            let operatorEvents = try await store.auditEvents(userID: "u", limit: 50).map(\.event).filter {
+                $0.detail.objectValue?["by"] != nil
+            }
+            #expect(
+                operatorEvents == [
+                    .userState(disabled: false, userID: "u", by: .commandLine, sessionsEnded: 0),
+                    .userState(disabled: true, userID: "u", by: .commandLine, sessionsEnded: 1),
+                    .sessionsRevoked(userID: "u", by: .commandLine, sessionsEnded: 2),
+                ], "\(name)")
+        }
+    }
+
+    @Test("a database that was never migrated is refused on either backend, and left empty")
+    func unmigratedDatabase() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-empty-\(UUID()).sqlite")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let sqlite = try await SQLiteStore.open(.sqliteFile(file.path))
+        try await sqlite.close()
+        let base = try TestPostgres.url()
+        func check(_ name: String, _ database: String, _ store: any LatchkeyStore) async throws {
+            for command in [["show", "u"], ["disable", "u"]] {
+                await #expect("\(name): \(command)") {
+                    try await Self.users(command, database: database)
+                } throws: { error in
+                    error is CommandError && "\(error)".contains("holds no Latchkey data")
+                        && "\(error)".contains("LATCHKEY_DATABASE_URL")
+                }
+            }
+            #expect(try await store.schemaVersion() == 0, "\(name): nothing was created")
+        }
+        let reopened = try await SQLiteStore.open(.sqliteFile(file.path))
+        try await check("sqlite", file.path, reopened)
+        try await reopened.close()
+        guard let base else { return }
+        try await TestPostgres.withSchema(base) { url in
+            let store = try PostgresStore(
+                url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: TestPostgres.quiet)
+            do {
+                try await check("postgres", PostgresStoreTests.text(url), store)
+                try await store.migrate()
+                #expect(try await store.schemaVersion() > 0)
+            } catch {
+                await store.close()
+                throw error
+            }
+            await store.close()
         }
     }
 
@@ -125,14 +173,22 @@ struct UsersCommandTests {
                     firstSeen: Self.now,
                     lastSeen: Self.now)
             ])
-        let text = UsersCommand.describe(user)
+        let events = [
+            RecordedAuditEvent(
+                .userState(disabled: true, userID: "u1", by: .commandLine, sessionsEnded: 2), at: Self.now)
+        ]
+        let text = UsersCommand.describe(user, events: events)
         for part in [
             "User u1", "state:      disabled", "created:    2027-01-15T08:00:00Z", "age: 30", "name: \"Ann\"",
             "facebook 123 (app 9)", "permissions: email",
+            #"2027-01-15T08:00:00Z user.disabled {"by":"cli","sessions_ended":2}"#,
         ] {
             #expect(text.contains(part), "\(part)")
         }
-        let json = try JSONSerialization.jsonObject(with: Data(UsersCommand.json(user).utf8)) as? [String: Any]
+        let json =
+            try JSONSerialization.jsonObject(with: Data(UsersCommand.json(user, events: events).utf8))
+            as? [String: Any]
+        #expect((json?["recentEvents"] as? [[String: Any]])?.first?["type"] as? String == "user.disabled")
         #expect(json?["id"] as? String == "u1" && json?["disabled"] as? Bool == true)
         #expect((json?["identities"] as? [[String: Any]])?.first?["subject"] as? String == "123")
     }

@@ -9,8 +9,8 @@ final class ServerOrigin: Sendable {
     private let waitsForBind: Bool
 
     init(_ configuration: ServerConfiguration) {
-        value = Mutex(configuration.resolvedPublicURL)
-        waitsForBind = configuration.publicURL == nil && configuration.port == 0
+        value = Mutex(configuration.http.resolvedPublicURL)
+        waitsForBind = configuration.http.publicURL == nil && configuration.http.port == 0
     }
 
     /// The base URL, without a trailing slash.

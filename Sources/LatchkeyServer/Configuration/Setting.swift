@@ -145,3 +145,73 @@ struct SettingReader: Sendable {
         return choice
     }
 }
+
+/// One of the configuration's groups of settings (`ServerConfiguration.http`, …): a setting
+/// that writes into a group is listed under that group's heading, so the README's sections and
+/// the configuration's shape cannot drift apart.
+package protocol SettingsGroup: Sendable {
+    /// The heading the group's settings are listed under.
+    static var group: Setting.Group { get }
+}
+
+extension Setting {
+    /// A setting read by `read` into `field` of the group at `group`; an absent value keeps the
+    /// default.
+    static func field<Group: SettingsGroup, Value>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, Value> & Sendable, default defaultValue: String, meaning: String,
+        read: @escaping @Sendable (SettingReader, String) throws -> Value?
+    ) -> Setting {
+        Setting(name, group: Group.group, default: defaultValue, meaning: meaning) { name, reader, configuration in
+            if let value = try read(reader, name) { configuration[keyPath: group][keyPath: field] = value }
+        }
+    }
+
+    /// Text, as given.
+    static func text<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, String> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { $0.value($1) }
+    }
+
+    /// Text that has no default value (absent stays `nil`).
+    static func optionalText<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, String?> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { $0.value($1).map(Optional.some) }
+    }
+
+    /// A whole number.
+    static func integer<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, Int> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { try $0.integer($1) }
+    }
+
+    /// A number of seconds.
+    static func seconds<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, TimeInterval> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { try $0.seconds($1) }
+    }
+
+    /// `true` or `false` (also `on`/`off`, `yes`/`no`, `1`/`0`).
+    static func flag<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, Bool> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { try $0.flag($1) }
+    }
+
+    /// Entries separated by commas or newlines.
+    static func list<Group: SettingsGroup>(
+        _ name: String, _ group: any WritableKeyPath<ServerConfiguration, Group> & Sendable,
+        _ field: any WritableKeyPath<Group, [String]> & Sendable, default defaultValue: String, meaning: String
+    ) -> Setting {
+        .field(name, group, field, default: defaultValue, meaning: meaning) { $0.list($1) }
+    }
+}

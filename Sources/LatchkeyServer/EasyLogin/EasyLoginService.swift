@@ -34,7 +34,7 @@ struct EasyLoginService: Sendable {
     func authorize(_ query: String?, address: String, logger: Logger) async -> Response {
         let parameters = QueryParameters(query)
         // Until client and redirect URI check out, nothing may be redirected (§4.1.2.1, §10.15).
-        guard let clientID = parameters["client_id"], let client = configuration.oauthClient(clientID) else {
+        guard let clientID = parameters["client_id"], let client = configuration.easyLogin.client(clientID) else {
             return EasyLoginResponse.page(
                 title: "Unknown app", message: "This sign-in link names no app registered with this server.")
         }
@@ -76,7 +76,7 @@ struct EasyLoginService: Sendable {
         if let text = parameters["fields_mapping"] {
             do {
                 let requested = try Self.mapping(text)
-                _ = try FieldMapping(request: requested, allowed: configuration.clientMappableProperties)
+                _ = try FieldMapping(request: requested, allowed: configuration.users.clientMappableProperties)
                 mapping = requested
             } catch let error as APIError {
                 return fail("invalid_request", error.message)
@@ -84,7 +84,7 @@ struct EasyLoginService: Sendable {
                 return fail("invalid_request", "fields_mapping looks like field=property,field=property.")
             }
         }
-        guard let app = configuration.facebookApps.first else {
+        guard let app = configuration.facebook.apps.first else {
             return fail("server_error", "No Facebook app is configured.")
         }
         do {
@@ -106,7 +106,7 @@ struct EasyLoginService: Sendable {
         let request = AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, clientState: clientState, codeChallenge: challenge,
             fieldsMapping: mapping, facebookAppID: app.id, facebookCodeVerifier: verifier,
-            expiresAt: configuration.clock().addingTimeInterval(configuration.easyLoginRequestLifetime))
+            expiresAt: configuration.clock().addingTimeInterval(configuration.easyLogin.requestLifetime))
         // Nothing is stored: the request travels sealed in Facebook's state, so no number of
         // strangers can fill a table others need.
         let handle: String
@@ -117,7 +117,7 @@ struct EasyLoginService: Sendable {
             return fail("server_error", "The server could not start the sign-in; try again.")
         }
         return EasyLoginResponse.redirect(
-            configuration.dialogURL,
+            configuration.facebook.dialogURL,
             [
                 ("client_id", app.id), ("redirect_uri", callbackURL), ("state", handle),
                 ("response_type", "code"), ("scope", permissions.joined(separator: ",")),
@@ -173,7 +173,7 @@ struct EasyLoginService: Sendable {
             return fail("access_denied", "Facebook refused the login.", code: .facebookTokenInvalid)
         }
         guard let facebookCode = parameters["code"], facebookCode.utf8.count <= 4096,
-            let app = configuration.app(pending.facebookAppID)
+            let app = configuration.facebook.app(pending.facebookAppID)
         else {
             return fail("server_error", "Facebook's answer carries no code.", code: .facebookTokenInvalid)
         }
@@ -214,9 +214,9 @@ struct EasyLoginService: Sendable {
         func acceptable(_ request: AuthorizationRequest) -> Bool {
             now.timeIntervalSince(request.expiresAt) <= PruneCutoffs.pendingAuthorizationGrace
                 && request.expiresAt.timeIntervalSince(now)
-                    <= configuration.easyLoginRequestLifetime + configuration.clockSkew
-                && configuration.oauthClient(request.clientID)?.accepts(redirectURI: request.redirectURI) == true
-                && configuration.app(request.facebookAppID) != nil
+                    <= configuration.easyLogin.requestLifetime + configuration.signIn.clockSkew
+                && configuration.easyLogin.client(request.clientID)?.accepts(redirectURI: request.redirectURI) == true
+                && configuration.facebook.app(request.facebookAppID) != nil
         }
         // An earlier release's handle: 32 random bytes, 43 characters, shorter than any sealed state.
         if state.utf8.count == 43 {
@@ -234,7 +234,7 @@ struct EasyLoginService: Sendable {
         // while one running behind still takes the state.
         let first = try await store.useOnce(
             kind: Self.stateUseKind, value: opened.useKey,
-            expiresAt: opened.request.expiresAt.addingTimeInterval(configuration.clockSkew), now: now)
+            expiresAt: opened.request.expiresAt.addingTimeInterval(configuration.signIn.clockSkew), now: now)
         return first ? opened.request : nil
     }
 
@@ -265,9 +265,9 @@ struct EasyLoginService: Sendable {
         }
         let mapping =
             try pending.fieldsMapping.map {
-                try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
+                try FieldMapping(request: $0, allowed: configuration.users.clientMappableProperties)
             }
-            ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
+            ?? FieldMapping(trusted: configuration.users.defaultFieldsMapping)
         let identity = try await classic.verify(facebookToken, mapping: mapping)
         guard identity.appID == app.id else {
             throw APIError(.unauthorized, .facebookWrongApp, "Facebook answered for another app.")
@@ -280,7 +280,8 @@ struct EasyLoginService: Sendable {
             authorizationCode: NewAuthorizationCode(
                 hash: SessionTokens.hash(code), clientID: pending.clientID, redirectURI: pending.redirectURI,
                 codeChallenge: pending.codeChallenge, sessionID: SessionTokens.randomToken(bytes: 16),
-                scope: identity.granted, expiresAt: now.addingTimeInterval(configuration.authorizationCodeLifetime)))
+                scope: identity.granted,
+                expiresAt: now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime)))
         let user: StoredUser
         let created: Bool
         do {
@@ -309,7 +310,7 @@ struct EasyLoginService: Sendable {
             return value
         }
         let clientID = try required(.clientID, maxLength: 128)
-        guard configuration.oauthClient(clientID) != nil else {
+        guard configuration.easyLogin.client(clientID) != nil else {
             throw APIError(.unauthorized, .clientUnknown, "client_id names no registered client.")
         }
         let code = try required(.code, maxLength: 256)
@@ -326,7 +327,7 @@ struct EasyLoginService: Sendable {
                 codeChallenge: PKCE.challenge(for: verifier)),
             session: NewSession(
                 id: "", refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)),
+                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)),
             now: now)
         switch outcome {
         case .issued(let sessionID, let userID, let scope):

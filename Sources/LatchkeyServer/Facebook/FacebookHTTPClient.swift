@@ -8,8 +8,9 @@ extension HTTPClient {
     package static func facebook(_ configuration: ServerConfiguration) -> HTTPClient {
         var settings = HTTPClient.Configuration()
         settings.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.facebookMaxConnections)
-        settings.timeout = .init(connect: .seconds(Int64(max(1, configuration.facebookTimeout))))
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.facebook.maximumConnections)
+        settings.timeout = .init(connect: .seconds(Int64(max(1, configuration.facebook.timeout))))
         // Latchkey bootstraps no tracer; the default no-op one still cost a span and its request
         // attributes per Facebook call (3 % of a classic sign-in, docs/performance.md).
         settings.tracing.tracer = nil

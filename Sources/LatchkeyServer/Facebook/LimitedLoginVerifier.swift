@@ -19,10 +19,10 @@ struct LimitedLoginVerifier: Sendable {
         self.keys = keys
         self.configuration = configuration
         self.policy = IDTokenPolicy(
-            issuer: .oneOf(configuration.issuers), audiences: Set(configuration.facebookApps.map(\.id)),
-            clockSkew: configuration.clockSkew, maximumAge: configuration.idTokenMaxAge,
-            allowsMissingNonce: configuration.allowMissingNonce && !configuration.requireServerNonce,
-            nonceMatching: configuration.limitedLoginNonce)
+            issuer: .oneOf(configuration.facebook.issuers), audiences: Set(configuration.facebook.apps.map(\.id)),
+            clockSkew: configuration.signIn.clockSkew, maximumAge: configuration.signIn.idTokenMaxAge,
+            allowsMissingNonce: configuration.signIn.allowMissingNonce && !configuration.signIn.requireServerNonce,
+            nonceMatching: configuration.signIn.limitedLoginNonce)
     }
 
     func verify(_ token: String, nonce: String?) async throws -> FacebookIdentity {
@@ -37,15 +37,15 @@ struct LimitedLoginVerifier: Sendable {
         }
         // Server nonces are base64url: anything else was never issued, and is refused before the
         // store sees it (PostgreSQL's text cannot even hold a NUL byte).
-        if configuration.requireServerNonce, let nonce, Base64URL.decode(nonce) == nil {
+        if configuration.signIn.requireServerNonce, let nonce, Base64URL.decode(nonce) == nil {
             throw APIError.nonceInvalid
         }
         // The jti (and a server nonce) are spent inside the sign-in transaction, so a failure later
         // leaves the token usable, and a replay reports itself before any nonce is touched.
         let singleUse = SingleUseClaims(
             jti: "\(claims.appID):\(claims.jti)",
-            jtiExpiresAt: Date(timeIntervalSince1970: claims.expiresAt + configuration.clockSkew),
-            serverNonce: configuration.requireServerNonce ? nonce : nil)
+            jtiExpiresAt: Date(timeIntervalSince1970: claims.expiresAt + configuration.signIn.clockSkew),
+            serverNonce: configuration.signIn.requireServerNonce ? nonce : nil)
         let profile = Self.profile(from: claims.all, subject: claims.subject)
         return FacebookIdentity(
             appID: claims.appID, subject: claims.subject, profile: profile,

@@ -41,7 +41,9 @@ package struct AbuseLimitRules: Sendable, Equatable {
     }
 
     /// Each setting's name and the rule's name, for parsing.
-    static var settings: [(setting: String, rule: String, keyPath: WritableKeyPath<AbuseLimitRules, RateRule?>)] {
+    static var settings:
+        [(setting: String, rule: String, keyPath: any WritableKeyPath<AbuseLimitRules, RateRule?> & Sendable)]
+    {
         [
             ("LATCHKEY_LIMIT_SIGN_IN_PER_ADDRESS", "sign-in-address", \.signInPerAddress),
             ("LATCHKEY_LIMIT_SIGN_IN_PER_NETWORK", "sign-in-network", \.signInPerNetwork),

@@ -4,7 +4,7 @@ import ServiceLifecycle
 
 /// Deletes what the database no longer needs (expired nonces, `jti`s, Easy Login requests and
 /// codes, ended sessions with their refresh tokens, audit events past retention) every
-/// `configuration.pruneInterval`, in the application's service group.
+/// `configuration.maintenance.pruneInterval`, in the application's service group.
 ///
 /// Pruning once ran inside sign-ins and nonce issuing, scanning whole tables in the transactions
 /// every request waits on, and never reached sessions or audit rows. Here it is background work in
@@ -43,7 +43,7 @@ package struct PruningService: Service {
     /// Waits before the first run rather than after start-up: starting stays quick, and what
     /// accumulated while the server was down goes at the first interval, in batches like the rest.
     package func run() async {
-        let interval = Duration.seconds(configuration.pruneInterval)
+        let interval = Duration.seconds(configuration.maintenance.pruneInterval)
         do {
             try await cancelWhenGracefulShutdown {
                 while true {

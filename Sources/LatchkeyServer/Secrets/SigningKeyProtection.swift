@@ -27,7 +27,8 @@ package struct SigningKeyProtection: Sendable {
 
     /// The protection a configuration asks for.
     package init(_ configuration: ServerConfiguration) {
-        self.init(current: configuration.keyEncryptionKey, previous: configuration.previousKeyEncryptionKeys)
+        self.init(
+            current: configuration.secrets.keyEncryptionKey, previous: configuration.secrets.previousKeyEncryptionKeys)
     }
 
     /// The stored form of a key's raw private scalar.

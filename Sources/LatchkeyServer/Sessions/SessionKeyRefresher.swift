@@ -24,7 +24,7 @@ struct SessionKeyRefresher: Service {
 
     /// Refreshes every interval until the service group shuts down.
     func run() async {
-        let interval = Duration.milliseconds(Int64(configuration.keyRefreshInterval * 1000))
+        let interval = Duration.milliseconds(Int64(configuration.sessions.keyRefreshInterval * 1000))
         do {
             try await cancelWhenGracefulShutdown {
                 while true {
@@ -53,8 +53,8 @@ struct SessionKeyRefresher: Service {
         do {
             ring = try SessionKeyRing(
                 keys: try openSigningKeys(rows, protection: protection), now: configuration.clock(),
-                accessTokenLifetime: configuration.accessTokenLifetime,
-                activationDelay: configuration.keyActivationDelay,
+                accessTokenLifetime: configuration.sessions.accessTokenLifetime,
+                activationDelay: configuration.sessions.keyActivationDelay,
                 sealedRequestWindow: configuration.sealedRequestWindow)
         } catch {
             // Whatever the keys read did (one does not open, a plain one, a malformed row): the

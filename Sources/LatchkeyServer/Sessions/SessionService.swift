@@ -35,8 +35,8 @@ struct SessionService: Sendable {
         let issued: (sessionID: String, userID: String, refreshToken: String)
         switch try await store.rotateRefreshToken(
             hash: hash, newHash: successors[0].hash, now: now,
-            newExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime),
-            retryWindow: configuration.refreshRetryWindow, retryCandidates: successors.map(\.hash))
+            newExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime),
+            retryWindow: configuration.sessions.refreshRetryWindow, retryCandidates: successors.map(\.hash))
         {
         case .rotated(let sessionID, let userID):
             issued = (sessionID, userID, successors[0].token)
@@ -70,6 +70,6 @@ struct SessionService: Sendable {
 
     /// Ends every session of the user `claims` belong to; how many were active.
     func endAll(_ claims: SessionTokens.AccessClaims) async throws -> Int {
-        try await store.revokeSessions(userID: claims.userID, now: configuration.clock())
+        try await store.revokeSessions(userID: claims.userID, now: configuration.clock(), by: .user)
     }
 }

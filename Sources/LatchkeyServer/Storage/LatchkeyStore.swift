@@ -11,6 +11,10 @@ package protocol LatchkeyStore: Sendable {
     /// Creates or upgrades the schema.
     func migrate() async throws
 
+    /// The newest migration applied; 0 for a database Latchkey never migrated (the commands that
+    /// act on an existing deployment refuse one, rather than create tables in a wrong database).
+    func schemaVersion() async throws -> Int
+
     /// Finds the user of `login.identity` or creates user and identity; applies mapped properties
     /// (all on creation, on later logins only when `refreshProperties`); opens `login.session` and
     /// stores `login.authorizationCode`, when given.
@@ -45,9 +49,12 @@ package protocol LatchkeyStore: Sendable {
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws -> RefreshOutcome
 
-    /// Disables or re-enables a user; disabling revokes their sessions. Returns whether the user exists.
+    /// Disables or re-enables a user; disabling revokes their sessions. Records
+    /// `AuditEvent.userState` in the same transaction, naming `actor`.
+    /// - Returns: `nil` when there is no such user; else how many active sessions it ended (none
+    ///   when enabling).
     @discardableResult
-    func setUserDisabled(id: String, disabled: Bool, now: Date) async throws -> Bool
+    func setUserDisabled(id: String, disabled: Bool, now: Date, by actor: AuditEvent.Actor) async throws -> Int?
 
     /// The user with `id` when `sessionID` is one of their sessions, active, and the user is not
     /// disabled; one read for `GET /v1/users/me`.
@@ -60,9 +67,14 @@ package protocol LatchkeyStore: Sendable {
     @discardableResult
     func revokeSession(id: String, now: Date) async throws -> Bool
 
-    /// Revokes every session of a user; returns how many were active.
+    /// Revokes every session of a user and, when the user exists, records
+    /// `AuditEvent.sessionsRevoked` naming `actor` in the same transaction.
+    /// - Returns: how many sessions were active.
     @discardableResult
-    func revokeSessions(userID: String, now: Date) async throws -> Int
+    func revokeSessions(userID: String, now: Date, by actor: AuditEvent.Actor) async throws -> Int
+
+    /// The user's audit events, newest first, at most `limit`.
+    func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent]
 
     /// Records `value` of `kind` as used until `expiresAt`; `false` when it is already recorded and
     /// that record has not expired (replay). An expired record counts as absent: deleting it is

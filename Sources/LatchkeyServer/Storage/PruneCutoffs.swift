@@ -55,7 +55,7 @@ package struct PruneCutoffs: Sendable, Equatable {
     ///   refresh token, and when access tokens live longer than refresh tokens, the last one issued
     ///   may still be valid; deleting its session would end it early. Until then, spent refresh
     ///   tokens stay with their session, so presenting one still revokes it (reuse detection).
-    /// - Audit events are kept `configuration.auditRetention`.
+    /// - Audit events are kept `configuration.maintenance.auditRetention`.
     /// - Parameters:
     ///   - now: the current time, from the configuration's clock.
     ///   - configuration: the lifetimes and the audit retention.
@@ -64,7 +64,7 @@ package struct PruneCutoffs: Sendable, Equatable {
             singleUseExpiredBefore: now, noncesExpiredBefore: now,
             pendingAuthorizationsExpiredBefore: now.addingTimeInterval(-Self.pendingAuthorizationGrace),
             authorizationCodesExpiredBefore: now.addingTimeInterval(-Self.authorizationCodeGrace),
-            sessionsEndedBefore: now.addingTimeInterval(-configuration.accessTokenLifetime),
-            auditEventsBefore: now.addingTimeInterval(-configuration.auditRetention))
+            sessionsEndedBefore: now.addingTimeInterval(-configuration.sessions.accessTokenLifetime),
+            auditEventsBefore: now.addingTimeInterval(-configuration.maintenance.auditRetention))
     }
 }

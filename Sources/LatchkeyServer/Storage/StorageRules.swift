@@ -69,28 +69,3 @@ package enum StorageRules {
             detail: ["subject": .string(login.identity.subject), "app_id": .string(login.identity.appID)])
     }
 }
-
-/// An event in the audit log.
-package struct AuditEvent: Sendable, Equatable {
-    /// The event names, one list for every backend and for whoever reads the log.
-    package enum Kind: String, Sendable, CaseIterable {
-        /// A first sign-in created the user.
-        case userCreated = "user.created"
-        /// A returning person signed in.
-        case userSignedIn = "user.signed_in"
-    }
-
-    /// What happened.
-    package var type: Kind
-    /// Whom it concerns.
-    package var userID: String
-    /// Facts worth keeping (never a token or a secret).
-    package var detail: JSONValue
-
-    /// Creates an event.
-    package init(type: Kind, userID: String, detail: JSONValue) {
-        self.type = type
-        self.userID = userID
-        self.detail = detail
-    }
-}

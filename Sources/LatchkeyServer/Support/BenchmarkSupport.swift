@@ -17,7 +17,7 @@ package enum BenchmarkSupport {
         ///   - now: the verifier's clock.
         package init(jwks: JSONValue, appID: String, now: Date) async throws {
             var configuration = ServerConfiguration()
-            configuration.facebookApps = [.init(id: appID, secret: "unused")]
+            configuration.facebook.apps = [.init(id: appID, secret: "unused")]
             configuration.clock = { now }
             let keys = KeySetCache(
                 client: .shared, url: "http://127.0.0.1:1/unused", timeout: 1, refetchInterval: 3600,
@@ -39,7 +39,7 @@ package enum BenchmarkSupport {
         /// A signer with a fresh key.
         package init(now: Date) throws {
             var configuration = ServerConfiguration()
-            configuration.publicURL = "https://auth.example.com"
+            configuration.http.publicURL = "https://auth.example.com"
             tokens = SessionTokens(
                 keys: SessionKeys(try SessionKeyRing(keys: [.generate(now: now)], now: now, accessTokenLifetime: 900)),
                 origin: ServerOrigin(configuration), accessTokenLifetime: 900, refreshTokenLifetime: 86_400)

@@ -33,8 +33,8 @@ struct SignInService: Sendable {
         let (accessToken, idToken, nonce) = (request.accessToken, request.idToken, request.nonce)
         let mapping =
             try request.fieldsMapping.map {
-                try FieldMapping(request: $0, allowed: configuration.clientMappableProperties)
-            } ?? FieldMapping(trusted: configuration.defaultFieldsMapping)
+                try FieldMapping(request: $0, allowed: configuration.users.clientMappableProperties)
+            } ?? FieldMapping(trusted: configuration.users.defaultFieldsMapping)
 
         guard accessToken?.isEmpty != true, idToken?.isEmpty != true else {
             throw APIError.invalidRequest("accessToken and idToken must not be empty.")
@@ -56,7 +56,7 @@ struct SignInService: Sendable {
             identity, mapping: mapping, configuration: configuration, now: now,
             session: NewSession(
                 id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.refreshTokenLifetime)))
+                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
         let user: StoredUser
         let created: Bool
         do {
@@ -88,7 +88,7 @@ extension SignInService {
     /// sign-in spends it.
     func issueNonce() async throws -> NonceBody {
         let nonce = SessionTokens.randomToken(bytes: 24)
-        let lifetime = configuration.nonceLifetime
+        let lifetime = configuration.signIn.nonceLifetime
         let now = configuration.clock()
         try await store.storeNonce(nonce, expiresAt: now.addingTimeInterval(lifetime), now: now)
         return NonceBody(nonce: nonce, expiresIn: Int(lifetime))
@@ -120,7 +120,8 @@ extension LoginRecord {
                 provider: "facebook", subject: identity.subject, appID: identity.appID,
                 grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
             mappedProperties: mapping.apply(to: identity.profile),
-            refreshProperties: configuration.refreshPropertiesOnLogin, newUserID: SessionTokens.randomToken(bytes: 15),
+            refreshProperties: configuration.users.refreshPropertiesOnLogin,
+            newUserID: SessionTokens.randomToken(bytes: 15),
             session: session, singleUse: identity.singleUse, authorizationCode: authorizationCode)
     }
 }

@@ -19,7 +19,7 @@ struct UserService: Sendable {
     /// Applies `update` to the user of `claims`: only properties the configuration lets users
     /// write (`LATCHKEY_USER_WRITABLE_PROPERTIES`), each value at most 4 KiB encoded.
     func update(_ claims: SessionTokens.AccessClaims, _ update: UserPropertiesUpdate) async throws -> StoredUser {
-        for name in update.properties.keys where !configuration.userWritableProperties.contains(name) {
+        for name in update.properties.keys where !configuration.users.writableProperties.contains(name) {
             throw APIError(.forbidden, .propertyNotWritable, "Users may not change property '\(name)'.")
         }
         guard update.properties.values.allSatisfy({ $0.encoded().count <= 4096 }) else {

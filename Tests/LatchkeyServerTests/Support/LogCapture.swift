@@ -26,10 +26,10 @@ final class LogCapture: Sendable {
         kek: String?, _ configuration: ServerConfiguration, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let databasePassword: String? =
-            if case .postgres(let url) = try? DatabaseLocation(configuration.databaseURL) { url.password } else { nil }
+            if case .postgres(let url) = try? DatabaseLocation(configuration.database.url) { url.password } else { nil }
         let secrets =
             [kek, databasePassword].compactMap { $0 }
-            + configuration.facebookApps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
+            + configuration.facebook.apps.flatMap { [$0.secret, "\($0.id)|\($0.secret)"] }
         let leaks = SecretScan.findings(in: all, secrets: secrets)
         #expect(
             leaks.isEmpty, "secrets in the server log:\n\(leaks.joined(separator: "\n"))",

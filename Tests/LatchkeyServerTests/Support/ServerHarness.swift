@@ -85,13 +85,13 @@ struct Stack: Sendable {
         try await emulator.test(.live) { emulatorClient in
             let base = "http://127.0.0.1:\(emulatorClient.port ?? 0)"
             var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.facebookApps = [.init(id: Demo.appID, secret: Demo.secret)]
-            configuration.graphURL = "\(base)/v21.0"
-            configuration.jwksURL = "\(base)/.well-known/oauth/openid/jwks/"
-            configuration.dialogURL = "\(base)/dialog/oauth"
-            configuration.publicURL = browsable ? nil : "http://latchkey.test"
-            configuration.oauthClients = [
+            configuration.http.port = 0
+            configuration.facebook.apps = [.init(id: Demo.appID, secret: Demo.secret)]
+            configuration.facebook.graphURL = "\(base)/v21.0"
+            configuration.facebook.jwksURL = "\(base)/.well-known/oauth/openid/jwks/"
+            configuration.facebook.dialogURL = "\(base)/dialog/oauth"
+            configuration.http.publicURL = browsable ? nil : "http://latchkey.test"
+            configuration.easyLogin.clients = [
                 OAuthClient(id: Demo.clientID, redirectURIs: [Demo.appRedirect, Demo.loopbackRedirect])
             ]
             configuration.clock = { clock.now }
@@ -100,13 +100,13 @@ struct Stack: Sendable {
             // start-up credential check would re-check in the background (adding `/app` calls to
             // counts tests assert) and a slow Graph answer would turn a test's expected error into
             // `facebook_unavailable`. Tests of timeouts set their own.
-            configuration.facebookTimeout = 30
+            configuration.facebook.timeout = 30
             // HummingbirdTesting's live client opens its one connection when the test starts, and a
             // loaded pass may first use it many seconds later; the first-head deadline is a
             // stranger's, not this client's. Tests of the deadline set their own.
-            configuration.firstRequestTimeout = configuration.idleTimeout
+            configuration.http.firstRequestTimeout = configuration.http.idleTimeout
             let kek = KeyEncryptionKey.generate()
-            configuration.keyEncryptionKey = kek.key
+            configuration.secrets.keyEncryptionKey = kek.key
             configure(&configuration)
             let configured = configuration
             let logs = LogCapture()

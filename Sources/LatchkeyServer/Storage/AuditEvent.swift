@@ -1,0 +1,71 @@
+import Foundation
+import LatchkeyAPI
+
+/// An event in the audit log, written in the same transaction as what it records.
+package struct AuditEvent: Sendable, Equatable {
+    /// The event names, one list for every backend and for whoever reads the log.
+    package enum Kind: String, Sendable, CaseIterable {
+        /// A first sign-in created the user.
+        case userCreated = "user.created"
+        /// A returning person signed in.
+        case userSignedIn = "user.signed_in"
+        /// The user was disabled (their sessions ended with it).
+        case userDisabled = "user.disabled"
+        /// The user was enabled again.
+        case userEnabled = "user.enabled"
+        /// Every session of the user was ended at once.
+        case sessionsRevoked = "user.sessions_revoked"
+    }
+
+    /// Who did what an event records, when it was not the person signing in.
+    package enum Actor: String, Sendable, CaseIterable {
+        /// The person, through one of their own sessions.
+        case user
+        /// An operator, with the `latchkey users` commands.
+        case commandLine = "cli"
+    }
+
+    /// What happened.
+    package var type: Kind
+    /// Whom it concerns.
+    package var userID: String
+    /// Facts worth keeping (never a token or a secret).
+    package var detail: JSONValue
+
+    /// Creates an event.
+    package init(type: Kind, userID: String, detail: JSONValue) {
+        self.type = type
+        self.userID = userID
+        self.detail = detail
+    }
+
+    /// What disabling or enabling a user records: who did it and how many sessions it ended.
+    package static func userState(
+        disabled: Bool, userID: String, by actor: Actor, sessionsEnded: Int
+    ) -> AuditEvent {
+        AuditEvent(
+            type: disabled ? .userDisabled : .userEnabled, userID: userID,
+            detail: ["by": .string(actor.rawValue), "sessions_ended": .int(sessionsEnded)])
+    }
+
+    /// What ending every session of a user records.
+    package static func sessionsRevoked(userID: String, by actor: Actor, sessionsEnded: Int) -> AuditEvent {
+        AuditEvent(
+            type: .sessionsRevoked, userID: userID,
+            detail: ["by": .string(actor.rawValue), "sessions_ended": .int(sessionsEnded)])
+    }
+}
+
+/// An event as the audit log holds it.
+package struct RecordedAuditEvent: Sendable, Equatable {
+    /// The event.
+    package var event: AuditEvent
+    /// When it was recorded.
+    package var at: Date
+
+    /// Creates a recorded event.
+    package init(_ event: AuditEvent, at: Date) {
+        self.event = event
+        self.at = at
+    }
+}
