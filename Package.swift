@@ -1,53 +1,46 @@
-// swift-tools-version:6.2
-// 6.2 because hummingbird 2.28, async-http-client 1.37 and jwt-kit 5.8 declare it.
+// swift-tools-version:6.0
+// 6.0 (Xcode 16): the oldest manifest format with Swift 6 language mode, so apps on Xcode 16 can add
+// the SDK. The server, the emulator and the CLI are a package of their own in Server/, which
+// depends on this one by path: an app that adds this repository resolves swift-crypto and nothing of
+// the server's graph (README, "Install").
 
 import PackageDescription
-
-import class Foundation.ProcessInfo
 
 let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Where swift-crypto's `_CryptoExtras` (RSA, and so BoringSSL compiled into the app) is used: RS256
+/// goes through Security's `SecKey` on Apple platforms (`RSAPublicKey`).
+let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
+
 let package = Package(
     name: "latchkey",
-    // iOS 15: what the SDK's own code needs (URLSession.data(for:)); the server is never built for
-    // iOS. macOS 15: the server, which developers run on their Macs, uses Synchronization.Mutex.
-    // Platforms are package-wide in SwiftPM, so a macOS app using the SDK needs macOS 15 too
-    // (README, "Packaging").
-    platforms: [.macOS(.v15), .iOS(.v15)],
+    // What the SDK's own code needs (URLSession.data(for:) and async/await); newer APIs (the
+    // Observation-based session model, SwiftUI's web authentication) carry their own availability.
+    platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
     products: [
-        // The target is LatchkeyCLI, not latchkey: on case-insensitive file systems (macOS) a module
-        // named latchkey would collide with the SDK's Latchkey.
-        .executable(name: "latchkey", targets: ["LatchkeyCLI"]),
-        .executable(name: "latchkey-example", targets: ["LatchkeyExample"]),
-        .library(name: "FacebookEmulator", targets: ["FacebookEmulator"]),
+        // What apps depend on: `import Latchkey`.
         .library(name: "Latchkey", targets: ["Latchkey"]),
+        // The SDK without the URLSession transport and the Apple glue, for other transports.
         .library(name: "LatchkeyCore", targets: ["LatchkeyCore"]),
-        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        // The wire types shared by the SDK and the server (re-exported by Latchkey).
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
-        // The server's modules (LatchkeyServer, LatchkeySQLite, LatchkeyPostgres) are no products:
-        // their API is `package`, for this package's CLI, tests and benchmarks only; the server
-        // ships as the `latchkey` executable.
+        // The JOSE and Facebook primitives, shared with the server and the emulator.
+        .library(name: "LatchkeyCrypto", targets: ["LatchkeyCrypto"]),
+        // Encodings and comparisons the SDK, the server and the emulator share. A product only so
+        // the server's package (Server/) can use them; Latchkey does not re-export it.
+        .library(name: "LatchkeyShared", targets: ["LatchkeyShared"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
-        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
-        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2")
     ],
     targets: [
+        .target(
+            name: "LatchkeyShared",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LatchkeyAPI",
             swiftSettings: swiftSettings
@@ -59,8 +52,9 @@ let package = Package(
             name: "LatchkeyCrypto",
             dependencies: [
                 "LatchkeyAPI",
+                "LatchkeyShared",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(platforms: nonApple)),
             ],
             swiftSettings: swiftSettings
         ),
@@ -69,8 +63,8 @@ let package = Package(
             dependencies: [
                 "LatchkeyAPI",
                 "LatchkeyCrypto",
+                "LatchkeyShared",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -78,89 +72,10 @@ let package = Package(
         .target(
             name: "Latchkey",
             dependencies: ["LatchkeyCore", "LatchkeyAPI"],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "FacebookEmulator",
-            dependencies: [
-                "LatchkeyAPI",
-                "LatchkeyCrypto",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "LatchkeyServer",
-            dependencies: [
-                "LatchkeyAPI",
-                "LatchkeyCrypto",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .target(
-            name: "LatchkeySQLite",
-            dependencies: [
-                "LatchkeyAPI",
-                "LatchkeyServer",
-                // Only for the SQLite it vendors (VaporCSQLite): the store calls SQLite's C API.
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        // PostgreSQL, for several server processes sharing one database.
-        .target(
-            name: "LatchkeyPostgres",
-            dependencies: [
-                "LatchkeyAPI",
-                "LatchkeyServer",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "LatchkeyExample",
-            dependencies: ["Latchkey", "LatchkeyAPI"],
-            swiftSettings: swiftSettings
-        ),
-        .executableTarget(
-            name: "LatchkeyCLI",
-            dependencies: [
-                // LatchkeyCore, not Latchkey: the CLI brings AsyncHTTPClient, so the server binary
-                // never loads FoundationNetworking and libcurl (docs/performance.md, memory).
-                "LatchkeyCore",
-                "LatchkeyAPI",
-                "FacebookEmulator",
-                "LatchkeyServer",
-                "LatchkeySQLite",
-                "LatchkeyPostgres",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            // Apple asks SDKs for a privacy manifest at their bundle's root: what the SDK collects
+            // (the person's id, name and email, for the app's own server), no tracking, and no
+            // required-reason API (LatchkeyTests holds the declaration to the sources).
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: swiftSettings
         ),
         // The shared test vectors (Tests/Vectors), read the same way by every test target.
@@ -173,47 +88,10 @@ let package = Package(
         .testTarget(
             name: "LatchkeyCryptoTests",
             dependencies: [
-                "LatchkeyCrypto", "LatchkeyAPI", "TestVectors",
+                "LatchkeyCrypto", "LatchkeyAPI", "LatchkeyShared", "TestVectors",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Tests may sign with BoringSSL's RSA everywhere; no app builds them.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ],
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
-        ),
-        .testTarget(
-            name: "FacebookEmulatorTests",
-            dependencies: [
-                "FacebookEmulator",
-                "LatchkeyCrypto",
-                "LatchkeyAPI",
-                "TestVectors",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-            ],
-            // Tests import broadly; member-import checks would only add noise there.
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
-        ),
-        .testTarget(
-            name: "LatchkeyServerTests",
-            dependencies: [
-                "Latchkey",
-                "LatchkeyCLI",
-                "LatchkeyServer",
-                "LatchkeySQLite",
-                "LatchkeyPostgres",
-                "LatchkeyAPI",
-                "LatchkeyCrypto",
-                "FacebookEmulator",
-                "TestVectors",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
@@ -226,7 +104,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyTests",
             dependencies: [
-                "Latchkey", "LatchkeyCore", "LatchkeyAPI", "LatchkeyCrypto", "TestVectors",
+                "Latchkey", "LatchkeyCore", "LatchkeyAPI", "LatchkeyCrypto", "LatchkeyShared", "TestVectors",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
@@ -234,21 +112,19 @@ let package = Package(
     ]
 )
 
-// The Apple adapter (Sources/Latchkey/Apple) compiled on every Linux build, against compile-only
-// stand-ins of the Apple API it calls (Tests/AppleStandIns: Security, AuthenticationServices, SwiftUI,
-// AppTrackingTransparency). The manifest is compiled for the host, so on a Mac none of this exists and
-// `import Security` is Apple's. Only LatchkeyAppleAdapterCheck depends on the stand-ins; its sources
-// are the adapter files themselves (Tests/LatchkeyAppleAdapterCheck/Apple links to
-// Sources/Latchkey/Apple), compiled with LATCHKEY_APPLE_STAND_INS, without which the adapter's `#if`
-// keeps them out on Linux: SwiftPM puts every module in one search path, so the Latchkey target could
-// otherwise `canImport` a stand-in, and a Linux program must never get a fake Keychain.
+// The Apple adapter (Sources/Latchkey/Apple) and the Apple half of RS256
+// (Sources/LatchkeyCrypto/Apple) compiled on every Linux build, against compile-only stand-ins of the
+// Apple API they call (Tests/AppleStandIns: Security, AuthenticationServices, SwiftUI,
+// AppTrackingTransparency). The manifest is compiled for the host, so on a Mac none of this exists
+// and `import Security` is Apple's. Only LatchkeyAppleAdapterCheck depends on the stand-ins; its
+// sources are the adapter files themselves (links under Tests/LatchkeyAppleAdapterCheck), compiled
+// with LATCHKEY_APPLE_STAND_INS, without which the files' `#if` keeps them out on Linux: SwiftPM puts
+// every module in one search path, so the Latchkey target could otherwise `canImport` a stand-in, and
+// a Linux program must never get a fake Keychain. The stand-ins' modules are named *StandIn, never
+// Security or AuthenticationServices, for the same reason (swift-certificates would compile its
+// Apple-only code and fail); only the check target maps the Apple names onto them, with
+// `-module-alias` (a test target; never part of a product).
 #if os(Linux)
-// Compile-only stand-ins of the Apple frameworks the SDK's Apple adapter calls, and the test target
-// that compiles the adapter's own files (a link to Sources/Latchkey/Apple) against them. Their modules
-// are named *StandIn, never Security or AuthenticationServices: SwiftPM puts every module on one
-// search path, so a module named Security would flip `canImport(Security)` in every other package
-// (swift-certificates then compiles its Apple-only code and fails). Only the check target maps the
-// Apple names onto them, with `-module-alias` (a test target; never part of a product).
 package.targets.append(contentsOf: [
     .target(name: "SecurityStandIn", path: "Tests/AppleStandIns/Security", swiftSettings: swiftSettings),
     .target(
@@ -261,7 +137,7 @@ package.targets.append(contentsOf: [
     .testTarget(
         name: "LatchkeyAppleAdapterCheck",
         dependencies: [
-            "LatchkeyCore", "SecurityStandIn", "AuthenticationServicesStandIn", "SwiftUIStandIn",
+            "LatchkeyCore", "LatchkeyShared", "SecurityStandIn", "AuthenticationServicesStandIn", "SwiftUIStandIn",
             "AppTrackingTransparencyStandIn",
         ],
         path: "Tests/LatchkeyAppleAdapterCheck",
@@ -277,21 +153,3 @@ package.targets.append(contentsOf: [
     ),
 ])
 #endif
-
-// Micro benchmarks (ordo-one/benchmark) build only when asked for, so `swift test` never resolves
-// or compiles them: `LATCHKEY_BENCHMARKS=1 swift package benchmark` (see docs/performance.md).
-if ProcessInfo.processInfo.environment["LATCHKEY_BENCHMARKS"] == "1" {
-    package.dependencies.append(
-        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]))
-    package.targets.append(
-        .executableTarget(
-            name: "LatchkeyMicro",
-            dependencies: [
-                "LatchkeyServer", "LatchkeySQLite", "LatchkeyAPI",
-                .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ],
-            path: "Benchmarks/LatchkeyMicro",
-            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]))
-}

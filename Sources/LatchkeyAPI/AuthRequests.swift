@@ -217,5 +217,5 @@ public enum TokenRequest: Sendable, Equatable {
 
 extension CaseIterable where Self: CodingKey {
     /// Every field name of a wire type: what a server reading it accepts, and nothing else.
-    package static var fieldNames: Set<String> { Set(allCases.map(\.stringValue)) }
+    public static var fieldNames: Set<String> { Set(allCases.map(\.stringValue)) }
 }

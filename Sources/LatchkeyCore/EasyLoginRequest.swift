@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 
 /// One Easy Login attempt: the authorization URL to open, and what the app keeps to finish it
 /// (state and PKCE verifier, RFC 7636). `LatchkeyClient` makes and keeps these; apps that drive

@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 
 /// Builds Facebook's login dialog URL for a configuration, and reads the redirect that comes back
 /// to `fb{app-id}://authorize` (facebook-protocol.md §2), for apps that drive the dialog themselves.

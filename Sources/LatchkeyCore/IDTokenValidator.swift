@@ -1,7 +1,6 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyCrypto
-import _CryptoExtras
 
 /// On-device checks of a Limited Login id token, as Facebook's SDKs make them (facebook-protocol.md
 /// §7.3): RS256 with a published key, issuer on facebook.com, audience = the app, not expired,
@@ -13,7 +12,7 @@ import _CryptoExtras
 /// (`IDTokenPolicy.device`), so the two never disagree on what a header, a signature or a claim
 /// means, and report the same error codes.
 public struct IDTokenValidator: Sendable {
-    private let keys: [String: _RSA.Signing.PublicKey]
+    private let keys: [String: RSAPublicKey]
     private let policy: IDTokenPolicy
 
     /// A validator for `appID` with keys from a JWKS document (`{"keys":[{kid,n,e}]}`).

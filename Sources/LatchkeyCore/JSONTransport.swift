@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// The server's JSON API over a `LatchkeyTransport`, mapping every failure to `LatchkeyError`.
 struct JSONTransport: Sendable {

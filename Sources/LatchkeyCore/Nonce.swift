@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 
 /// A login nonce: a cryptographically random raw value for Latchkey and its SHA-256 hex for
 /// Facebook's `LoginConfiguration`, the pattern every seed document writes by hand.

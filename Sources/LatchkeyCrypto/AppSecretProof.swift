@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// `appsecret_proof`: lowercase hex HMAC-SHA256 of the access token keyed with the app secret
 /// (facebook-protocol.md §5.2). The server sends it; the emulator checks it.

@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// A compact JWS (RFC 7515 §7.1) split and decoded, before any check: verifiers inspect the header
 /// and claims, then check the signature over `signingInput`.

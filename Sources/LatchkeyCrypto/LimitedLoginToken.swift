@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
-import _CryptoExtras
+import LatchkeyShared
 
 /// A Limited Login id token on its way through the checks (facebook-protocol.md §7), in the order
 /// both the server and the SDK run them: the structure and header first (no I/O, so every forged
@@ -39,7 +39,7 @@ public struct LimitedLoginToken: Sendable {
     }
 
     /// Checks the signature with Facebook's key for `kid`; `nil` means Facebook publishes none.
-    public func verifySignature(with key: _RSA.Signing.PublicKey?) throws(IDTokenFailure) {
+    public func verifySignature(with key: RSAPublicKey?) throws(IDTokenFailure) {
         guard let key else { throw .unknownKey }
         guard RS256.isValid(jws.signature, for: jws.signingInput, key: key) else { throw .signature }
     }

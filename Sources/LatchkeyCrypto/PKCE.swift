@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// Proof Key for Code Exchange (RFC 7636), for every party that speaks it: the SDK makes
 /// verifiers and challenges, the server checks both ends of Easy Login, the emulator checks

@@ -1,18 +1,18 @@
 import Foundation
 import LatchkeyAPI
-import _CryptoExtras
+import LatchkeyShared
 
 /// RSA public keys as JWKs (RFC 7517, RFC 7518 §6.3): the form Facebook publishes its Limited
-/// Login keys in, read by the server and the SDK and written by the emulator.
+/// Login keys in, read by the server and the SDK (the emulator writes them).
 public enum RSAJWK {
     /// The RS256 signing keys of a JWKS document (`{"keys":[…]}`), by `kid`.
     ///
     /// Entries that are not RSA, are marked for another use or algorithm, carry a malformed `kid`
-    /// (`JOSEHeader.isWellFormedKeyID`), or whose modulus swift-crypto refuses (under 2048 bits)
+    /// (`JOSEHeader.isWellFormedKeyID`), or whose key `RSAPublicKey` refuses (under 2048 bits)
     /// are skipped, so one odd entry never hides the others. A `kid` listed twice is ambiguous and
     /// dropped altogether.
-    public static func signingKeys(in document: JSONValue) -> [String: _RSA.Signing.PublicKey] {
-        var keys: [String: _RSA.Signing.PublicKey] = [:]
+    public static func signingKeys(in document: JSONValue) -> [String: RSAPublicKey] {
+        var keys: [String: RSAPublicKey] = [:]
         var repeated: Set<String> = []
         for jwk in document["keys"]?.arrayValue ?? [] {
             guard jwk["kty"] == "RSA", jwk["use"].map({ $0 == "sig" }) ?? true,
@@ -20,21 +20,11 @@ public enum RSAJWK {
                 let kid = jwk["kid"]?.stringValue, JOSEHeader.isWellFormedKeyID(kid),
                 let n = jwk["n"]?.stringValue.flatMap(Base64URL.decode),
                 let e = jwk["e"]?.stringValue.flatMap(Base64URL.decode),
-                let key = try? _RSA.Signing.PublicKey(n: n, e: e)
+                let key = RSAPublicKey(n: n, e: e)
             else { continue }
             if keys.updateValue(key, forKey: kid) != nil { repeated.insert(kid) }
         }
         for kid in repeated { keys[kid] = nil }
         return keys
-    }
-
-    /// The public JWK of `key` as Facebook publishes one (`kid`, `kty`, `alg`, `use`, `n`, `e`).
-    public static func publicJWK(of key: _RSA.Signing.PublicKey, kid: String) throws -> JSONValue {
-        let primitives = try key.getKeyPrimitives()
-        return [
-            "kid": .string(kid), "kty": "RSA", "alg": "RS256", "use": "sig",
-            "n": .string(Base64URL.encode(primitives.modulus)),
-            "e": .string(Base64URL.encode(primitives.publicExponent)),
-        ]
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// Random strings from the system's secure generator, for every party: session ids and refresh
 /// tokens on the server, nonces, states and PKCE verifiers in the SDK, Facebook-shaped tokens in

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// Facebook's `signed_request`: `base64url(HMAC-SHA256(secret, encodedPayload)) + "." + encodedPayload`
 /// (facebook-protocol.md §9.1). The emulator signs them; `verify` is what the server's deauthorize

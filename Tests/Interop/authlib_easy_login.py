@@ -1,6 +1,6 @@
 """Easy Login driven by Authlib, a standard OAuth 2.0 client library, instead of Latchkey's SDK.
 
-Run by Tests/LatchkeyServerTests/InteropTests.swift against a live server and emulator. Only the
+Run by Server/Tests/LatchkeyServerTests/InteropTests.swift against a live server and emulator. Only the
 "browser" part (following redirects and picking an account on the emulator's dialog) is written
 by hand; everything OAuth is Authlib's: PKCE, the authorization URL, state checking, the code
 exchange, bearer calls, refresh. Prints one JSON object with what it saw.

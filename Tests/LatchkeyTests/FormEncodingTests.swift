@@ -1,4 +1,5 @@
 import LatchkeyAPI
+import LatchkeyShared
 import Testing
 
 /// `application/x-www-form-urlencoded`, written and read byte by byte.

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Latchkey
 import LatchkeyAPI
+import LatchkeyShared
 import Testing
 
 @testable import LatchkeyCore

@@ -1,0 +1,57 @@
+import FacebookEmulator
+
+/// `latchkey serve --dev`: the emulator's demo app and URLs, and a login to copy and paste.
+enum DevMode {
+    static var demoApp: EmulatorApp { EmulatorSeed.demo.apps[0] }
+
+    /// The OAuth client `latchkey login` uses by default.
+    static let cliClientID = "latchkey-cli"
+
+    /// The demo world, with this server's Facebook callback registered on the demo app whatever
+    /// port it runs on (Facebook matches redirect URIs exactly).
+    static func seed(callbackURL: String) -> EmulatorSeed {
+        var seed = EmulatorSeed.demo
+        if !seed.apps[0].redirectURIs.contains(callbackURL) { seed.apps[0].redirectURIs.append(callbackURL) }
+        return seed
+    }
+
+    /// Points the server at the emulator, unless the operator set a value explicitly.
+    static func apply(to settings: inout [String: String], emulatorPort: Int) {
+        let base = "http://127.0.0.1:\(emulatorPort)"
+        let defaults = [
+            "LATCHKEY_FACEBOOK_APP_ID": demoApp.id, "LATCHKEY_FACEBOOK_APP_SECRET": demoApp.secret,
+            "LATCHKEY_FACEBOOK_GRAPH_URL": "\(base)/v21.0",
+            "LATCHKEY_FACEBOOK_JWKS_URL": "\(base)/.well-known/oauth/openid/jwks/",
+            "LATCHKEY_FACEBOOK_DIALOG_URL": "\(base)/v21.0/dialog/oauth",
+            "LATCHKEY_DATABASE_URL": "latchkey-data/latchkey-dev.sqlite",
+            // The emulator binds alongside the server, so its credentials are checked just after start.
+            "LATCHKEY_FACEBOOK_STARTUP_CHECK": "background",
+            // A development database holds throw-away keys; production refuses this without saying so.
+            "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
+            // Easy Login clients: `latchkey login` and the demo app's URL scheme.
+            "LATCHKEY_OAUTH_CLIENTS":
+                "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",
+        ]
+        for (name, value) in defaults where settings[name] == nil && settings[name + "_FILE"] == nil {
+            settings[name] = value
+        }
+    }
+
+    static func banner(serverURL: String, emulatorPort: Int, database: String) -> String {
+        let emulator = "http://127.0.0.1:\(emulatorPort)"
+        return """
+            Latchkey (dev) listening on \(serverURL), Facebook emulator on \(emulator)
+            \(database)
+            Demo app \(demoApp.id); demo users: alice, bob, carol (no email), dave.
+
+            Log in as alice with a classic Facebook token:
+              TOKEN=$(curl -s -X POST \(emulator)/_emulator/tokens -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice","scopes":["email"]}' | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')
+              curl -s -X POST \(serverURL)/v1/auth/facebook -H 'content-type: application/json' \\
+                -d "{\\"accessToken\\":\\"$TOKEN\\"}"
+
+            Or sign in through the browser (Easy Login), as a desktop app would:
+              swift run --package-path Server latchkey login --server \(serverURL)
+            """
+    }
+}

@@ -1,0 +1,98 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import LatchkeyShared
+import NIOCore
+import NIOHTTP1
+
+/// Calls to the Graph API over the server's one shared, pooled HTTP client, with a bounded time
+/// per call. Every transport problem becomes `facebook_unavailable` (503 + Retry-After), never a
+/// hang; what a Graph error means is decided by the caller through `FacebookTriage`, which knows
+/// whose credential the call carried.
+///
+/// Credentials never go in a URL: egress proxies and APM tools log URLs. Tokens travel in the
+/// `Authorization` header (Graph accepts `Bearer`, §1) and secrets in form bodies.
+struct GraphClient: Sendable {
+    let client: HTTPClient
+    let base: String
+    /// Bound on a whole call, head and body, in seconds.
+    let timeout: TimeInterval
+    /// Where reachability is recorded for `/ready`.
+    let health: FacebookHealth
+    /// Where the usage Facebook reports in response headers is recorded.
+    let usage: FacebookUsageMonitor
+
+    /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
+    struct Answer: Sendable {
+        let status: Int
+        let body: JSONValue
+        /// The app usage its headers reported, if any.
+        var usage: FacebookUsage? = nil
+
+        /// The error the answer carries at its top level, if any.
+        var failure: GraphFailure? { GraphFailure(body["error"], status: status) }
+    }
+
+    /// A GET whose access token (`bearer`) travels in the `Authorization` header.
+    /// - Parameter app: the app the call is charged to, whose usage its answer reports; `nil` when
+    ///   not known yet (the caller records it once known).
+    func get(_ path: String, query: [(String, String)], bearer: String, app: String?) async throws -> Answer {
+        let url = query.isEmpty ? base + path : base + path + "?" + FormEncoding.encode(query)
+        return try await send(.GET, url, bearer: bearer, form: nil, app: app)
+    }
+
+    /// A form POST: for calls carrying the app secret, which must not sit in a URL.
+    func post(_ path: String, form: [(String, String)], app: String) async throws -> Answer {
+        try await send(.POST, base + path, bearer: nil, form: FormEncoding.encode(form), app: app)
+    }
+
+    private func send(
+        _ method: HTTPMethod, _ url: String, bearer: String?, form: String?, app: String?
+    ) async throws -> Answer {
+        let status: Int
+        let headers: HTTPHeaders
+        let bytes: ByteBuffer
+        do {
+            var request = try HTTPClient.Request(url: url, method: method)
+            request.headers.add(name: "Accept", value: "application/json")
+            if let bearer { request.headers.add(name: "Authorization", value: "Bearer " + bearer) }
+            if let form {
+                request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
+                request.body = .string(form)
+            }
+            (status, headers, bytes) = try await BoundedExchange(client: client, timeout: timeout).send(request)
+        } catch {
+            // A call cancelled because its answer is no longer needed (the concurrent `debug_token`
+            // already refused the token) says nothing about Facebook: an attacker's garbage token
+            // must not make `/ready` report Facebook unreachable.
+            if Task.isCancelled || error is CancellationError || (error as? HTTPClientError) == .cancelled {
+                throw CancellationError()
+            }
+            health.failed()
+            // The cause is AsyncHTTPClient's error, which names no URL; the URL itself carries no
+            // credential either.
+            throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
+        }
+        guard status < 500, let body = try? JSONValue.decode(Data(bytes.readableBytesView)), body.isObject else {
+            health.failed()
+            throw APIError.facebookUnavailable(
+                "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
+        }
+        health.answered()
+        let answer = Answer(
+            status: status, body: body,
+            usage: FacebookUsage(
+                appUsage: headers.first(name: "x-app-usage"),
+                businessUseCase: headers.first(name: "x-business-use-case-usage")))
+        if let app { record(answer, app: app) }
+        return answer
+    }
+
+    /// Records the usage `answer` reported for `app`, and a code-4 throttle as the allowance spent
+    /// even when it came without usage headers (Facebook's sometimes do).
+    func record(_ answer: Answer, app: String) {
+        if let reported = answer.usage { usage.record(reported, appID: app) }
+        if answer.failure?.code == 4 { usage.recordThrottle(appID: app) }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Latchkey
+import Testing
+
+@testable import LatchkeyCLI
+
+/// Easy Login in a real headless Chromium: `latchkey login`'s flow opens the URL in the browser,
+/// the test clicks through the emulator's dialog, and the browser delivers the redirect to the
+/// loopback receiver. Debian's chromium and chromium-driver come from `scripts/test`.
+@Suite(
+    "Headless browser",
+    .enabled(
+        if: ChromeDriver.unavailableReason == nil || TestEnvironment.isCI, "\(ChromeDriver.unavailableReason ?? "")"))
+struct BrowserTests {
+    /// Where the screenshot of the dialog goes; `LATCHKEY_UPDATE_SCREENSHOTS=1` refreshes the docs' copy.
+    static var screenshotURL: URL {
+        if ProcessInfo.processInfo.environment["LATCHKEY_UPDATE_SCREENSHOTS"] == "1" {
+            return Repository.root.appendingPathComponent("docs/images/easy-login-dialog.png")
+        }
+        return FileManager.default.temporaryDirectory.appendingPathComponent("easy-login-dialog-\(UUID()).png")
+    }
+
+    @Test("click through the emulator's dialog to the app's loopback redirect")
+    func clickThrough() async throws {
+        let driver = try await ChromeDriver.start()
+        defer { driver.stop() }
+        let browser = try await driver.session()
+        do {
+            try await Stack.run(browsable: true) { stack in
+                let shot = Self.screenshotURL
+                let user = try await LoopbackLogin.run(
+                    server: stack.serverURL, clientID: Demo.clientID, permissions: ["email", "user_birthday"],
+                    fieldsMapping: ["name": "name", "email": "email"], store: InMemoryCredentialStore(),
+                    timeout: .seconds(60),
+                    openBrowser: { url in
+                        do {
+                            // Latchkey → Facebook's dialog (the emulator's), through real redirects.
+                            try await browser.navigate(to: url)
+                            #expect(try await browser.currentURL().hasPrefix(stack.emulatorURL + "/dialog/oauth"))
+                            let page = try await browser.source()
+                            #expect(page.contains("Log in to Latchkey Demo") && page.contains("user_birthday"))
+                            try await browser.screenshot().write(to: shot)
+                            try await browser.click("input[name=emulator_user][value=bob]")
+                            try await browser.click("input[name=grant_user_birthday]")  // untick it
+                            try await browser.click("button[value=continue]")
+                        } catch {
+                            Issue.record(error)
+                        }
+                    }, say: { _ in })
+                #expect(user.string("name") == "Bob Marley Smith" && user.string("email") == "bob@example.com")
+                #expect(user.identities.first?.grantedPermissions == ["email", "public_profile"])
+                let png = try Data(contentsOf: shot)
+                #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) && png.count > 5_000)
+            }
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
+}
