@@ -11,7 +11,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
-/// Where swift-crypto's `_CryptoExtras` (RSA, and so BoringSSL compiled into the app) is used: RS256
+/// Where swift-crypto's `_CryptoExtras` (RSA, and so BoringSSL linked into the app) is used: RS256
 /// goes through Security's `SecKey` on Apple platforms (`RSAPublicKey`).
 let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
@@ -34,7 +34,8 @@ let package = Package(
         .library(name: "LatchkeyShared", targets: ["LatchkeyShared"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2")
+        // 3.x as well: swift-crypto 4 declares tools 6.1, which Xcode 16.0 to 16.2 cannot read.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0")
     ],
     targets: [
         .target(

@@ -214,8 +214,3 @@ public enum TokenRequest: Sendable, Equatable {
         }
     }
 }
-
-extension CaseIterable where Self: CodingKey {
-    /// Every field name of a wire type: what a server reading it accepts, and nothing else.
-    public static var fieldNames: Set<String> { Set(allCases.map(\.stringValue)) }
-}

@@ -9,7 +9,7 @@ public enum RS256 {
     /// checking first keeps a padded or truncated copy of a real signature from being a second
     /// valid spelling of the same token (on every platform, whichever library checks).
     public static func isValid(_ signature: Data, for input: Data, key: RSAPublicKey) -> Bool {
-        guard signature.count * 8 == key.keySizeInBits else { return false }
+        guard signature.count == key.signatureLength else { return false }
         return key.isValidRS256(signature, for: input)
     }
 }

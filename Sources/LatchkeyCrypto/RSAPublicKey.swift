@@ -1,48 +1,57 @@
 import Crypto
 import Foundation
 
-#if !canImport(Security)
+#if !canImport(Darwin)
 import _CryptoExtras
 #endif
 
 /// An RSA public key that checks RS256 signatures: Facebook's Limited Login keys.
 ///
-/// On Apple platforms the check is Security's (`SecKey`), so an app using the SDK compiles no
-/// BoringSSL; elsewhere it is swift-crypto's `_RSA` (BoringSSL). Both refuse the same keys here,
-/// before either library sees them: a modulus under 2048 bits (swift-crypto's own floor) or over
-/// 16384, or an empty exponent.
+/// On Apple platforms the check is Security's (`SecKey`), so an app using the SDK links no
+/// BoringSSL; elsewhere it is swift-crypto's `_RSA` (BoringSSL). So that both accept the same
+/// keys, the key is checked here first against the rules of the stricter of the two: a modulus
+/// of 2048 to 8192 bits (swift-crypto's floor, BoringSSL's and Security's ceiling), odd, and an odd
+/// public exponent from 3 to 2³³ − 1 (BoringSSL's range). Then the platform's library must accept
+/// it too. A JWKS entry either refuses is skipped as unusable on every platform alike.
 public struct RSAPublicKey: Sendable {
     /// The modulus, big-endian, without leading zero bytes.
     public let modulus: Data
     /// The public exponent, big-endian, without leading zero bytes.
     public let exponent: Data
-    /// The modulus's length in bits; an RS256 signature is exactly this long.
+    /// The modulus's length in bits.
     public let keySizeInBits: Int
 
-    #if !canImport(Security)
+    #if !canImport(Darwin)
     private let key: _RSA.Signing.PublicKey
     #endif
 
     /// The key with modulus `n` and exponent `e` (big-endian bytes, as a JWK's `n` and `e`);
-    /// `nil` for a key either platform's library would refuse.
+    /// `nil` for a key outside the rules above or refused by the platform's library.
     public init?(n: Data, e: Data) {
         let modulus = Data(n.drop { $0 == 0 })
         let exponent = Data(e.drop { $0 == 0 })
-        guard let first = modulus.first, !exponent.isEmpty, exponent.count <= 8 else { return nil }
+        guard let first = modulus.first, let last = modulus.last, last & 1 == 1 else { return nil }
         let bits = modulus.count * 8 - first.leadingZeroBitCount
-        guard (2048...16384).contains(bits) else { return nil }
+        guard (2048...8192).contains(bits), exponent.count <= 5 else { return nil }
+        let e = exponent.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard e >= 3, e < 1 << 33, e & 1 == 1 else { return nil }
         self.modulus = modulus
         self.exponent = exponent
         self.keySizeInBits = bits
-        #if !canImport(Security)
+        #if canImport(Darwin)
+        guard SecurityRS256.accepts(publicKey: pkcs1DER) else { return nil }
+        #else
         guard let key = try? _RSA.Signing.PublicKey(n: modulus, e: exponent) else { return nil }
         self.key = key
         #endif
     }
 
+    /// How long an RS256 signature by this key is, in bytes: the modulus's length.
+    public var signatureLength: Int { (keySizeInBits + 7) / 8 }
+
     /// Whether `signature` is this key's RSASSA-PKCS1-v1_5 SHA-256 signature of `input`.
     func isValidRS256(_ signature: Data, for input: Data) -> Bool {
-        #if canImport(Security)
+        #if canImport(Darwin)
         SecurityRS256.isValid(signature, for: input, publicKey: pkcs1DER)
         #else
         key.isValidSignature(

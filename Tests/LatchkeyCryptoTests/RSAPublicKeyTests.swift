@@ -6,9 +6,10 @@ import TestVectors
 import Testing
 import _CryptoExtras
 
-/// `RSAPublicKey`: the keys it refuses (the same on every platform, before either library sees
-/// them), and the PKCS #1 DER it hands Security's `SecKeyCreateWithData` on Apple platforms, read
-/// back here by BoringSSL, an independent DER parser.
+/// `RSAPublicKey`: the keys it refuses by its own rules, before the platform's library sees them
+/// (run here on Linux, where BoringSSL checks after; on Apple platforms the same rules run before
+/// Security's), and the PKCS #1 DER it hands Security's `SecKeyCreateWithData` there, read back
+/// here by BoringSSL, an independent DER parser.
 @Suite("RSA public keys")
 struct RSAPublicKeyTests {
     static let jwk = Vectors.document["rsa"]?["jwk"] ?? .null
@@ -36,22 +37,37 @@ struct RSAPublicKeyTests {
     }
 
     @Test(
-        "refused: a modulus under 2048 bits or over 16384, an empty or oversized exponent",
+        "refused: a modulus outside 2048…8192 bits or even; an exponent even, under 3 or from 2³³",
         arguments: [
             (Data(repeating: 0xFF, count: 128), Data([1, 0, 1])),  // 1024 bits
             (Data([0x7F]) + Data(repeating: 0xFF, count: 255), Data([1, 0, 1])),  // 2047 bits
-            (Data(repeating: 0xFF, count: 2049), Data([1, 0, 1])),  // 16392 bits
+            (Data(repeating: 0xFF, count: 1025), Data([1, 0, 1])),  // 8200 bits
+            (Data(repeating: 0xFF, count: 255) + Data([0xFE]), Data([1, 0, 1])),  // even modulus
             (Data(repeating: 0xFF, count: 256), Data()),
             (Data(repeating: 0xFF, count: 256), Data([0, 0])),
-            (Data(repeating: 0xFF, count: 256), Data(repeating: 1, count: 9)),
+            (Data(repeating: 0xFF, count: 256), Data([1])),
+            (Data(repeating: 0xFF, count: 256), Data([1, 0, 0])),  // even
+            (Data(repeating: 0xFF, count: 256), Data([2, 0, 0, 0, 1])),  // 2³³ + 1
         ])
     func refused(n: Data, e: Data) {
         #expect(RSAPublicKey(n: n, e: e) == nil)
     }
 
+    @Test(
+        "accepted at the rules' edges, and so by BoringSSL too (the rules are never looser than it)",
+        arguments: [
+            (Data([0x80]) + Data(repeating: 0xFF, count: 255), Data([3])),  // 2048 bits, e = 3
+            (Data(repeating: 0xFF, count: 1024), Data([1, 0, 1])),  // 8192 bits
+            (Data(repeating: 0xFF, count: 256), Data([1, 0xFF, 0xFF, 0xFF, 0xFF])),  // 2³³ − 1
+        ])
+    func accepted(n: Data, e: Data) {
+        #expect(RSAPublicKey(n: n, e: e) != nil)
+    }
+
     @Test("a signature one byte short or long is refused before the check")
     func signatureLength() throws {
         let key = try #require(RSAPublicKey(n: Self.n, e: Self.e))
+        #expect(key.signatureLength == 256)
         #expect(!RS256.isValid(Data(repeating: 1, count: 255), for: Data("x".utf8), key: key))
         #expect(!RS256.isValid(Data(repeating: 1, count: 257), for: Data("x".utf8), key: key))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyShared
 
 /// Sessions and tokens: the OAuth token endpoint (a refresh token's rotation, an Easy Login
 /// code's redemption) and signing out of one session or all.

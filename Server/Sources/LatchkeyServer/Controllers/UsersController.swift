@@ -1,5 +1,6 @@
 import Hummingbird
 import LatchkeyAPI
+import LatchkeyShared
 
 /// The signed-in person's account: `GET` and `PATCH /v1/users/me`.
 struct UsersController: Controller {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 import Logging
 import NIOCore
 
