@@ -17,6 +17,8 @@ let nonApple: [Platform] = [.linux, .android, .windows, .wasi, .openbsd]
 
 let package = Package(
     name: "latchkey",
+    // The SDK's words for people are English first, translated in LatchkeyCore's String Catalog.
+    defaultLocalization: "en",
     // What the SDK's own code needs (URLSession.data(for:) and async/await); newer APIs (the
     // Observation-based session model, SwiftUI's web authentication) carry their own availability.
     platforms: [.iOS(.v15), .macOS(.v12), .tvOS(.v15), .watchOS(.v8), .visionOS(.v1)],
@@ -67,6 +69,9 @@ let package = Package(
                 "LatchkeyShared",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // The String Catalog: Xcode compiles it into the bundle's .lproj tables; SwiftPM on
+            // other platforms copies it as it is, and LatchkeyStrings reads it there.
+            resources: [.process("Localizable.xcstrings")],
             swiftSettings: swiftSettings
         ),
         // The SDK apps import: LatchkeyCore plus the URLSession transport and the Apple glue.
@@ -116,7 +121,7 @@ let package = Package(
 // The Apple adapter (Sources/Latchkey/Apple) and the Apple half of RS256
 // (Sources/LatchkeyCrypto/Apple) compiled on every Linux build, against compile-only stand-ins of the
 // Apple API they call (Tests/AppleStandIns: Security, AuthenticationServices, SwiftUI,
-// AppTrackingTransparency). The manifest is compiled for the host, so on a Mac none of this exists
+// AppTrackingTransparency, UIKit). The manifest is compiled for the host, so on a Mac none of this exists
 // and `import Security` is Apple's. Only LatchkeyAppleAdapterCheck depends on the stand-ins; its
 // sources are the adapter files themselves (links under Tests/LatchkeyAppleAdapterCheck), compiled
 // with LATCHKEY_APPLE_STAND_INS, without which the files' `#if` keeps them out on Linux: SwiftPM puts
@@ -135,11 +140,12 @@ package.targets.append(contentsOf: [
     .target(
         name: "AppTrackingTransparencyStandIn", path: "Tests/AppleStandIns/AppTrackingTransparency",
         swiftSettings: swiftSettings),
+    .target(name: "UIKitStandIn", path: "Tests/AppleStandIns/UIKit", swiftSettings: swiftSettings),
     .testTarget(
         name: "LatchkeyAppleAdapterCheck",
         dependencies: [
             "LatchkeyCore", "LatchkeyShared", "SecurityStandIn", "AuthenticationServicesStandIn", "SwiftUIStandIn",
-            "AppTrackingTransparencyStandIn",
+            "AppTrackingTransparencyStandIn", "UIKitStandIn",
         ],
         path: "Tests/LatchkeyAppleAdapterCheck",
         swiftSettings: swiftSettings + [
@@ -149,6 +155,7 @@ package.targets.append(contentsOf: [
                 "-module-alias", "AuthenticationServices=AuthenticationServicesStandIn",
                 "-module-alias", "SwiftUI=SwiftUIStandIn",
                 "-module-alias", "AppTrackingTransparency=AppTrackingTransparencyStandIn",
+                "-module-alias", "UIKit=UIKitStandIn",
             ]),
         ]
     ),

@@ -35,16 +35,19 @@ extension LatchkeyConfiguration {
     ///   Keychain on Apple platforms (`.keychain(service: "<bundle identifier>.latchkey")`), so a
     ///   signed-in person stays signed in; elsewhere memory only (`InMemoryCredentialStore`), since
     ///   there is no system secret store to default to: pass a `FileCredentialStore` to persist.
+    ///   An app sharing its session with an extension passes `.sharedKeychain(…)` in both.
+    /// - Parameter backgroundWork: on iOS, pass `UIApplicationBackgroundWork()` in the app (not in
+    ///   an extension), so that a refresh saves its answer before the app is suspended.
     public init(
         serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = defaultCredentialStore(),
         refreshLeeway: TimeInterval = 60, urlSession: URLSession = .shared,
         clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil,
-        log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
+        backgroundWork: (any BackgroundWork)? = nil, log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
     ) {
         self.init(
             serverURL: serverURL, facebookAppID: facebookAppID, credentialStore: credentialStore,
             refreshLeeway: refreshLeeway, transport: URLSessionTransport(session: urlSession), clock: clock,
-            oauthClientID: oauthClientID, redirectURI: redirectURI, log: log)
+            oauthClientID: oauthClientID, redirectURI: redirectURI, backgroundWork: backgroundWork, log: log)
     }
 }
 
@@ -54,10 +57,19 @@ extension LatchkeyConfiguration {
 @usableFromInline
 func defaultCredentialStore() -> any CredentialStore {
     #if canImport(Security) && canImport(Darwin)
-    .keychain(service: (Bundle.main.bundleIdentifier ?? "latchkey") + ".latchkey")
+    .keychain(service: (appBundleIdentifier() ?? "latchkey") + ".latchkey")
     #else
     InMemoryCredentialStore()
     #endif
+}
+
+/// The app's bundle identifier, also inside one of its extensions (whose own bundle, `*.appex`, sits
+/// in the app's `PlugIns` folder), so that the default Keychain service names the app either way.
+/// Sharing the item also needs an access group: see `CredentialStore.sharedKeychain`.
+func appBundleIdentifier(of bundle: Bundle = .main) -> String? {
+    guard bundle.bundleURL.pathExtension == "appex" else { return bundle.bundleIdentifier }
+    let app = bundle.bundleURL.deletingLastPathComponent().deletingLastPathComponent()
+    return Bundle(url: app)?.bundleIdentifier ?? bundle.bundleIdentifier
 }
 
 extension IDTokenValidator {

@@ -83,6 +83,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let refreshTokenInvalid = ErrorCode(rawValue: "refresh_token_invalid")
     /// A spent refresh token was presented again: the whole session is revoked.
     public static let refreshTokenReused = ErrorCode(rawValue: "refresh_token_reused")
+    /// A spent refresh token was presented moments after a concurrent refresh (another process
+    /// of the app, an extension) used its successor: nothing changed, the session lives on in the
+    /// newer token, which the caller should read back from shared storage.
+    public static let refreshTokenSuperseded = ErrorCode(rawValue: "refresh_token_superseded")
     /// The user is disabled.
     public static let userDisabled = ErrorCode(rawValue: "user_disabled")
     /// The property may not be written by users.

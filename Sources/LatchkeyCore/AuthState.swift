@@ -6,6 +6,11 @@ public enum AuthState: String, Sendable, Equatable, CaseIterable {
     /// due, or failed offline); `currentUser` is the stored user. `restoreSession()` again, or any
     /// successful refresh, opens the session.
     case createdTokenLoaded
+    /// The credential store could not be read at launch (on iOS, before the first unlock after a
+    /// reboot the Keychain is locked): whether someone is signed in is not known yet. Nothing was
+    /// signed out or cleared; `restoreSession()` again (when protected data becomes available, or
+    /// the app comes to the foreground) finds out. Not "signed out": offer no sign-in yet.
+    case storeUnreadable
     /// A sign-in is in progress.
     case opening
     /// Signed in.
@@ -22,6 +27,7 @@ public enum AuthState: String, Sendable, Equatable, CaseIterable {
         switch next {
         case .created: return false
         case .createdTokenLoaded, .opening: return self == .created
+        case .storeUnreadable: return self == .created
         case .open: return self == .createdTokenLoaded || self == .opening
         case .openTokenExtended: return self == .open || self == .openTokenExtended
         case .closedLoginFailed: return [.created, .createdTokenLoaded, .opening].contains(self)

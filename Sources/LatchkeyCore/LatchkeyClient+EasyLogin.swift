@@ -99,6 +99,18 @@ extension LatchkeyClient {
         _ = await lastEasyLoginWrite?.value
     }
 
+    /// Stops an Easy Login opened in an outside browser (``makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)``)
+    /// from blocking the app: it came back to the foreground without the redirect, so the person
+    /// may have abandoned the browser. Without a session the state leaves `opening` for
+    /// `closedLoginFailed`, so a button offers sign-in again; the attempt itself is kept, and a
+    /// redirect that still comes is finished by ``handleOpenURL(_:)`` until the attempt expires.
+    /// A new sign-in, or ``cancelEasyLogin()``, ends it. Does nothing for any other state.
+    public func stopWaitingForEasyLogin() {
+        guard pendingEasyLogin != nil, credentials == nil, state == .opening else { return }
+        log(.info, "Stopped waiting for the Easy Login redirect; the attempt stays open until it expires.")
+        move(to: .closedLoginFailed)
+    }
+
     /// Whether `url` is an Easy Login redirect this client may finish (for routing in `onOpenURL`):
     /// the redirect of the attempt in progress or, in an app relaunched before it used Easy Login, a
     /// redirect to the configured redirect URI (``handleOpenURL(_:)`` then reads the attempt from the

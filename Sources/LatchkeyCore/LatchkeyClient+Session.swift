@@ -13,7 +13,7 @@ extension LatchkeyClient {
         switch state {
         case .open, .openTokenExtended: return true
         case .opening: return false  // a sign-in is under way; it decides
-        case .created, .createdTokenLoaded, .closed, .closedLoginFailed: break
+        case .created, .storeUnreadable, .createdTokenLoaded, .closed, .closedLoginFailed: break
         }
         if credentials == nil {
             let startEpoch = epoch
@@ -28,7 +28,12 @@ extension LatchkeyClient {
                 do {
                     loaded = try await configuration.credentialStore.load()
                 } catch {
+                    // Not "signed out": the store may hold a session it cannot show yet (the
+                    // Keychain before the first unlock). Nothing is cleared; a later call retries.
                     log(.warning, "The credential store could not be read: \(error)", code: .credentialStoreFailed)
+                    if credentials == nil, epoch == startEpoch, attempt == startAttempt, state == .created {
+                        move(to: .storeUnreadable)
+                    }
                     return false
                 }
             } while writesQueued != writesBefore
@@ -36,7 +41,11 @@ extension LatchkeyClient {
             guard credentials == nil, state != .opening, !state.isOpen else { return state.isOpen }
             // A sign-out or sign-in happened during the read: what was read is not to be restored.
             guard epoch == startEpoch, attempt == startAttempt else { return false }
-            guard let loaded, loaded.serverURL == configuration.serverURL else { return false }
+            guard let loaded, loaded.serverURL == configuration.serverURL else {
+                // Read at last, and nobody is signed in.
+                if state == .storeUnreadable { startOver(to: .created) }
+                return false
+            }
             epoch &+= 1
             credentials = loaded
             startOver(to: .createdTokenLoaded)
@@ -107,14 +116,19 @@ extension LatchkeyClient {
     // MARK: Internals
 
     /// The refresh proper, holding the store's exclusive access from the re-read to the save, so that
-    /// two clients over one store never spend the same refresh token.
+    /// two clients over one store never spend the same refresh token, and running as background
+    /// work (``LatchkeyConfiguration/backgroundWork``) until the answer is saved: an app suspended
+    /// between the server's rotation and the save would wake holding only the spent token.
     private func refreshCoordinated(from current: StoredCredentials, epoch: UInt64) async throws -> StoredCredentials {
         // This client's queued writes land first, so the re-read below sees them.
         await storeWritesSettled()
         do {
-            return try await configuration.credentialStore.withExclusiveAccess {
-                try await self.refreshExclusively(from: current, epoch: epoch)
+            let store = configuration.credentialStore
+            let refresh: @Sendable () async throws -> StoredCredentials = {
+                try await store.withExclusiveAccess { try await self.refreshExclusively(from: current, epoch: epoch) }
             }
+            guard let background = configuration.backgroundWork else { return try await refresh() }
+            return try await background.run(named: "Latchkey session refresh", refresh)
         } catch let error as LatchkeyError {
             throw error
         } catch {
@@ -131,42 +145,37 @@ extension LatchkeyClient {
         // Another client over this store may have refreshed since this one loaded (spending the
         // token in hand), signed out, or signed in another session. An unreadable store proves
         // nothing: the token in hand is used, and the server decides.
-        let read: StoredCredentials??
-        do { read = .some(try await store.load()) } catch { read = .none }
-        if case .some(let found) = read {
+        if let found = await readStore(), !lastStoreWriteFailed {
+            // (After a failed write the store does not hold what this client has: nothing to
+            // learn from it; the refresh below saves again.)
             guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            if lastStoreWriteFailed {
-                // The store does not hold what this client has (its last write failed): nothing
-                // to learn from it; the refresh below saves again.
-            } else if let stored = found {
-                guard stored.isSameSession(as: current) else {
-                    endLocally(clearingStore: false, reason: "Another client signed in another session.")
-                    throw LatchkeyError.endedElsewhere
-                }
-                if stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt {
-                    base = stored
-                    base.user = current.user
-                    if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock())
-                        > configuration.refreshLeeway
-                    {
-                        credentials = base
-                        move(to: refreshedState)
-                        log(.debug, "Adopted the session another client refreshed.")
-                        return base
-                    }
-                }
-            } else {
-                endLocally(clearingStore: false, reason: "Another client signed out.")
-                throw LatchkeyError.endedElsewhere
+            if let newer = try reconcile(found, with: current) {
+                base = newer
+                if let adopted = adoptIfFresh(newer) { return adopted }
             }
         }
         guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
         log(.debug, "Refreshing the session.")
-        let session: SessionBody
+        var session: SessionBody
         do {
-            session = try await transport.send(
-                "POST", "v1/oauth/token",
-                form: TokenRequest.refresh(refreshToken: base.refreshToken).form, as: SessionBody.self)
+            session = try await sendRefresh(base.refreshToken)
+        } catch  where error.code == .refreshTokenSuperseded {
+            // Another client over this store refreshed moments ago and used the new token already
+            // (an extension and its app): its tokens are in the store. Take them; never a sign-out.
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            guard let found = await readStore(), let newer = try reconcile(found, with: base) else {
+                log(.warning, "The refresh was superseded and the store holds nothing newer.", code: error.code)
+                throw error
+            }
+            base = newer
+            if let adopted = adoptIfFresh(newer) { return adopted }
+            do {
+                session = try await sendRefresh(base.refreshToken)
+            } catch {
+                guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+                log(.warning, "The refresh failed.", code: error.code)
+                throw error
+            }
         } catch {
             guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
             log(.warning, "The refresh failed.", code: error.code)
@@ -174,23 +183,126 @@ extension LatchkeyClient {
         }
         // Signed out meanwhile: nothing to keep, but the sign-out may need the token to revoke with.
         guard epoch == self.epoch else {
-            rotatedAfterEnd = (current.refreshToken, session.accessToken)
+            rotatedAfterEnd = (base.refreshToken, session.accessToken)
             throw LatchkeyError.sessionEnded
         }
         let refreshed = credentials(from: session, user: base.user)
         credentials = refreshed
         move(to: refreshedState)
-        // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for it.
-        do {
-            try await store.save(refreshed)
-            storeWriteFinished(failure: nil)
-        } catch {
-            storeWriteFinished(failure: error)
-        }
+        // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for
+        // it. A save that keeps failing is published, and tried again by the next refresh or sync;
+        // meanwhile the server gives the spent token this same successor (its fail-to-save rule).
+        storeWriteFinished(failure: await saveRetrying(refreshed, to: store))
         // Signed out while saving: with a store that has no exclusive access, the sign-out's clear
         // may have run first; clear again behind it.
         if epoch != self.epoch { persist(.clear(refreshed)) }
         return refreshed
+    }
+
+    private func sendRefresh(_ refreshToken: String) async throws(LatchkeyError) -> SessionBody {
+        try await transport.send(
+            "POST", "v1/oauth/token", form: TokenRequest.refresh(refreshToken: refreshToken).form, as: SessionBody.self)
+    }
+
+    /// What the store holds (`.some(nil)`: nothing), or `nil` when it cannot be read.
+    private func readStore() async -> StoredCredentials?? {
+        do { return .some(try await configuration.credentialStore.load()) } catch { return nil }
+    }
+
+    /// Newer tokens of the session `current` that another client over the store saved, if any.
+    /// When the store holds no session, another client signed out: the session ends here too.
+    /// When it holds another session of this server, another client (an extension) signed someone
+    /// in: this client adopts it rather than signing the app out, and the work in flight, which
+    /// belonged to the replaced session, ends with `cancelled`.
+    func reconcile(
+        _ found: StoredCredentials?, with current: StoredCredentials
+    ) throws(LatchkeyError)
+        -> StoredCredentials?
+    {
+        guard let stored = found else {
+            endLocally(clearingStore: false, reason: "Another client signed out.")
+            throw LatchkeyError.endedElsewhere
+        }
+        guard stored.isSameSession(as: current) else {
+            guard stored.serverURL == configuration.serverURL else {
+                endLocally(clearingStore: false, reason: "Another client signed in to another server.")
+                throw LatchkeyError.endedElsewhere
+            }
+            adoptStoredSession(stored)
+            throw LatchkeyError.sessionEnded
+        }
+        guard stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt else { return nil }
+        var newer = stored
+        newer.user = current.user
+        return newer
+    }
+
+    /// Takes `newer` tokens of this session as they are when their access token is still fresh.
+    private func adoptIfFresh(_ newer: StoredCredentials) -> StoredCredentials? {
+        guard newer.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway
+        else { return nil }
+        credentials = newer
+        move(to: refreshedState)
+        log(.debug, "Adopted the session another client refreshed.")
+        return newer
+    }
+
+    /// Makes the session another client stored this client's: a new lifecycle, loaded
+    /// (`createdTokenLoaded`) and opened at once when its access token is fresh.
+    func adoptStoredSession(_ stored: StoredCredentials) {
+        epoch &+= 1
+        refreshTask = nil
+        // The store holds what this client now has: a failed save of the replaced session must
+        // not make the next refresh skip reading it, nor a sync write the old copy back.
+        forgetStoreWriteFailure()
+        credentials = stored
+        hadSession = true
+        startOver(to: .createdTokenLoaded)
+        if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
+            move(to: .open)
+        }
+        log(.info, "Adopted the session another client signed in.")
+    }
+
+    /// Follows what other clients over the credential store did since this one last looked, and
+    /// saves again what this client failed to save. Call it when the app comes to the foreground
+    /// (``LatchkeySessionModel`` does): an extension may have refreshed the session, signed out,
+    /// or signed someone else in, which this client then adopts instead of signing the person out.
+    /// A store that cannot be read changes nothing.
+    public func syncWithStore() async {
+        guard let current = credentials else {
+            // No session here: perhaps the store became readable, or another client signed in.
+            if state != .opening { await restoreSession() }
+            return
+        }
+        let epoch = self.epoch
+        await storeWritesSettled()
+        do {
+            try await configuration.credentialStore.withExclusiveAccess {
+                try await self.syncExclusively(current: current, epoch: epoch)
+            }
+        } catch {
+            // Unreadable, locked, or the session changed meanwhile: the next refresh decides.
+        }
+    }
+
+    private func syncExclusively(current: StoredCredentials, epoch: UInt64) async throws {
+        guard epoch == self.epoch, let held = credentials else { return }
+        let found = try await configuration.credentialStore.load()
+        guard epoch == self.epoch else { return }
+        if lastStoreWriteFailed, found.map({ $0.isSameSession(as: held) }) ?? true {
+            // This client's last save failed: the store holds an older copy of this session, or
+            // nothing (the failed save was the sign-in's own; an empty store is not read as another
+            // client's sign-out then). Save again; the server still answers the spent token with
+            // its successor.
+            storeWriteFinished(failure: await saveRetrying(held, to: configuration.credentialStore))
+            return
+        }
+        if let newer = try reconcile(found, with: held) {
+            credentials = newer
+            publishSnapshot()
+            log(.debug, "Adopted the session another client refreshed.")
+        }
     }
 
     /// A refresh opens a session loaded at launch, and extends an open one.
@@ -208,6 +320,8 @@ extension LatchkeyClient {
                 return (try await transport.send(method, path, json: json, bearer: token, as: UserBody.self), epoch)
             } catch  where error.httpStatus == 401 && error.code == .unauthorized {
                 let fresh = try await refresh().accessToken
+                // The refresh may have adopted another client's session: this request was not its.
+                try stillCurrent(epoch)
                 return (try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self), epoch)
             }
         } catch {
@@ -216,6 +330,11 @@ extension LatchkeyClient {
             }
             throw error
         }
+    }
+
+    /// Throws `cancelled` when the session of `epoch` has ended or been replaced.
+    private func stillCurrent(_ epoch: UInt64) throws(LatchkeyError) {
+        guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
     }
 
     /// Keeps a user the server returned, if it still belongs to the current session; the store gets

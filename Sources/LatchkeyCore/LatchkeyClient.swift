@@ -56,6 +56,8 @@ public actor LatchkeyClient {
     private(set) var lastStoreWriteFailed = false
     /// How many store writes were ever queued (to notice one queued during a read).
     private(set) var writesQueued: UInt64 = 0
+    /// The store's last write failure, while no write has succeeded since (published in snapshots).
+    private(set) var credentialStoreError: LatchkeyError?
 
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
@@ -100,6 +102,7 @@ public actor LatchkeyClient {
     /// The current state and user.
     public var snapshot: SessionSnapshot {
         var current = SessionSnapshot(state: state, user: credentials?.user)
+        current.credentialStoreError = credentialStoreError
         current.revision = snapshotRevision
         return current
     }
@@ -231,7 +234,9 @@ public actor LatchkeyClient {
         refreshTask = nil
         credentials = opened
         hadSession = true
-        if replaced != nil { startOver(to: .opening) }
+        // A replaced session, or an attempt that stopped blocking (an Easy Login redirect coming
+        // back after the app returned without one): a new lifecycle.
+        if replaced != nil || state != .opening { startOver(to: .opening) }
         move(to: .open)
         if let replaced { endInBackground(replaced, "A new sign-in replaced the session.") }
         // A stored session this client never loaded (a sign-in before the launch's restore
@@ -276,20 +281,30 @@ public actor LatchkeyClient {
         switch state {
         case .opening: move(to: .closedLoginFailed)
         case .open, .openTokenExtended, .createdTokenLoaded: move(to: .closed)
+        // Whatever the store held is no longer wanted: nobody is signed in, and that is known now.
+        case .storeUnreadable: startOver(to: .created)
         case .created, .closed, .closedLoginFailed: break
         }
         if ended != nil { log(.info, reason) }
         return ended
     }
 
-    /// A new session lifecycle, as a new FBSession would start.
+    /// A new session lifecycle, as a new FBSession would start (`.created` itself is announced).
     func startOver(to next: AuthState) {
+        guard next != .created else {
+            if state != .created { announce(.created) }
+            return
+        }
         state = .created
         move(to: next)
     }
 
     func move(to next: AuthState) {
         guard state.canMove(to: next) else { return }
+        announce(next)
+    }
+
+    private func announce(_ next: AuthState) {
         state = next
         for observer in observers.values { observer.yield(next) }
         publishSnapshot()
@@ -334,11 +349,47 @@ public actor LatchkeyClient {
     }
 
     /// Remembers whether the last store write failed (then the store does not hold what this
-    /// client has), and logs a failure.
+    /// client has), logs a failure, and publishes it (``SessionSnapshot/credentialStoreError``)
+    /// until a write succeeds.
     func storeWriteFinished(failure: (any Error)?) {
         lastStoreWriteFailed = failure != nil
+        let published = failure.map {
+            LatchkeyError.sdk(
+                .credentialStoreFailed, "The session could not be saved on this device; it will be saved again.",
+                underlying: $0)
+        }
         if let failure { log(.warning, "The credential store failed: \(failure)", code: .credentialStoreFailed) }
+        if (published == nil) != (credentialStoreError == nil) {
+            credentialStoreError = published
+            publishSnapshot()
+        }
     }
+
+    /// Forgets a failed write of a session this client no longer holds (it adopted another
+    /// client's): the store holds what this client has again.
+    func forgetStoreWriteFailure() {
+        lastStoreWriteFailed = false
+        credentialStoreError = nil
+    }
+
+    /// Saves `credentials`, trying again at once when the store fails (a Keychain busy with another
+    /// process); the last failure, if every try failed.
+    func saveRetrying(_ credentials: StoredCredentials, to store: any CredentialStore) async -> (any Error)? {
+        var failure: (any Error)?
+        for _ in 0..<Self.saveAttempts {
+            do {
+                try await store.save(credentials)
+                return nil
+            } catch {
+                failure = error
+            }
+        }
+        return failure
+    }
+
+    /// How many times a save is tried before the failure is reported; the next refresh, sync or
+    /// launch saves again.
+    static let saveAttempts = 3
 
     /// Waits for the store writes queued so far.
     func storeWritesSettled() async { _ = await lastWrite?.value }

@@ -19,6 +19,10 @@ public struct LatchkeyConfiguration: Sendable {
     /// Easy Login: where the server sends the person back, e.g. `myapp://auth` (a URL scheme the
     /// app declares) or a loopback URL on a desktop.
     public var redirectURI: String?
+    /// Keeps the app running while a refresh saves its answer (``BackgroundWork``); `nil` asks for
+    /// nothing. With `import Latchkey` on iOS, tvOS and visionOS, `URLSessionTransport`'s
+    /// configuration sets it to the system's background tasks.
+    public var backgroundWork: (any BackgroundWork)?
     /// Receives what the client does (sign-ins, refreshes, sessions ending, store failures), for the
     /// app's own logging; events never carry a token. `nil` logs nothing.
     public var log: (@Sendable (LatchkeyLogEvent) -> Void)?
@@ -29,8 +33,9 @@ public struct LatchkeyConfiguration: Sendable {
         serverURL: URL, facebookAppID: String, credentialStore: any CredentialStore = InMemoryCredentialStore(),
         refreshLeeway: TimeInterval = 60, transport: any LatchkeyTransport,
         clock: @escaping @Sendable () -> Date = { Date() }, oauthClientID: String? = nil, redirectURI: String? = nil,
-        log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
+        backgroundWork: (any BackgroundWork)? = nil, log: (@Sendable (LatchkeyLogEvent) -> Void)? = nil
     ) {
+        self.backgroundWork = backgroundWork
         self.oauthClientID = oauthClientID
         self.redirectURI = redirectURI
         self.serverURL = serverURL

@@ -76,7 +76,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         switch code {
         case .userCancelled: return .userCancelled
         case .cancelled: return .cancelled
-        case .facebookUnavailable, .unavailable, .networkUnavailable: return .transient
+        // A concurrent refresh by another client over the store won; its tokens are in the store.
+        case .facebookUnavailable, .unavailable, .networkUnavailable, .refreshTokenSuperseded: return .transient
         case .facebookRateLimited, .rateLimited: return .throttling
         // The person must first log in at facebook.com; then the same sign-in works (FBErrorUtility
         // files subcode 459 under "retry").
@@ -100,22 +101,21 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         [.reopenSession, .transient, .throttling, .permissions].contains(category) && code != .notSignedIn
     }
 
-    /// A message suitable for the person, when `shouldNotifyUser`.
+    /// A message suitable for the person, when `shouldNotifyUser`, in their language
+    /// (``LatchkeyString``; apps override the wording there).
     public var userMessage: String? {
         guard shouldNotifyUser else { return nil }
         switch category {
         case .reopenSession:
             switch code {
-            case .facebookPasswordChanged: return "Your Facebook password changed. Please log in again."
-            case .facebookAppRemoved: return "This app was removed from your Facebook account. Please log in again."
-            default: return "Your session has ended. Please log in again."
+            case .facebookPasswordChanged: return LatchkeyString.facebookPasswordChanged.localized
+            case .facebookAppRemoved: return LatchkeyString.facebookAppRemoved.localized
+            default: return LatchkeyString.sessionEnded.localized
             }
-        case .transient where code == .facebookCheckpoint:
-            return "Facebook needs you to log in at facebook.com first. Then please try again."
-        case .transient where code == .networkUnavailable:
-            return "The server could not be reached. Check your connection and try again."
-        case .transient, .throttling: return "Something went wrong. Please try again in a moment."
-        case .permissions: return "You are not allowed to do that."
+        case .transient where code == .facebookCheckpoint: return LatchkeyString.facebookCheckpoint.localized
+        case .transient where code == .networkUnavailable: return LatchkeyString.networkUnavailable.localized
+        case .transient, .throttling: return LatchkeyString.tryAgain.localized
+        case .permissions: return LatchkeyString.notAllowed.localized
         default: return nil
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a login button reports, after the Facebook SDK's `FBLoginViewDelegate`: the signed-in
 /// face shown (`loginViewShowingLoggedInUser:`), the user's information fetched
 /// (`loginViewFetchedUserInfo:user:`), the signed-out face shown (`loginViewShowingLoggedOutUser:`)
@@ -14,4 +16,14 @@ public enum LatchkeySessionEvent: Sendable, Equatable {
     /// reported too (`user_cancelled`, whose ``LatchkeyError/shouldNotifyUser`` is false); work the
     /// app or a sign-out cancelled (`cancelled`) is not.
     case failed(LatchkeyError)
+}
+
+/// Names the button (or other caller) an action of ``LatchkeySessionModel`` was started by, so
+/// that its failure reaches that caller's ``LatchkeySessionModel/events(for:)`` stream and no
+/// other: two windows showing a button each alert only their own. Keep one per button for its
+/// lifetime (`@State`).
+public struct LatchkeyActionID: Hashable, Sendable {
+    private let id = UUID()
+    /// A new, unique id.
+    public init() {}
 }

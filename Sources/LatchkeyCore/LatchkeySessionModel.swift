@@ -28,8 +28,9 @@ public final class LatchkeySessionModel {
     public private(set) var state: AuthState = .created
     /// The user: signed in, or loaded at launch and not yet confirmed (offline).
     public private(set) var user: LatchkeyUser?
-    /// Whether ``restore()`` has finished: before that, `.created` means "not known yet", not
-    /// "signed out" (show a placeholder, not the login button, to avoid a flash).
+    /// Whether ``restore()`` has found out whether someone is signed in: before that, `.created`
+    /// means "not known yet", not "signed out" (show a placeholder, not the login button, to avoid
+    /// a flash). Stays false while the store cannot be read (``isSessionUnreadable``).
     public private(set) var hasRestored = false
     /// Sign-ins and sign-outs started through this model and not finished.
     public private(set) var actionsInFlight = 0
@@ -40,7 +41,9 @@ public final class LatchkeySessionModel {
 
     @ObservationIgnored private var shownFace: Face?
     @ObservationIgnored private var revision: UInt64?
-    @ObservationIgnored private var eventObservers: [UInt64: AsyncStream<LatchkeySessionEvent>.Continuation] = [:]
+    @ObservationIgnored private var eventObservers: [UInt64: EventObserver] = [:]
+    /// The store failure last reported, so that each is reported once.
+    @ObservationIgnored private var reportedStoreError: LatchkeyError?
     @ObservationIgnored private var nextEventObserver: UInt64 = 0
     @ObservationIgnored private let mirroring: Task<Void, Never>
 
@@ -71,9 +74,15 @@ public final class LatchkeySessionModel {
     /// without a session): a button shows progress and ignores taps.
     public var isWorking: Bool { actionsInFlight > 0 || state == .opening }
 
+    /// Whether the stored session cannot be read yet (`AuthState.storeUnreadable`: on iOS, before
+    /// the first unlock after a reboot). Nobody was signed out: the model reads again when
+    /// ``protectedDataBecameAvailable()`` or ``sceneBecameActive()`` is called (the `Latchkey`
+    /// module's `latchkeyLifecycle(_:)` modifier calls both). Show a placeholder meanwhile.
+    public var isSessionUnreadable: Bool { state == .storeUnreadable }
+
     /// What a login button shows.
     public var buttonState: LoginButtonState {
-        if isWorking { return .working }
+        if isWorking || isSessionUnreadable { return .working }
         if isSignedIn { return .signedIn }
         return hasRestored || state != .created ? .signedOut : .working
     }
@@ -90,10 +99,18 @@ public final class LatchkeySessionModel {
         return url
     }
 
-    /// A new stream of the events a login button reports (``LatchkeySessionEvent``). Like
-    /// `FBLoginView` when it appears, it starts with the face shown now (and the user, when signed
-    /// in), then reports changes; each call makes an independent stream, ended when its task is.
-    public func events() -> AsyncStream<LatchkeySessionEvent> {
+    /// A new stream of every event (``LatchkeySessionEvent``), for an app-wide handler: every
+    /// action's failures, and a credential store failing to save. Like `FBLoginView` when it
+    /// appears, it starts with the face shown now (and the user, when signed in), then reports
+    /// changes; each call makes an independent stream, ended when its task is.
+    public func events() -> AsyncStream<LatchkeySessionEvent> { events(scope: nil) }
+
+    /// A new stream of the events one button reports: the faces and the user, as ``events()``,
+    /// but only the failures of the actions started with `action`. Two windows each showing a
+    /// button each alert their own failures, not each other's.
+    public func events(for action: LatchkeyActionID) -> AsyncStream<LatchkeySessionEvent> { events(scope: action) }
+
+    private func events(scope: LatchkeyActionID?) -> AsyncStream<LatchkeySessionEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LatchkeySessionEvent.self)
         switch shownFace {
         case .signedIn:
@@ -104,7 +121,7 @@ public final class LatchkeySessionModel {
         }
         let id = nextEventObserver
         nextEventObserver += 1
-        eventObservers[id] = continuation
+        eventObservers[id] = EventObserver(continuation: continuation, scope: scope)
         continuation.onTermination = { _ in
             Task { @MainActor [weak self] in self?.eventObservers[id] = nil }
         }
@@ -120,32 +137,67 @@ public final class LatchkeySessionModel {
         // Where the restore left the session, shown now rather than when the stream delivers it;
         // with `hasRestored` set, `created` means signed out.
         let restored = await client.snapshot
-        hasRestored = true
+        hasRestored = restored.state != .storeUnreadable
         apply(restored)
         decideFace()  // also when the stream had already shown a later snapshot (apply skips an older one)
     }
 
     /// Signs in with `method`. A session already open stays open until the new one replaces it.
-    public func signIn(_ method: SignInMethod) async {
-        await perform { client throws(LatchkeyError) in try await method.run(client) }
+    /// - Parameter action: who asked (a button's ``LatchkeyActionID``): its failure is reported
+    ///   to ``events(for:)`` of that action only.
+    public func signIn(_ method: SignInMethod, action: LatchkeyActionID? = nil) async {
+        await perform(action: action) { client throws(LatchkeyError) in try await method.run(client) }
     }
 
     /// Signs out. The person is signed out here at once, whatever happens. This device's session
     /// is revoked on the server best effort (``LatchkeyClient/signOut()``: offline is no error);
     /// for `.everywhere`, failing to tell the server is an error, since other devices stay signed in.
-    public func signOut(scope: SignOutScope = .thisDevice) async {
-        await perform { client throws(LatchkeyError) in
+    public func signOut(scope: SignOutScope = .thisDevice, action: LatchkeyActionID? = nil) async {
+        await perform(action: action) { client throws(LatchkeyError) in
             if scope == .everywhere { try await client.signOut(scope: .everywhere) } else { await client.signOut() }
         }
     }
 
     /// The login button's tap: signs out when signed in, signs in with `method` otherwise, and
     /// does nothing while something is under way (a second tap must not start a second sheet).
-    public func toggle(signingInWith method: SignInMethod) async {
+    public func toggle(signingInWith method: SignInMethod, action: LatchkeyActionID? = nil) async {
         switch buttonState {
         case .working: return
-        case .signedIn: await signOut()
-        case .signedOut: await signIn(method)
+        case .signedIn: await signOut(action: action)
+        case .signedOut: await signIn(method, action: action)
+        }
+    }
+
+    /// Abandons an Easy Login waiting for its redirect (``LatchkeyClient/cancelEasyLogin()``): the
+    /// button stops waiting, and a late redirect is no longer accepted.
+    public func cancelEasyLogin() async {
+        await client.cancelEasyLogin()
+        apply(await client.snapshot)
+    }
+
+    /// The app came to the foreground (`scenePhase` became `.active`). An Easy Login opened in an
+    /// outside browser that has not come back stops blocking the button (the person may have
+    /// abandoned the browser; the attempt stays redeemable until it expires); a store that could
+    /// not be read is read again; and what another client over the store did meanwhile (an
+    /// extension refreshing, signing out, signing someone else in) is followed, and a failed save
+    /// tried again (``LatchkeyClient/syncWithStore()``).
+    public func sceneBecameActive() async {
+        await client.stopWaitingForEasyLogin()
+        await readStoreAgain()
+    }
+
+    /// Protected data became available (on iOS, `UIApplication.protectedDataDidBecomeAvailableNotification`,
+    /// the first unlock after a reboot): the store is read again.
+    public func protectedDataBecameAvailable() async {
+        await readStoreAgain()
+    }
+
+    private func readStoreAgain() async {
+        if isSessionUnreadable || !hasRestored {
+            await restore()
+        } else {
+            await client.syncWithStore()
+            apply(await client.snapshot)
         }
     }
 
@@ -154,10 +206,11 @@ public final class LatchkeySessionModel {
     ///
     /// Any app or web page can open the app's redirect URI: a URL without the attempt's `state`, or
     /// with no attempt waiting, is ignored (no error shown, nothing ended).
+    /// - Parameter action: the action that started the Easy Login, if the app knows it.
     @discardableResult
-    public func handleOpenURL(_ url: URL) async -> Bool {
+    public func handleOpenURL(_ url: URL, action: LatchkeyActionID? = nil) async -> Bool {
         guard await client.canHandleOpenURL(url) else { return false }
-        await perform(ignoring: [.stateMismatch, .noPendingLogin]) { client throws(LatchkeyError) in
+        await perform(action: action, ignoring: [.stateMismatch, .noPendingLogin]) { client throws(LatchkeyError) in
             _ = try await client.handleOpenURL(url)
         }
         return true
@@ -173,28 +226,28 @@ public final class LatchkeySessionModel {
     /// Runs one action: counted while it runs, its failure kept and reported (except the codes
     /// `ignoring`, which leave everything as it was, `lastError` included).
     private func perform(
-        ignoring ignored: Set<LatchkeyError.Code> = [],
-        _ action: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void
+        action: LatchkeyActionID? = nil, ignoring ignored: Set<LatchkeyError.Code> = [],
+        _ work: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void
     ) async {
         actionsInFlight += 1
         defer { actionsInFlight -= 1 }
         do {
-            try await action(client)
+            try await work(client)
             lastError = nil
         } catch  where ignored.contains(error.code) {
             // Not this app's business (a forged or stale link).
         } catch {
             lastError = nil
-            report(error)
+            report(error, action: action)
         }
         // The client's snapshots may still be on their way: show where the action left it.
         apply(await client.snapshot)
     }
 
-    private func report(_ error: LatchkeyError) {
+    private func report(_ error: LatchkeyError, action: LatchkeyActionID?) {
         if error.code == .cancelled { return }
         if error.code != .userCancelled { lastError = error }
-        emit(.failed(error))
+        emit(.failed(error), action: action)
     }
 
     /// Shows `snapshot` unless a later one is shown already (the stream may still deliver
@@ -208,6 +261,15 @@ public final class LatchkeySessionModel {
         if snapshot.isSignedIn, let user = snapshot.user, user != reportedUser {
             reportedUser = user
             emit(.fetchedUser(user))
+        }
+        // A save that keeps failing: the session may not survive the app being killed. Reported
+        // once, to the app-wide stream and `lastError` (no button asked for it).
+        if snapshot.credentialStoreError != reportedStoreError {
+            reportedStoreError = snapshot.credentialStoreError
+            if let failure = snapshot.credentialStoreError {
+                lastError = failure
+                emit(.failed(failure), action: nil)
+            }
         }
     }
 
@@ -223,6 +285,7 @@ public final class LatchkeySessionModel {
         if isSignedIn {
             face = .signedIn
         } else if state == .closed || state == .closedLoginFailed || (state == .created && hasRestored) {
+            // (`storeUnreadable` is not signed out: the face stays undecided.)
             face = .signedOut
         } else {
             face = shownFace  // opening, or not restored yet: keep what is shown
@@ -237,8 +300,19 @@ public final class LatchkeySessionModel {
         }
     }
 
-    private func emit(_ event: LatchkeySessionEvent) {
-        for observer in eventObservers.values { observer.yield(event) }
+    /// Hands `event` to the observers; a failure goes to the app-wide streams and to the streams
+    /// of the action it answers.
+    private func emit(_ event: LatchkeySessionEvent, action: LatchkeyActionID? = nil) {
+        for observer in eventObservers.values {
+            if case .failed = event, let scope = observer.scope, scope != action { continue }
+            observer.continuation.yield(event)
+        }
+    }
+
+    private struct EventObserver {
+        let continuation: AsyncStream<LatchkeySessionEvent>.Continuation
+        /// `nil`: every event; else the failures of this action only.
+        let scope: LatchkeyActionID?
     }
 
     private enum Face { case signedIn, signedOut }

@@ -8,6 +8,10 @@ public struct SessionSnapshot: Sendable, Equatable {
     /// Orders the snapshots of one client: a later change has a higher revision. Observers that
     /// also read ``LatchkeyClient/snapshot`` directly skip stream elements older than what they hold.
     public internal(set) var revision: UInt64 = 0
+    /// The credential store's last write failure, while no write has succeeded since: the session
+    /// works, but may not survive the app being killed. The client saves again on its next
+    /// refresh and on ``LatchkeyClient/syncWithStore()``.
+    public internal(set) var credentialStoreError: LatchkeyError?
 
     /// Creates a snapshot (the client makes these; public so apps can test their views).
     public init(state: AuthState, user: LatchkeyUser?) {
@@ -15,9 +19,9 @@ public struct SessionSnapshot: Sendable, Equatable {
         self.user = user
     }
 
-    /// Same state and user (the revision is bookkeeping, not content).
+    /// Same state, user and store failure (the revision is bookkeeping, not content).
     public static func == (lhs: SessionSnapshot, rhs: SessionSnapshot) -> Bool {
-        lhs.state == rhs.state && lhs.user == rhs.user
+        lhs.state == rhs.state && lhs.user == rhs.user && lhs.credentialStoreError == rhs.credentialStoreError
     }
 
     /// Whether the app should show the person as signed in: a session is open, or one was loaded

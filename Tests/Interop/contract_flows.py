@@ -3,7 +3,7 @@
 Run by scripts/fuzz against `latchkey serve --dev` (server + emulator) started with the default
 abuse limits, LATCHKEY_USER_WRITABLE_PROPERTIES=nickname and LATCHKEY_REQUIRE_SERVER_NONCE=true.
 schemathesis generates requests from the document, so it mostly reaches error answers; this drives what a real app does (classic and
-Limited Login sign-in, a server nonce, refresh and its reuse, the user read and written, Easy Login
+Limited Login sign-in, a server nonce, refresh and a superseded refresh, the user read and written, Easy Login
 through the emulator's dialog to a redeemed code, logout) and a few refusals of each kind,
 including a limit reached (429 with Retry-After).
 
@@ -133,9 +133,12 @@ call("PATCH", "/v1/users/me", status=400, code="invalid_request", bearer=access,
 _, rotated = call("POST", "/v1/oauth/token", status=200, form={"grant_type": "refresh_token", "refresh_token": refresh})
 call("POST", "/v1/oauth/token", status=200,
      json_body={"grant_type": "refresh_token", "refresh_token": rotated["refresh_token"]})
-call("POST", "/v1/oauth/token", status=400, code="refresh_token_reused",
+# The first token again, moments after its successor was used: a concurrent refresh that lost the race
+# (refused, the session lives). Its reuse after the 10 s window would revoke the session; waiting for it
+# is left to SessionTests' injected clock.
+call("POST", "/v1/oauth/token", status=400, code="refresh_token_superseded",
      form={"grant_type": "refresh_token", "refresh_token": refresh})
-call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=access)
+call("GET", "/v1/users/me", status=200, bearer=access)
 
 # --- Limited Login with a server nonce: the app gives Facebook its SHA-256 (LATCHKEY_LIMITED_LOGIN_NONCE=hashed,
 # the default) and sends the server the nonce itself.

@@ -105,5 +105,9 @@ enum PostgresSchema {
             // A user's audit events, newest first (`auditEvents(userID:limit:)`), one index range.
             "CREATE INDEX audit_events_user ON audit_events(user_id, id)"
         ],
+        [
+            // A token handed out again by a late retry (`Verdicts.refresh`): it gets no late retry itself.
+            "ALTER TABLE refresh_tokens ADD COLUMN reissued_at timestamptz"
+        ],
     ]
 }

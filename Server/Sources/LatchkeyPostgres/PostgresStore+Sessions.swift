@@ -45,7 +45,13 @@ extension PostgresStore {
             else { return .invalid }
             let verdict = Verdicts.refresh(read.facts)
             switch verdict {
-            case .invalid, .retry: break
+            case .invalid, .retry, .refuseSuperseded: break
+            case .retryLate:
+                if let successor = read.successor {
+                    try await connection.run(
+                        "UPDATE refresh_tokens SET reissued_at = COALESCE(reissued_at, \(now)) WHERE hash = \(successor)"
+                    )
+                }
             case .revokeReused, .revokeDisabled:
                 try await connection.run(
                     "UPDATE sessions SET revoked_at = \(now) WHERE id = \(read.sessionID) AND revoked_at IS NULL")
@@ -86,20 +92,25 @@ extension PostgresStore {
                 SELECT r.session_id, s.user_id, r.used_at, r.expires_at <= \(now), s.revoked_at IS NOT NULL,
                     u.disabled, r.successor_hash,
                     EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NULL
-                        AND n.expires_at > \(now))
+                        AND n.expires_at > \(now)),
+                    EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NOT NULL),
+                    r.reissued_at IS NOT NULL
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.hash = \(hash)
                 """
             ).first
         else { return nil }
-        let (sessionID, userID, usedAt, expired, ended, disabled, successor, successorLive) = try row.decode(
-            (String, String, Date?, Bool, Bool, Bool, Data?, Bool).self)
-        var facts = RefreshFacts(sessionEnded: ended, spent: usedAt != nil, expired: expired, userDisabled: disabled)
+        let (sessionID, userID, usedAt, expired, ended, disabled, successor, successorLive, successorSpent, reissued) =
+            try row.decode((String, String, Date?, Bool, Bool, Bool, Data?, Bool, Bool, Bool).self)
+        var facts = RefreshFacts(
+            sessionEnded: ended, spent: usedAt != nil, expired: expired, userDisabled: disabled, reissued: reissued)
         if let usedAt, let successor {
+            facts.retriesAllowed = retryWindow > 0
             facts.spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(
                 spentAt: usedAt, now: now, window: retryWindow)
             facts.successorNamed = retryCandidates.contains(successor)
             facts.successorLive = successorLive
+            facts.successorSpent = successorSpent
         }
         return (facts, sessionID, userID, successor)
     }

@@ -79,5 +79,9 @@ enum SQLiteSchema {
             // A user's audit events, newest first (`auditEvents(userID:limit:)`), one index range.
             "CREATE INDEX audit_events_user ON audit_events(user_id, id)"
         ],
+        [
+            // A token handed out again by a late retry (`Verdicts.refresh`): it gets no late retry itself.
+            "ALTER TABLE refresh_tokens ADD COLUMN reissued_at REAL"
+        ],
     ]
 }

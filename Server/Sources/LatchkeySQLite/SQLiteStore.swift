@@ -259,7 +259,13 @@ package final class SQLiteStore: LatchkeyStore {
             else { return .invalid }
             let verdict = Verdicts.refresh(read.facts)
             switch verdict {
-            case .invalid, .retry: break
+            case .invalid, .retry, .refuseSuperseded: break
+            case .retryLate:
+                if let successor = read.successor {
+                    try db.execute(
+                        "UPDATE refresh_tokens SET reissued_at = COALESCE(reissued_at, ?) WHERE hash = ?",
+                        [.float(now.timeIntervalSince1970), .blob(successor)])
+                }
             case .revokeReused, .revokeDisabled:
                 try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
@@ -289,7 +295,7 @@ package final class SQLiteStore: LatchkeyStore {
     ) throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?)? {
         guard
             let row = try db.query(
-                "SELECT session_id, expires_at, used_at, successor_hash FROM refresh_tokens WHERE hash = ?",
+                "SELECT session_id, expires_at, used_at, successor_hash, reissued_at FROM refresh_tokens WHERE hash = ?",
                 [.blob(hash)]
             ).first,
             let sessionID = row.column("session_id")?.string,
@@ -301,16 +307,22 @@ package final class SQLiteStore: LatchkeyStore {
             sessionEnded: session.revoked, spent: usedAt != nil,
             expired: (row.column("expires_at")?.double ?? 0) <= now.timeIntervalSince1970,
             userDisabled: session.userDisabled)
+        facts.reissued = row.column("reissued_at")?.double != nil
         if let usedAt, let successor {
+            facts.retriesAllowed = retryWindow > 0
             facts.spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(
                 spentAt: usedAt, now: now, window: retryWindow)
             facts.successorNamed = retryCandidates.contains(successor)
-            facts.successorLive =
-                try facts.successorNamed
-                && !db.query(
-                    "SELECT 1 FROM refresh_tokens WHERE hash = ? AND used_at IS NULL AND expires_at > ?",
-                    [.blob(successor), .float(now.timeIntervalSince1970)]
-                ).isEmpty
+            if facts.successorNamed,
+                let next = try db.query(
+                    "SELECT used_at IS NOT NULL AS spent, expires_at FROM refresh_tokens WHERE hash = ?",
+                    [.blob(successor)]
+                ).first
+            {
+                facts.successorSpent = next.column("spent")?.integer == 1
+                facts.successorLive =
+                    !facts.successorSpent && (next.column("expires_at")?.double ?? 0) > now.timeIntervalSince1970
+            }
         }
         return (facts, sessionID, session.userID, successor)
     }

@@ -226,7 +226,8 @@ struct AbuseLimitServerTests {
                     try await SessionTests.refresh(stack, current).json()["refresh_token"]?.stringValue)
             }
             #expect(try await SessionTests.refresh(stack, current).errorCode == "rate_limited")
-            // The app presents its spent token: reuse is detected, not rate-limited.
+            // The app presents its spent token after the retry window: reuse is detected, not rate-limited.
+            stack.clock.advance(stack.configuration.sessions.refreshRetryWindow + 1)
             #expect(try await SessionTests.refresh(stack, first).errorCode == "refresh_token_reused")
             #expect(try await SessionTests.refresh(stack, current).errorCode == "refresh_token_invalid")
         }

@@ -204,7 +204,7 @@ struct SDKLifecycleTests {
         }
     }
 
-    @Test("another person signing in through the other client ends this client's session, not theirs")
+    @Test("another person signing in through the other client: this client adopts that session, and theirs lives")
     func otherClientSignsInSomeoneElse() async throws {
         let file = Self.temporaryFile()
         defer { try? FileManager.default.removeItem(at: file) }
@@ -217,12 +217,15 @@ struct SDKLifecycleTests {
             stack.clock.advance(1)
             let bob = try await app.signIn(with: .accessToken(try await stack.facebookToken("bob"))).user
             stack.clock.advance(901)
-            #expect(await Self.failure { try await widget.validAccessToken() } == .notSignedIn)
-            #expect(await widget.authState == .closed)
-            #expect(try await FileCredentialStore(url: file).load()?.user.id == bob.id)
-            // Restoring picks up the person now stored.
-            #expect(await widget.restoreSession())
+            // The widget's work in flight belonged to the replaced session; it then holds Bob's.
+            #expect(await Self.failure { try await widget.validAccessToken() } == .cancelled)
             #expect(await widget.currentUser?.id == bob.id)
+            #expect(await widget.authState == .createdTokenLoaded)
+            _ = try await widget.validAccessToken()
+            #expect(await widget.authState == .open)
+            #expect(try await widget.reloadUser().id == bob.id)
+            #expect(try await app.reloadUser().id == bob.id)
+            #expect(try await FileCredentialStore(url: file).load()?.user.id == bob.id)
         }
     }
 
@@ -309,7 +312,11 @@ struct SDKLifecycleTests {
             #expect(try await FileCredentialStore(url: file).load()?.user.id == bob.id)
             _ = try await app.refresh()
             #expect(await app.currentUser?.id == bob.id)
-            #expect(await Self.failure { try await widget.refresh() } == .notSignedIn)
+            // The widget then finds Bob's session in the store and adopts it (its refresh in
+            // flight belonged to Alice's).
+            #expect(await Self.failure { try await widget.refresh() } == .cancelled)
+            #expect(await widget.currentUser?.id == bob.id)
+            #expect(try await widget.reloadUser().id == bob.id)
         }
     }
 

@@ -75,35 +75,49 @@ struct SessionTests {
             let access = try #require(try rotated.json()["access_token"]?.stringValue)
             #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
 
-            // Past the retry window, the spent token again is a reuse.
+            // The owner used the new token; past the retry window, the spent one again is a reuse.
+            let third = try #require(try await Self.refresh(stack, second).json()["refresh_token"]?.stringValue)
             stack.clock.advance(stack.configuration.sessions.refreshRetryWindow + 0.001)
             let reused = try await Self.refresh(stack, first, form: false)
             #expect(reused.status == .badRequest && reused.errorCode == "refresh_token_reused")
             // The thief's and the owner's tokens are both dead now.
-            #expect(try await Self.refresh(stack, second).errorCode == "refresh_token_invalid")
+            #expect(try await Self.refresh(stack, third).errorCode == "refresh_token_invalid")
             #expect(try await stack.get("/v1/users/me", bearer: access).errorCode == "session_revoked")
         }
     }
 
     @Test(
-        "a refresh retried within the window (the answer was lost) gets the same new refresh token; once that token is used, the old one is a reuse"
+        "a refresh whose answer was lost or never saved is retried with the same new refresh token, however late; once that token is used, the old one is refused moments later and a reuse after the window"
     )
     func retryWithinWindow() async throws {
         try await Stack.run { (stack: Stack) async throws in
             let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
             let answer = try await Self.refresh(stack, first).json()
             let second = try #require(answer["refresh_token"]?.stringValue)
-            stack.clock.advance(stack.configuration.sessions.refreshRetryWindow - 1)
-            let retried = try await Self.refresh(stack, first)
-            #expect(retried.status == .ok)
-            #expect(try retried.json()["refresh_token"]?.stringValue == second)
-            let access = try #require(try retried.json()["access_token"]?.stringValue)
-            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+            // Moments later (a lost answer), and days later (the app was killed before saving it).
+            for wait: TimeInterval in [stack.configuration.sessions.refreshRetryWindow - 1, 3 * 86_400] {
+                stack.clock.advance(wait)
+                let retried = try await Self.refresh(stack, first)
+                #expect(retried.status == .ok)
+                #expect(try retried.json()["refresh_token"]?.stringValue == second)
+                let access = try #require(try retried.json()["access_token"]?.stringValue)
+                #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+            }
 
-            // The app got its answer this time and moved on: the old token names a spent successor.
+            // The app got its answer this time and moved on, twice. The second token again,
+            // moments after its successor was used: a concurrent refresh that lost the race,
+            // refused with the session untouched.
             let third = try #require(try await Self.refresh(stack, second).json()["refresh_token"]?.stringValue)
+            let rotated = try await Self.refresh(stack, third).json()
+            let fourth = try #require(rotated["refresh_token"]?.stringValue)
+            let access = try #require(rotated["access_token"]?.stringValue)
+            let superseded = try await Self.refresh(stack, second)
+            #expect(superseded.status == .badRequest && superseded.errorCode == "refresh_token_superseded")
+            #expect(try superseded.json()["error"]?.stringValue == "invalid_grant")
+            #expect(try await stack.get("/v1/users/me", bearer: access).status == .ok)
+            // The first token's rotation is days old and its successor used: a reuse.
             #expect(try await Self.refresh(stack, first).errorCode == "refresh_token_reused")
-            #expect(try await Self.refresh(stack, third).errorCode == "refresh_token_invalid")
+            #expect(try await Self.refresh(stack, fourth).errorCode == "refresh_token_invalid")
         }
     }
 
@@ -123,13 +137,18 @@ struct SessionTests {
         }
     }
 
-    @Test("with the retry window off, a spent token at once revokes the session")
+    @Test("with the retry window off, a spent token at once revokes the session, its successor unused or not")
     func retryWindowOff() async throws {
         try await Stack.run({ $0.sessions.refreshRetryWindow = 0 }) { (stack: Stack) async throws in
             let first = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
             let second = try #require(try await Self.refresh(stack, first).json()["refresh_token"]?.stringValue)
             #expect(try await Self.refresh(stack, first).errorCode == "refresh_token_reused")
             #expect(try await Self.refresh(stack, second).errorCode == "refresh_token_invalid")
+
+            let again = try #require(try await Self.signedIn(stack)["refresh_token"]?.stringValue)
+            let next = try #require(try await Self.refresh(stack, again).json()["refresh_token"]?.stringValue)
+            #expect(try await Self.refresh(stack, next).status == .ok)
+            #expect(try await Self.refresh(stack, again).errorCode == "refresh_token_reused")
         }
     }
 

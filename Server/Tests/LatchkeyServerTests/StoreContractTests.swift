@@ -148,7 +148,7 @@ struct StoreContractTests {
     }
 
     @Test(
-        "a spent token within the retry window names its unspent successor and changes nothing; otherwise it revokes"
+        "a spent token whose successor is unused names it however late; one whose successor was used moments ago is refused; otherwise it revokes"
     )
     func refreshRetryWindow() async throws {
         try await Self.onEveryBackend { name, store in
@@ -168,11 +168,11 @@ struct StoreContractTests {
             #expect(
                 try await rotate("sess", "next", now: at, window: 0, candidates: ["next"])
                     == .rotated(sessionID: "sess", userID: "u"), "\(name)")
-            let soon = at.addingTimeInterval(5)
-            // Retried: the stored successor among the candidates, nothing spent or revoked.
-            for _ in 0..<2 {
+            // Retried: the stored successor among the candidates, nothing spent or revoked; moments
+            // later, and (the app never saved the answer) long after the window.
+            for when in [at.addingTimeInterval(5), at.addingTimeInterval(5), at.addingTimeInterval(3000)] {
                 #expect(
-                    try await rotate("sess", "other", now: soon, candidates: ["x", "next"])
+                    try await rotate("sess", "other", now: when, candidates: ["x", "next"])
                         == .retried(sessionID: "sess", userID: "u", successorHash: Data("next".utf8)), "\(name)")
             }
             #expect(
@@ -181,34 +181,72 @@ struct StoreContractTests {
             #expect(try await store.refreshTokenFamily(hash: Data("other".utf8)) == nil, "\(name)")
             // A successor the caller cannot name is no retry.
             #expect(
-                try await rotate("sess", "y", now: soon, candidates: ["x"]) == .reused(sessionID: "sess"), "\(name)")
+                try await rotate("sess", "y", now: at.addingTimeInterval(5), candidates: ["x"])
+                    == .reused(sessionID: "sess"), "\(name)")
             #expect(try await !store.isSessionActive(id: "sess"), "\(name)")
 
-            let cases: [(session: String, what: String, at: Date)] = [
-                ("late", "window passed", at.addingTimeInterval(11)), ("moved", "successor spent", soon),
-                ("gone", "disabled", soon),
+            enum Successor { case unused, used, expired }
+            let soon = at.addingTimeInterval(5)
+            let cases: [(session: String, successor: Successor, at: Date, window: TimeInterval, expected: String)] = [
+                ("late", .unused, at.addingTimeInterval(11), 10, "retried"),
+                ("raced", .used, soon, 10, "superseded"),
+                ("moved", .used, at.addingTimeInterval(11), 10, "reused"),
+                ("off", .unused, soon, 0, "reused"),
+                ("off-raced", .used, soon, 0, "reused"),
+                ("gone", .unused, soon, 10, "invalid"),
                 // The successor the retry would name has expired: no retry answers with a dead token.
-                ("expired", "successor expired", soon),
+                ("expired", .expired, soon, 10, "reused"),
                 // A node whose clock lags the one that rotated cannot stretch the window by the lag.
-                ("lagging", "lagging clock", at.addingTimeInterval(-15)),
+                ("lagging", .used, at.addingTimeInterval(-15), 10, "reused"),
             ]
-            for (session, what, when) in cases {
+            for (session, successor, when, window, expected) in cases {
                 _ = try await store.signIn(
                     Self.login(subject: session, userID: "u-\(session)", sessionID: session), now: Self.now)
                 _ = try await rotate(
                     session, "\(session)-1", now: at, window: 0, candidates: [],
-                    expiring: session == "expired" ? at.addingTimeInterval(1) : expires)
-                if session == "moved" {
-                    _ = try await rotate("\(session)-1", "\(session)-2", now: soon, window: 0, candidates: [])
+                    expiring: successor == .expired ? at.addingTimeInterval(1) : expires)
+                if successor == .used {
+                    _ = try await rotate("\(session)-1", "\(session)-2", now: at, window: 0, candidates: [])
                 }
                 if session == "gone" {
                     // Disabling revokes too; the retry must not answer for a revoked session.
                     _ = try await store.setUserDisabled(id: "u-\(session)", disabled: true, now: soon, by: .commandLine)
                 }
-                let outcome = try await rotate(session, "z", now: when, candidates: ["\(session)-1"])
-                #expect(outcome == (session == "gone" ? .invalid : .reused(sessionID: session)), "\(name) \(what)")
-                #expect(try await !store.isSessionActive(id: session), "\(name) \(what)")
+                let outcome = try await rotate(session, "z", now: when, window: window, candidates: ["\(session)-1"])
+                let wanted: RefreshOutcome =
+                    switch expected {
+                    case "retried":
+                        .retried(sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-1".utf8))
+                    case "superseded": .superseded(sessionID: session)
+                    case "reused": .reused(sessionID: session)
+                    default: .invalid
+                    }
+                #expect(outcome == wanted, "\(name) \(session)")
+                let alive = expected == "retried" || expected == "superseded"
+                #expect(try await store.isSessionActive(id: session) == alive, "\(name) \(session)")
+                // Nothing was spent or stored by a refusal or a retry.
+                #expect(try await store.refreshTokenFamily(hash: Data("z".utf8)) == nil, "\(name) \(session)")
             }
+
+            // A late retry marks the successor it hands out: handed out once more late, while its
+            // own successor is unused (two holders taking turns), it revokes the session.
+            _ = try await store.signIn(Self.login(subject: "turns", userID: "u-t", sessionID: "turns"), now: Self.now)
+            _ = try await rotate("turns", "turns-1", now: at, window: 0, candidates: [])
+            let late = at.addingTimeInterval(60)
+            for _ in 0..<2 {
+                #expect(
+                    try await rotate("turns", "z", now: late, candidates: ["turns-1"])
+                        == .retried(sessionID: "turns", userID: "u-t", successorHash: Data("turns-1".utf8)), "\(name)")
+            }
+            _ = try await rotate("turns-1", "turns-2", now: late, window: 0, candidates: [])
+            // Within the window of its own rotation, a retry of the marked token still works.
+            #expect(
+                try await rotate("turns-1", "z", now: late.addingTimeInterval(5), candidates: ["turns-2"])
+                    == .retried(sessionID: "turns", userID: "u-t", successorHash: Data("turns-2".utf8)), "\(name)")
+            #expect(
+                try await rotate("turns-1", "z", now: late.addingTimeInterval(60), candidates: ["turns-2"])
+                    == .reused(sessionID: "turns"), "\(name) second late turn")
+            #expect(try await !store.isSessionActive(id: "turns"), "\(name)")
 
             // A retry changes nothing, the window included: it still runs from the rotation.
             _ = try await store.signIn(Self.login(subject: "again", userID: "u-a", sessionID: "again"), now: Self.now)
@@ -216,6 +254,10 @@ struct StoreContractTests {
             #expect(
                 try await rotate("again", "z", now: at.addingTimeInterval(9), candidates: ["again-1"])
                     == .retried(sessionID: "again", userID: "u-a", successorHash: Data("again-1".utf8)), "\(name)")
+            _ = try await rotate("again-1", "again-2", now: at.addingTimeInterval(9), window: 0, candidates: [])
+            #expect(
+                try await rotate("again", "z", now: at.addingTimeInterval(9.5), candidates: ["again-1"])
+                    == .superseded(sessionID: "again"), "\(name)")
             #expect(
                 try await rotate("again", "z", now: at.addingTimeInterval(11), candidates: ["again-1"])
                     == .reused(sessionID: "again"), "\(name) retry moved the window")

@@ -55,47 +55,117 @@ struct VerdictTests {
         ("spent and expired", RefreshFacts(spent: true, expired: true), .revokeReused),
         (
             "a retry",
-            RefreshFacts(spent: true, spentWithinRetryWindow: true, successorNamed: true, successorLive: true),
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: true,
+                successorLive: true),
             .retry
         ),
         (
             "a retry of an expired token",
             RefreshFacts(
-                spent: true, expired: true, spentWithinRetryWindow: true, successorNamed: true, successorLive: true),
+                spent: true, expired: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: true,
+                successorLive: true),
             .retry
         ),
         (
             "a retry for a disabled user",
             RefreshFacts(
-                spent: true, userDisabled: true, spentWithinRetryWindow: true, successorNamed: true,
+                spent: true, userDisabled: true, retriesAllowed: true, spentWithinRetryWindow: true,
+                successorNamed: true,
                 successorLive: true),
             .revokeReused
         ),
         (
-            "spent outside the window",
-            RefreshFacts(spent: true, spentWithinRetryWindow: false, successorNamed: true, successorLive: true),
+            // The fail-to-save rule: the answer was lost or never saved, however long ago.
+            "a retry long after the window, the successor never used",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: false, successorNamed: true,
+                successorLive: true),
+            .retryLate
+        ),
+        (
+            // Handed out by a late retry itself: two holders taking turns. The second turn revokes.
+            "a late retry of a token a late retry handed out",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: false, successorNamed: true,
+                successorLive: true, reissued: true),
+            .revokeReused
+        ),
+        (
+            "a retry within the window of a token a late retry handed out",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: true,
+                successorLive: true, reissued: true),
+            .retry
+        ),
+        (
+            "retries off",
+            RefreshFacts(
+                spent: true, retriesAllowed: false, spentWithinRetryWindow: true, successorNamed: true,
+                successorLive: true),
             .revokeReused
         ),
         (
             "successor not named",
-            RefreshFacts(spent: true, spentWithinRetryWindow: true, successorNamed: false, successorLive: true),
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: false,
+                successorLive: true),
             .revokeReused
         ),
         (
-            "successor spent or expired",
-            RefreshFacts(spent: true, spentWithinRetryWindow: true, successorNamed: true, successorLive: false),
+            "successor used, within the window: a concurrent refresh won",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: true,
+                successorSpent: true),
+            .refuseSuperseded
+        ),
+        (
+            "successor used, within the window, retries off",
+            RefreshFacts(
+                spent: true, retriesAllowed: false, spentWithinRetryWindow: true, successorNamed: true,
+                successorSpent: true),
+            .revokeReused
+        ),
+        (
+            "successor used, within the window, successor not named",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: false,
+                successorSpent: true),
+            .revokeReused
+        ),
+        (
+            "successor used, within the window, disabled user",
+            RefreshFacts(
+                spent: true, userDisabled: true, retriesAllowed: true, spentWithinRetryWindow: true,
+                successorNamed: true,
+                successorSpent: true),
+            .revokeReused
+        ),
+        (
+            "successor used, after the window",
+            RefreshFacts(
+                spent: true, retriesAllowed: true, spentWithinRetryWindow: false, successorNamed: true,
+                successorSpent: true),
+            .revokeReused
+        ),
+        (
+            "successor expired unused",
+            RefreshFacts(spent: true, retriesAllowed: true, spentWithinRetryWindow: true, successorNamed: true),
             .revokeReused
         ),
         (
             "a retry of an ended session",
             RefreshFacts(
-                sessionEnded: true, spent: true, spentWithinRetryWindow: true, successorNamed: true,
+                sessionEnded: true, spent: true, retriesAllowed: true, spentWithinRetryWindow: true,
+                successorNamed: true,
                 successorLive: true),
             .invalid
         ),
     ]
 
-    @Test("a refresh: rotate, retry within the window, reuse revokes, expired, disabled", arguments: refreshTable)
+    @Test(
+        "a refresh: rotate, retry while the successor is unused, superseded within the window, reuse revokes, expired, disabled",
+        arguments: refreshTable)
     func refresh(name: String, facts: RefreshFacts?, expected: RefreshVerdict) {
         #expect(Verdicts.refresh(facts) == expected, "\(name)")
     }
@@ -116,6 +186,12 @@ struct VerdictTests {
             RefreshVerdict.revokeDisabled.outcome(sessionID: "s", userID: "u", successor: nil)
                 == .userDisabled(sessionID: "s"))
         #expect(RefreshVerdict.invalid.outcome(sessionID: "s", userID: "u", successor: nil) == .invalid)
+        #expect(
+            RefreshVerdict.retryLate.outcome(sessionID: "s", userID: "u", successor: successor)
+                == .retried(sessionID: "s", userID: "u", successorHash: successor))
+        #expect(
+            RefreshVerdict.refuseSuperseded.outcome(sessionID: "s", userID: "u", successor: successor)
+                == .superseded(sessionID: "s"))
     }
 
     /// (seconds between the spend and now, window, within)

@@ -149,5 +149,24 @@ extension CredentialStore where Self == SecureItemCredentialStore {
                 usesDataProtectionKeychain: usesDataProtectionKeychain),
             account: account, lockFileURL: lockFileURL)
     }
+
+    /// The session shared by an app and its extensions (a widget, a share extension): one
+    /// Keychain item both can read, and one lock file both refresh under, so that neither spends a
+    /// refresh token the other holds and each adopts the session the other signs in. Every target
+    /// passes the same three values; each needs the Keychain Sharing capability with
+    /// `accessGroup` (written with the team prefix, e.g. `ABCDE12345.com.example.shared`) and the
+    /// App Groups capability with the group whose container is `appGroupContainer`
+    /// (`FileManager.default.containerURL(forSecurityApplicationGroupIdentifier:)`).
+    ///
+    /// The default store (`.keychain(service:)` under the app's bundle identifier) is not shared:
+    /// an extension's default access group is its own.
+    public static func sharedKeychain(
+        service: String, accessGroup: String, appGroupContainer: URL,
+        accessibility: KeychainAccessibility = .afterFirstUnlockThisDeviceOnly
+    ) -> SecureItemCredentialStore {
+        keychain(
+            service: service, accessGroup: accessGroup, accessibility: accessibility,
+            lockFileURL: appGroupContainer.appendingPathComponent("\(service).latchkey.lock"))
+    }
 }
 #endif

@@ -19,20 +19,25 @@ import SwiftUI
 @available(iOS 17.0, macOS 14.0, visionOS 1.0, *)
 public struct LatchkeyLoginButton: View {
     private let session: LatchkeySessionModel
+    /// This button's actions, so that its alerts are its own (another window's button has another).
+    @State private var action = LatchkeyActionID()
     private let method: SignInMethod
-    private let signInTitle: LocalizedStringKey
-    private let signOutTitle: LocalizedStringKey
+    private let signInTitle: LocalizedStringKey?
+    private let signOutTitle: LocalizedStringKey?
     private let onEvent: @MainActor (LatchkeySessionEvent) -> Void
 
     /// A button over `session`.
     /// - Parameters:
     ///   - method: how a tap signs in.
-    ///   - signInTitle: the signed-out face's title, looked up in the app's strings.
-    ///   - signOutTitle: the signed-in face's title, looked up in the app's strings.
-    ///   - onEvent: the delegate: shown signed in, user fetched, shown signed out, failed.
+    ///   - signInTitle: the signed-out face's title, looked up in the app's strings; by default
+    ///     ``LatchkeyString/signIn`` ("Log in with Facebook", in the person's language).
+    ///   - signOutTitle: the signed-in face's title, looked up in the app's strings; by default
+    ///     ``LatchkeyString/signOut``.
+    ///   - onEvent: the delegate: shown signed in, user fetched, shown signed out, and the failures
+    ///     of this button's own taps (another button's, in another window, are not reported here).
     public init(
         session: LatchkeySessionModel, signingInWith method: SignInMethod,
-        signInTitle: LocalizedStringKey = "Log in with Facebook", signOutTitle: LocalizedStringKey = "Log out",
+        signInTitle: LocalizedStringKey? = nil, signOutTitle: LocalizedStringKey? = nil,
         onEvent: @escaping @MainActor (LatchkeySessionEvent) -> Void = { _ in }
     ) {
         self.session = session
@@ -42,20 +47,37 @@ public struct LatchkeyLoginButton: View {
         self.onEvent = onEvent
     }
 
-    /// The button.
+    /// The button. While working it shows progress, and VoiceOver reads (and is told) "Signing
+    /// in…" or "Signing out…" instead of a title that is not what a tap does now.
     public var body: some View {
         Button {
-            Task { await session.toggle(signingInWith: method) }
+            Task { await session.toggle(signingInWith: method, action: action) }
         } label: {
             HStack(spacing: 8) {
                 if session.buttonState == .working { ProgressView() }
-                Text(session.buttonState == .signedIn ? signOutTitle : signInTitle)
+                title
             }
         }
         .disabled(session.buttonState == .working)
-        .task {
-            for await event in session.events() { onEvent(event) }
+        .accessibilityLabel(session.buttonState == .working ? Text(progress) : title)
+        .onChange(of: session.buttonState) { _, state in
+            if state == .working { AccessibilityNotification.Announcement(progress).post() }
         }
+        .task {
+            for await event in session.events(for: action) { onEvent(event) }
+        }
+    }
+
+    private var title: Text {
+        if session.buttonState == .signedIn {
+            return signOutTitle.map { Text($0) } ?? Text(LatchkeyString.signOut.localized)
+        }
+        return signInTitle.map { Text($0) } ?? Text(LatchkeyString.signIn.localized)
+    }
+
+    /// What the work under way is: signing out when someone is signed in, else signing in.
+    private var progress: String {
+        (session.isSignedIn ? LatchkeyString.signingOut : LatchkeyString.signingIn).localized
     }
 }
 #endif

@@ -41,7 +41,7 @@ public struct LatchkeyProfilePicture: View {
         } placeholder: {
             Image(systemName: "person.crop.square.fill").resizable().scaledToFit()
         }
-        .accessibilityLabel(Text(session.user?.string("name") ?? "Profile picture"))
+        .accessibilityLabel(Text(session.user?.string("name") ?? LatchkeyString.profilePicture.localized))
     }
 }
 #endif

@@ -218,3 +218,88 @@ extension View {
         modified()
     }
 }
+
+/// Apple: `@propertyWrapper struct State<Value>`.
+@propertyWrapper
+public struct State<Value>: DynamicProperty {
+    private var value: Value
+    /// Apple: `init(wrappedValue:)`.
+    public init(wrappedValue value: Value) { self.value = value }
+    /// Apple: the current value.
+    public var wrappedValue: Value {
+        get { value }
+        nonmutating set {}
+    }
+}
+
+/// Apple: `protocol DynamicProperty`.
+public protocol DynamicProperty {}
+
+/// Apple: `enum ScenePhase`.
+public enum ScenePhase: Comparable, Hashable, Sendable {
+    /// Apple: in the background.
+    case background
+    /// Apple: visible, not taking events.
+    case inactive
+    /// Apple: in the foreground, interactive.
+    case active
+}
+
+/// Apple: `struct EnvironmentValues`.
+public struct EnvironmentValues {
+    /// Apple: `var scenePhase: ScenePhase`.
+    public var scenePhase: ScenePhase { .active }
+}
+
+/// Apple: `@propertyWrapper struct Environment<Value>`.
+@propertyWrapper
+public struct Environment<Value>: DynamicProperty {
+    private let keyPath: KeyPath<EnvironmentValues, Value>
+    /// Apple: `init(_ keyPath: KeyPath<EnvironmentValues, Value>)`.
+    public init(_ keyPath: KeyPath<EnvironmentValues, Value>) { self.keyPath = keyPath }
+    /// Apple: the current value.
+    public var wrappedValue: Value { EnvironmentValues()[keyPath: keyPath] }
+}
+
+/// Apple: `protocol ViewModifier`.
+@MainActor
+public protocol ViewModifier {
+    /// Apple: the modified view.
+    associatedtype Body: View
+    /// Apple: the content the modifier is applied to.
+    typealias Content = _ViewModifier_Content<Self>
+    /// Apple: `@ViewBuilder func body(content: Content) -> Body`.
+    @ViewBuilder func body(content: Content) -> Body
+}
+
+/// Apple: `struct _ViewModifier_Content<Modifier>`.
+public struct _ViewModifier_Content<Modifier: ViewModifier>: PrimitiveStandInView {}
+
+extension View {
+    /// Apple: `func modifier<T>(_ modifier: T) -> ModifiedContent<Self, T>`.
+    public func modifier<T: ViewModifier>(_ modifier: T) -> ModifiedContent<Self, T> {
+        ModifiedContent(content: self)
+    }
+    /// Apple: `func onChange<V>(of value: V, initial: Bool = false, _ action: @escaping (V, V) -> Void) -> some View where V : Equatable`.
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public func onChange<V: Equatable>(
+        of value: V, initial: Bool = false, _ action: @escaping (_ oldValue: V, _ newValue: V) -> Void
+    ) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
+    }
+    /// Apple: `func accessibilityLabel(_ label: Text) -> ModifiedContent<Self, AccessibilityAttachmentModifier>` (string form).
+    public func accessibilityValue(_ value: Text) -> ModifiedContent<Self, StandInModifier> {
+        ModifiedContent(content: self)
+    }
+}
+
+/// Apple: `struct AccessibilityNotification` (iOS 17, macOS 14).
+public enum AccessibilityNotification {
+    /// Apple: `struct Announcement`: text VoiceOver reads out.
+    public struct Announcement {
+        /// Apple: `init(_ announcement: String)`.
+        public init(_ announcement: String) {}
+        /// Apple: `@MainActor func post()`.
+        @MainActor public func post() {}
+    }
+}

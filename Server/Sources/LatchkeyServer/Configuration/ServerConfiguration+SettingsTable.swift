@@ -251,7 +251,7 @@ extension ServerConfiguration {
         .seconds(
             "LATCHKEY_REFRESH_RETRY_WINDOW", \.sessions, \.refreshRetryWindow, default: "`10`",
             meaning:
-                "seconds after a refresh during which the same refresh token, sent again (the app lost the answer), gets the same new refresh token instead of revoking the session; `0` turns it off (0 to 300)"
+                "a spent refresh token whose successor was never used (the app lost or failed to save the answer) gets that successor again, however late; one whose successor was used is refused without ending the session for this many seconds after its own refresh (a concurrent refresh won), and revokes the session after; `0` turns retries off: any spent token revokes (0 to 300)"
         ),
         .seconds(
             "LATCHKEY_KEY_REFRESH_INTERVAL", \.sessions, \.keyRefreshInterval, default: "`60`",

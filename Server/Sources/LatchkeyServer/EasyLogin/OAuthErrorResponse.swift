@@ -8,7 +8,8 @@ extension APIError {
     /// The RFC 6749 error code for this error, as the token endpoint reports it (§5.2).
     var oauthError: String {
         switch code {
-        case .refreshTokenInvalid, .refreshTokenReused, .authorizationCodeInvalid, .authorizationCodeReused,
+        case .refreshTokenInvalid, .refreshTokenReused, .refreshTokenSuperseded, .authorizationCodeInvalid,
+            .authorizationCodeReused,
             .userDisabled:
             "invalid_grant"
         case .clientUnknown: "invalid_client"

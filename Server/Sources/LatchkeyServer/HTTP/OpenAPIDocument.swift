@@ -611,6 +611,7 @@ enum OpenAPIDocument {
                                 "unsupported_grant_type",
                                 "refresh_token_invalid",
                                 "refresh_token_reused",
+                                "refresh_token_superseded",
                                 "authorization_code_invalid",
                                 "authorization_code_reused",
                                 "user_disabled"
@@ -1276,6 +1277,7 @@ enum OpenAPIDocument {
                   "session_revoked",
                   "refresh_token_invalid",
                   "refresh_token_reused",
+                  "refresh_token_superseded",
                   "user_disabled",
                   "property_not_writable",
                   "unsupported_grant_type",

@@ -29,8 +29,9 @@ struct SessionService: Sendable {
         if !family.spent { try await limits.enforce(limits.rules.refreshPerSession, key: family.sessionID) }
         let now = configuration.clock()
         // The successor is derived from the token, not drawn at random: an app that lost the
-        // answer and sends the same token again within the retry window is given the same
-        // successor, on any server, rather than having its session revoked as a reuse.
+        // answer (or failed to save it) and sends the same token again while the successor is
+        // unused is given the same successor, on any server, rather than having its session
+        // revoked as a reuse.
         let successors = tokens.keys.current.refreshSuccessors(of: presented)
         let issued: (sessionID: String, userID: String, refreshToken: String)
         switch try await store.rotateRefreshToken(
@@ -49,6 +50,11 @@ struct SessionService: Sendable {
                 throw Self.invalidRefreshToken
             }
             issued = (sessionID, userID, successor.token)
+        case .superseded:
+            throw APIError(
+                .badRequest, .refreshTokenSuperseded,
+                "A concurrent refresh used this token's successor moments ago; the session continues with that newer token."
+            )
         case .reused:
             // RFC 6749 §5.2: a bad grant is 400 (401 is for client authentication).
             throw APIError(

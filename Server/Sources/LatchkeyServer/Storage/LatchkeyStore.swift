@@ -39,12 +39,12 @@ package protocol LatchkeyStore: Sendable {
     /// Spends a refresh token and stores its successor (`newHash`, remembered as the token's
     /// successor) for the same session; a disabled user revokes the session.
     ///
-    /// A spent token is a reuse, which revokes the session, except an app's retry after it lost
-    /// the answer: the token was spent less than `retryWindow` seconds ago (and, since servers'
-    /// clocks differ, not more than that ahead of `now` either), its stored successor is one of
-    /// `retryCandidates` (the server derives the successor from the token, so only a holder of the
-    /// server's keys can name it), and that successor is still unspent. Then nothing changes and
-    /// the outcome is `.retried` with that successor. A window of 0 turns this off.
+    /// A spent token is judged by `Verdicts.refresh`: the store reads whether its stored
+    /// successor is one of `retryCandidates` (the server derives the successor from the token, so
+    /// only a holder of the server's keys can name it), whether that successor is unspent and
+    /// unexpired or spent, and whether the token was spent less than `retryWindow` seconds ago
+    /// (and, since servers' clocks differ, not more than that ahead of `now` either). A retry
+    /// changes nothing and answers `.retried` with the successor; a window of 0 turns retries off.
     func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date, retryWindow: TimeInterval, retryCandidates: [Data]
     ) async throws -> RefreshOutcome

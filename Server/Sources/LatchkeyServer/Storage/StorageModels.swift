@@ -119,9 +119,12 @@ package enum RefreshOutcome: Sendable, Equatable {
     case rotated(sessionID: String, userID: String)
     /// The token was already spent: the session is now revoked.
     case reused(sessionID: String)
-    /// The token was spent moments ago and its successor is still unspent: the app is retrying a
-    /// refresh whose answer it lost. Nothing changed; `successorHash` names which candidate.
+    /// The token was spent and its successor never used: the app is retrying a refresh whose
+    /// answer it lost or failed to save. Nothing changed; `successorHash` names which candidate.
     case retried(sessionID: String, userID: String, successorHash: Data)
+    /// The token was spent moments ago and its successor already used, by a concurrent refresh of
+    /// the same session: nothing changed and nothing is issued.
+    case superseded(sessionID: String)
     /// Unknown, expired, or belonging to a revoked session.
     case invalid
     /// The user is disabled: the session is now revoked and nothing was issued.

@@ -11,6 +11,8 @@ package struct RefreshFacts: Sendable, Hashable {
     package var expired: Bool
     /// The session's user is disabled.
     package var userDisabled: Bool
+    /// The deployment allows retries at all (`LATCHKEY_REFRESH_RETRY_WINDOW` is not 0).
+    package var retriesAllowed: Bool
     /// For a spent token: it was spent within the retry window (`Verdicts.spentWithinRetryWindow`).
     package var spentWithinRetryWindow: Bool
     /// For a spent token: its recorded successor is one of the successors the server derived from
@@ -18,19 +20,27 @@ package struct RefreshFacts: Sendable, Hashable {
     package var successorNamed: Bool
     /// For a spent token: that successor is itself unspent and unexpired.
     package var successorLive: Bool
+    /// For a spent token: that successor has been spent in turn (a later rotation used it).
+    package var successorSpent: Bool
+    /// The token itself was handed out again by a late retry (`RefreshVerdict.retryLate`).
+    package var reissued: Bool
 
     /// Creates the facts; each defaults to a current token of a live session.
     package init(
         sessionEnded: Bool = false, spent: Bool = false, expired: Bool = false, userDisabled: Bool = false,
-        spentWithinRetryWindow: Bool = false, successorNamed: Bool = false, successorLive: Bool = false
+        retriesAllowed: Bool = false, spentWithinRetryWindow: Bool = false, successorNamed: Bool = false,
+        successorLive: Bool = false, successorSpent: Bool = false, reissued: Bool = false
     ) {
+        self.reissued = reissued
         self.sessionEnded = sessionEnded
         self.spent = spent
         self.expired = expired
         self.userDisabled = userDisabled
+        self.retriesAllowed = retriesAllowed
         self.spentWithinRetryWindow = spentWithinRetryWindow
         self.successorNamed = successorNamed
         self.successorLive = successorLive
+        self.successorSpent = successorSpent
     }
 }
 
@@ -40,9 +50,16 @@ package enum RefreshVerdict: Sendable, Hashable {
     case invalid
     /// The token is spent, its successor stored, and the session renewed to the successor's expiry.
     case rotate
-    /// Nothing changes: the app lost the answer to its refresh and asks again; it gets the
-    /// successor already issued.
+    /// Nothing changes: the app lost the answer to its refresh (or never saved it) and asks
+    /// again; it gets the successor already issued.
     case retry
+    /// The same as `.retry`, long after the rotation: the successor is answered again and marked
+    /// reissued, so that it gets no late retry of its own.
+    case retryLate
+    /// Nothing changes, and the token is refused: a concurrent refresh of the same token (another
+    /// process of the app, an extension) got the successor and has used it moments ago. The
+    /// session lives on in the newer token.
+    case refuseSuperseded
     /// The session is revoked: a spent token came back, so someone holds a copy
     /// (RFC 6819 §5.2.2.3).
     case revokeReused
@@ -56,8 +73,9 @@ package enum RefreshVerdict: Sendable, Hashable {
         switch self {
         case .invalid: .invalid
         case .rotate: .rotated(sessionID: sessionID, userID: userID)
-        case .retry:
+        case .retry, .retryLate:
             successor.map { .retried(sessionID: sessionID, userID: userID, successorHash: $0) } ?? .invalid
+        case .refuseSuperseded: .superseded(sessionID: sessionID)
         case .revokeReused: .reused(sessionID: sessionID)
         case .revokeDisabled: .userDisabled(sessionID: sessionID)
         }
@@ -67,17 +85,30 @@ package enum RefreshVerdict: Sendable, Hashable {
 extension Verdicts {
     /// What presenting a refresh token does, from what the store read (`nil`: an unknown token).
     ///
-    /// An ended session answers nothing whatever its token. A spent token revokes the session,
-    /// unless the app is retrying a refresh whose answer it lost: spent within the window, its
-    /// successor named and still usable, and the user not disabled; an expired spent token still
-    /// revokes (a copy was made while it lived). An unspent one is refused once expired, revokes
-    /// the session when its user is disabled, and otherwise rotates.
+    /// An ended session answers nothing whatever its token. A spent token revokes the session
+    /// (someone holds a copy, RFC 6819 §5.2.2.3) except in two cases, both only while retries are
+    /// allowed, the successor it was rotated to is named and the user is not disabled:
+    /// - the successor was never used: the app lost the answer or failed to save it, however
+    ///   long ago (the "fail-to-save" rule), and gets that same successor again. After the window
+    ///   this happens once per token chain: the successor handed out late is marked reissued, and
+    ///   a reissued token presented late while its own successor is unused revokes. Two holders of
+    ///   one session (the app and a thief with a copy) otherwise take turns forever, each getting
+    ///   the other's successor; with the mark, the second turn ends the session;
+    /// - the successor was used, but the token was spent within the retry window: a concurrent
+    ///   refresh won the race and moved on, and this one is refused without ending the session.
+    /// An expired spent token is judged the same way (a copy was made while it lived). An unspent
+    /// one is refused once expired, revokes the session when its user is disabled, and otherwise
+    /// rotates.
     package static func refresh(_ facts: RefreshFacts?) -> RefreshVerdict {
         guard let facts, !facts.sessionEnded else { return .invalid }
         if facts.spent {
-            let retry =
-                facts.spentWithinRetryWindow && facts.successorNamed && facts.successorLive && !facts.userDisabled
-            return retry ? .retry : .revokeReused
+            guard facts.retriesAllowed, facts.successorNamed, !facts.userDisabled else { return .revokeReused }
+            if facts.successorLive {
+                if facts.spentWithinRetryWindow { return .retry }
+                return facts.reissued ? .revokeReused : .retryLate
+            }
+            if facts.successorSpent && facts.spentWithinRetryWindow { return .refuseSuperseded }
+            return .revokeReused
         }
         if facts.expired { return .invalid }
         if facts.userDisabled { return .revokeDisabled }

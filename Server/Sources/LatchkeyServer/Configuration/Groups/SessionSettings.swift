@@ -9,9 +9,10 @@ extension ServerConfiguration {
         package var accessTokenLifetime: TimeInterval = 900
         /// Lifetime of refresh tokens (renewed by each rotation), seconds.
         package var refreshTokenLifetime: TimeInterval = 30 * 86_400
-        /// Seconds after a refresh during which the same refresh token, presented again, gets the
-        /// same new refresh token instead of revoking the session (`LATCHKEY_REFRESH_RETRY_WINDOW`;
-        /// 0 turns it off): the app lost the answer to its refresh and retries.
+        /// Seconds after a refresh during which the same refresh token, presented again after its
+        /// successor was used (a concurrent refresh won), is refused without revoking the session
+        /// (`LATCHKEY_REFRESH_RETRY_WINDOW`). While the successor is unused the token gets it
+        /// again at any time (the app lost or failed to save the answer); 0 turns both off.
         package var refreshRetryWindow: TimeInterval = 10
         /// Seconds between two reads of the session signing keys (`SessionKeyRefresher`,
         /// `LATCHKEY_KEY_REFRESH_INTERVAL`): how soon a key added by `latchkey keys rotate` is
