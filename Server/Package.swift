@@ -14,6 +14,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+/// Products of the SDK's package (the repository's root).
+func sdk(_ names: String...) -> [Target.Dependency] { names.map { .product(name: $0, package: "latchkey") } }
+
 let package = Package(
     name: "latchkey-server",
     // macOS 15: the server, which developers run on their Macs, uses Synchronization.Mutex. Never
@@ -50,10 +53,7 @@ let package = Package(
     targets: [
         .target(
             name: "FacebookEmulator",
-            dependencies: [
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
-                .product(name: "LatchkeyCrypto", package: "latchkey"),
+            dependencies: sdk("LatchkeyAPI", "LatchkeyShared", "LatchkeyCrypto") + [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -66,10 +66,7 @@ let package = Package(
         ),
         .target(
             name: "LatchkeyServer",
-            dependencies: [
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
-                .product(name: "LatchkeyCrypto", package: "latchkey"),
+            dependencies: sdk("LatchkeyAPI", "LatchkeyShared", "LatchkeyCrypto") + [
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -85,9 +82,7 @@ let package = Package(
         ),
         .target(
             name: "LatchkeySQLite",
-            dependencies: [
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
+            dependencies: sdk("LatchkeyAPI", "LatchkeyShared") + [
                 "LatchkeyServer",
                 // Only for the SQLite it vendors (VaporCSQLite): the store calls SQLite's C API.
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -97,9 +92,7 @@ let package = Package(
         // PostgreSQL, for several server processes sharing one database.
         .target(
             name: "LatchkeyPostgres",
-            dependencies: [
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
+            dependencies: sdk("LatchkeyAPI", "LatchkeyShared") + [
                 "LatchkeyServer",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -110,19 +103,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "LatchkeyExample",
-            dependencies: [
-                .product(name: "Latchkey", package: "latchkey"), .product(name: "LatchkeyAPI", package: "latchkey"),
-            ],
+            dependencies: sdk("Latchkey", "LatchkeyAPI"),
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "LatchkeyCLI",
-            dependencies: [
-                // LatchkeyCore, not Latchkey: the CLI brings AsyncHTTPClient, so the server binary
-                // never loads FoundationNetworking and libcurl (docs/performance.md, memory).
-                .product(name: "LatchkeyCore", package: "latchkey"),
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
+            // LatchkeyCore, not Latchkey: the CLI brings AsyncHTTPClient, so the server binary
+            // never loads FoundationNetworking and libcurl (docs/performance.md, memory).
+            dependencies: sdk("LatchkeyCore", "LatchkeyAPI", "LatchkeyShared") + [
                 "FacebookEmulator",
                 "LatchkeyServer",
                 "LatchkeySQLite",
@@ -142,17 +130,14 @@ let package = Package(
         // as the SDK's tests read them.
         .target(
             name: "ServerTestVectors",
-            dependencies: [.product(name: "LatchkeyAPI", package: "latchkey")],
+            dependencies: sdk("LatchkeyAPI"),
             path: "Tests/ServerTestVectors",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
         .testTarget(
             name: "FacebookEmulatorTests",
-            dependencies: [
+            dependencies: sdk("LatchkeyCrypto", "LatchkeyAPI", "LatchkeyShared") + [
                 "FacebookEmulator",
-                .product(name: "LatchkeyCrypto", package: "latchkey"),
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
                 "ServerTestVectors",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -165,15 +150,11 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyServerTests",
-            dependencies: [
-                .product(name: "Latchkey", package: "latchkey"),
+            dependencies: sdk("Latchkey", "LatchkeyAPI", "LatchkeyShared", "LatchkeyCrypto") + [
                 "LatchkeyCLI",
                 "LatchkeyServer",
                 "LatchkeySQLite",
                 "LatchkeyPostgres",
-                .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "LatchkeyShared", package: "latchkey"),
-                .product(name: "LatchkeyCrypto", package: "latchkey"),
                 "FacebookEmulator",
                 "ServerTestVectors",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -197,9 +178,8 @@ if ProcessInfo.processInfo.environment["LATCHKEY_BENCHMARKS"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "LatchkeyMicro",
-            dependencies: [
-                "LatchkeyServer", "LatchkeySQLite", .product(name: "LatchkeyAPI", package: "latchkey"),
-                .product(name: "Benchmark", package: "benchmark"),
+            dependencies: sdk("LatchkeyAPI") + [
+                "LatchkeyServer", "LatchkeySQLite", .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],

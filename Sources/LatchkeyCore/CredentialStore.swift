@@ -84,6 +84,19 @@ public protocol CredentialStore: Sendable {
 }
 
 extension CredentialStore {
+    /// How many times the SDK tries a save before it reports the failure
+    /// (``SessionSnapshot/credentialStoreError``); the next refresh or sync saves again.
+    static var saveAttempts: Int { 3 }
+
+    /// Saves, trying again at once when the store fails (a Keychain busy with another process);
+    /// throws the last failure when every try failed. Every save the SDK makes goes through this.
+    func saveRetrying(_ credentials: StoredCredentials) async throws {
+        for _ in 1..<Self.saveAttempts {
+            do { return try await save(credentials) } catch {}
+        }
+        try await save(credentials)
+    }
+
     /// No coordination: runs `body`.
     public func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
         try await body()

@@ -46,11 +46,7 @@ extension LatchkeyClient {
                 if state == .storeUnreadable { startOver(to: .created) }
                 return false
             }
-            epoch &+= 1
-            credentials = loaded
-            startOver(to: .createdTokenLoaded)
-            hadSession = true
-            log(.debug, "A stored session was loaded.")
+            adoptStoredSession(loaded, "A stored session was loaded.")
         }
         do {
             _ = try await validAccessToken()
@@ -140,46 +136,41 @@ extension LatchkeyClient {
     private func refreshExclusively(
         from current: StoredCredentials, epoch: UInt64
     ) async throws(LatchkeyError) -> StoredCredentials {
-        let store = configuration.credentialStore
         var base = current
         // Another client over this store may have refreshed since this one loaded (spending the
-        // token in hand), signed out, or signed in another session. An unreadable store proves
-        // nothing: the token in hand is used, and the server decides.
-        if let found = await readStore(), !lastStoreWriteFailed {
-            // (After a failed write the store does not hold what this client has: nothing to
-            // learn from it; the refresh below saves again.)
-            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            if let newer = try reconcile(found, with: current) {
-                base = newer
-                if let adopted = adoptIfFresh(newer) { return adopted }
-            }
-        }
-        guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-        log(.debug, "Refreshing the session.")
-        var session: SessionBody
-        do {
-            session = try await sendRefresh(base.refreshToken)
-        } catch  where error.code == .refreshTokenSuperseded {
-            // Another client over this store refreshed moments ago and used the new token already
-            // (an extension and its app): its tokens are in the store. Take them; never a sign-out.
-            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            guard let found = await readStore(), let newer = try reconcile(found, with: base) else {
-                log(.warning, "The refresh was superseded and the store holds nothing newer.", code: error.code)
-                throw error
-            }
+        // token in hand), signed out, or signed in another session. After this client's own write
+        // failed, the store does not hold what it has: nothing to learn from it (the refresh below
+        // saves again).
+        if !lastStoreWriteFailed, let newer = try await catchUp(with: base, epoch: epoch) {
+            if takeNewerTokens(newer) { return newer }
             base = newer
-            if let adopted = adoptIfFresh(newer) { return adopted }
+        }
+        var superseded = false
+        let session: SessionBody
+        while true {
+            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+            log(.debug, "Refreshing the session.")
             do {
-                session = try await sendRefresh(base.refreshToken)
+                session = try await transport.send(
+                    "POST", "v1/oauth/token", form: TokenRequest.refresh(refreshToken: base.refreshToken).form,
+                    as: SessionBody.self)
+                break
+            } catch  where error.code == .refreshTokenSuperseded && !superseded {
+                // Another client over this store refreshed moments ago and used the new token
+                // already (an extension and its app): its tokens are in the store. Take them and,
+                // if they need it, refresh them once; never a sign-out.
+                superseded = true
+                guard let newer = try await catchUp(with: base, epoch: epoch) else {
+                    log(.warning, "The refresh was superseded and the store holds nothing newer.", code: error.code)
+                    throw error
+                }
+                if takeNewerTokens(newer) { return newer }
+                base = newer
             } catch {
                 guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
                 log(.warning, "The refresh failed.", code: error.code)
                 throw error
             }
-        } catch {
-            guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
-            log(.warning, "The refresh failed.", code: error.code)
-            throw error
         }
         // Signed out meanwhile: nothing to keep, but the sign-out may need the token to revoke with.
         guard epoch == self.epoch else {
@@ -192,21 +183,23 @@ extension LatchkeyClient {
         // Saved here, under the exclusive access this refresh holds; writes queued meanwhile wait for
         // it. A save that keeps failing is published, and tried again by the next refresh or sync;
         // meanwhile the server gives the spent token this same successor (its fail-to-save rule).
-        storeWriteFinished(failure: await saveRetrying(refreshed, to: store))
+        await save(refreshed, to: configuration.credentialStore)
         // Signed out while saving: with a store that has no exclusive access, the sign-out's clear
         // may have run first; clear again behind it.
         if epoch != self.epoch { persist(.clear(refreshed)) }
         return refreshed
     }
 
-    private func sendRefresh(_ refreshToken: String) async throws(LatchkeyError) -> SessionBody {
-        try await transport.send(
-            "POST", "v1/oauth/token", form: TokenRequest.refresh(refreshToken: refreshToken).form, as: SessionBody.self)
-    }
-
-    /// What the store holds (`.some(nil)`: nothing), or `nil` when it cannot be read.
-    private func readStore() async -> StoredCredentials?? {
-        do { return .some(try await configuration.credentialStore.load()) } catch { return nil }
+    /// Reads the store and follows what another client did to the session `base` (``reconcile(_:with:)``):
+    /// newer tokens of it, if any. An unreadable store proves nothing: `nil`, and the tokens in
+    /// hand are used.
+    private func catchUp(
+        with base: StoredCredentials, epoch: UInt64
+    ) async throws(LatchkeyError) -> StoredCredentials? {
+        let found: StoredCredentials?
+        do { found = try await configuration.credentialStore.load() } catch { return nil }
+        guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
+        return try reconcile(found, with: base)
     }
 
     /// Newer tokens of the session `current` that another client over the store saved, if any.
@@ -228,7 +221,7 @@ extension LatchkeyClient {
                 endLocally(clearingStore: false, reason: "Another client signed in to another server.")
                 throw LatchkeyError.endedElsewhere
             }
-            adoptStoredSession(stored)
+            adoptStoredSession(stored, "Adopted the session another client signed in.")
             throw LatchkeyError.sessionEnded
         }
         guard stored.refreshToken != current.refreshToken, stored.refreshedAt > current.refreshedAt else { return nil }
@@ -237,31 +230,36 @@ extension LatchkeyClient {
         return newer
     }
 
-    /// Takes `newer` tokens of this session as they are when their access token is still fresh.
-    private func adoptIfFresh(_ newer: StoredCredentials) -> StoredCredentials? {
-        guard newer.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway
-        else { return nil }
+    /// Holds `newer` tokens of this session, which another client saved. Returns whether their
+    /// access token is still fresh: then they count as this client's refresh.
+    private func takeNewerTokens(_ newer: StoredCredentials) -> Bool {
         credentials = newer
-        move(to: refreshedState)
         log(.debug, "Adopted the session another client refreshed.")
-        return newer
+        guard isFresh(newer) else {
+            publishSnapshot()
+            return false
+        }
+        move(to: refreshedState)
+        return true
     }
 
-    /// Makes the session another client stored this client's: a new lifecycle, loaded
-    /// (`createdTokenLoaded`) and opened at once when its access token is fresh.
-    func adoptStoredSession(_ stored: StoredCredentials) {
+    private func isFresh(_ credentials: StoredCredentials) -> Bool {
+        credentials.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway
+    }
+
+    /// Makes a stored session this client's (at launch, or one another client signed in): a new
+    /// lifecycle, loaded (`createdTokenLoaded`) and opened at once when its access token is fresh.
+    func adoptStoredSession(_ stored: StoredCredentials, _ reason: String) {
         epoch &+= 1
         refreshTask = nil
-        // The store holds what this client now has: a failed save of the replaced session must
-        // not make the next refresh skip reading it, nor a sync write the old copy back.
+        // The store holds what this client now has: a failed save of a replaced session must not
+        // make the next refresh skip reading it, nor a sync write the old copy back.
         forgetStoreWriteFailure()
         credentials = stored
         hadSession = true
         startOver(to: .createdTokenLoaded)
-        if stored.accessTokenExpiresAt.timeIntervalSince(configuration.clock()) > configuration.refreshLeeway {
-            move(to: .open)
-        }
-        log(.info, "Adopted the session another client signed in.")
+        if isFresh(stored) { move(to: .open) }
+        log(.info, reason)
     }
 
     /// Follows what other clients over the credential store did since this one last looked, and
@@ -270,7 +268,7 @@ extension LatchkeyClient {
     /// or signed someone else in, which this client then adopts instead of signing the person out.
     /// A store that cannot be read changes nothing.
     public func syncWithStore() async {
-        guard let current = credentials else {
+        guard credentials != nil else {
             // No session here: perhaps the store became readable, or another client signed in.
             if state != .opening { await restoreSession() }
             return
@@ -279,14 +277,14 @@ extension LatchkeyClient {
         await storeWritesSettled()
         do {
             try await configuration.credentialStore.withExclusiveAccess {
-                try await self.syncExclusively(current: current, epoch: epoch)
+                try await self.syncExclusively(epoch: epoch)
             }
         } catch {
             // Unreadable, locked, or the session changed meanwhile: the next refresh decides.
         }
     }
 
-    private func syncExclusively(current: StoredCredentials, epoch: UInt64) async throws {
+    private func syncExclusively(epoch: UInt64) async throws {
         guard epoch == self.epoch, let held = credentials else { return }
         let found = try await configuration.credentialStore.load()
         guard epoch == self.epoch else { return }
@@ -295,14 +293,10 @@ extension LatchkeyClient {
             // nothing (the failed save was the sign-in's own; an empty store is not read as another
             // client's sign-out then). Save again; the server still answers the spent token with
             // its successor.
-            storeWriteFinished(failure: await saveRetrying(held, to: configuration.credentialStore))
+            await save(held, to: configuration.credentialStore)
             return
         }
-        if let newer = try reconcile(found, with: held) {
-            credentials = newer
-            publishSnapshot()
-            log(.debug, "Adopted the session another client refreshed.")
-        }
+        if let newer = try reconcile(found, with: held) { _ = takeNewerTokens(newer) }
     }
 
     /// A refresh opens a session loaded at launch, and extends an open one.

@@ -51,13 +51,13 @@ public actor LatchkeyClient {
     var rotatedAfterEnd: (spent: String, accessToken: String)?
     /// Whether this client has held a session (loaded or signed in) in its lifetime.
     var hadSession = false
-    /// Whether this client's last store write failed: then the store does not hold what this client
-    /// has, and a refresh must not read that as another client's sign-out.
-    private(set) var lastStoreWriteFailed = false
     /// How many store writes were ever queued (to notice one queued during a read).
     private(set) var writesQueued: UInt64 = 0
     /// The store's last write failure, while no write has succeeded since (published in snapshots).
     private(set) var credentialStoreError: LatchkeyError?
+    /// Whether this client's last store write failed: then the store does not hold what this client
+    /// has, and a refresh must not read that as another client's sign-out.
+    var lastStoreWriteFailed: Bool { credentialStoreError != nil }
 
     /// Creates a client; call `restoreSession()` at launch to pick up a stored session.
     public init(configuration: LatchkeyConfiguration) {
@@ -352,7 +352,6 @@ public actor LatchkeyClient {
     /// client has), logs a failure, and publishes it (``SessionSnapshot/credentialStoreError``)
     /// until a write succeeds.
     func storeWriteFinished(failure: (any Error)?) {
-        lastStoreWriteFailed = failure != nil
         let published = failure.map {
             LatchkeyError.sdk(
                 .credentialStoreFailed, "The session could not be saved on this device; it will be saved again.",
@@ -368,28 +367,18 @@ public actor LatchkeyClient {
     /// Forgets a failed write of a session this client no longer holds (it adopted another
     /// client's): the store holds what this client has again.
     func forgetStoreWriteFailure() {
-        lastStoreWriteFailed = false
         credentialStoreError = nil
     }
 
-    /// Saves `credentials`, trying again at once when the store fails (a Keychain busy with another
-    /// process); the last failure, if every try failed.
-    func saveRetrying(_ credentials: StoredCredentials, to store: any CredentialStore) async -> (any Error)? {
-        var failure: (any Error)?
-        for _ in 0..<Self.saveAttempts {
-            do {
-                try await store.save(credentials)
-                return nil
-            } catch {
-                failure = error
-            }
+    /// Saves `credentials` (``CredentialStore/saveRetrying(_:)``) and records the outcome.
+    func save(_ credentials: StoredCredentials, to store: any CredentialStore) async {
+        do {
+            try await store.saveRetrying(credentials)
+            storeWriteFinished(failure: nil)
+        } catch {
+            storeWriteFinished(failure: error)
         }
-        return failure
     }
-
-    /// How many times a save is tried before the failure is reported; the next refresh, sync or
-    /// launch saves again.
-    static let saveAttempts = 3
 
     /// Waits for the store writes queued so far.
     func storeWritesSettled() async { _ = await lastWrite?.value }
@@ -447,14 +436,14 @@ enum StoreWrite: Sendable {
         case .save(let credentials):
             // An unreadable store is no reason not to save; what it held is then unknown.
             let stored = try? await store.load()
-            try await store.save(credentials)
+            try await store.saveRetrying(credentials)
             guard let stored, stored.serverURL == server, !stored.isSameSession(as: credentials) else { return nil }
             return stored
         case .update(let credentials):
             guard let stored = try await store.load(), stored.isSameSession(as: credentials) else { return nil }
             var newest = stored.refreshedAt > credentials.refreshedAt ? stored : credentials
             newest.user = credentials.user
-            try await store.save(newest)
+            try await store.saveRetrying(newest)
             return stored
         case .clear(let credentials):
             guard let stored = try await store.load(), stored.serverURL == server,

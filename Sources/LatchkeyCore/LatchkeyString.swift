@@ -34,23 +34,44 @@ public enum LatchkeyString: String, CaseIterable, Sendable {
     /// The server refused the action.
     case notAllowed = "error.not_allowed"
 
-    /// The string in the person's language: the app's `Latchkey` table first, then the SDK's
-    /// catalog, then English.
+    /// The string in the person's language (`Locale.preferredLanguages`): the app's `Latchkey`
+    /// table first, then the SDK's catalog, then English.
     public var localized: String { localized(languages: Locale.preferredLanguages) }
 
-    /// The string for the first of `languages` (BCP 47 codes such as `fr-CA`) the app's `Latchkey`
-    /// table or the SDK's catalog has, else English.
+    /// The string for the first of `languages` (BCP 47 codes such as `fr-CA`, most preferred
+    /// first) that the app's `Latchkey` table or the SDK's catalog has, else English.
     public func localized(languages: [String], appBundle: Bundle = .main) -> String {
-        // A value no table holds, so that a missing key is told apart from any real value.
-        let missing = "\u{1}latchkey-missing"
-        let overridden = appBundle.localizedString(forKey: rawValue, value: missing, table: "Latchkey")
-        if overridden != missing { return overridden }
+        let tags = languages.flatMap(Self.fallbacks)
+        if let overridden = Self.lookUp(rawValue, table: "Latchkey", in: appBundle, tags: tags) { return overridden }
         #if canImport(Darwin)
         // Xcode compiles the catalog into the bundle's .lproj tables.
-        let bundled = Bundle.module.localizedString(forKey: rawValue, value: missing, table: nil)
-        if bundled != missing { return bundled }
+        if let bundled = Self.lookUp(rawValue, table: nil, in: .module, tags: tags + ["en"]) { return bundled }
         #endif
-        return StringCatalog.bundled?.value(rawValue, languages: languages) ?? rawValue
+        return StringCatalog.bundled?.value(rawValue, tags: tags) ?? rawValue
+    }
+
+    /// A language tag, then each shorter form of it: `zh-Hant-TW`, `zh-Hant`, `zh`.
+    static func fallbacks(_ language: String) -> [String] {
+        var subtags = language.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
+        var tags: [String] = []
+        while !subtags.isEmpty {
+            tags.append(subtags.joined(separator: "-"))
+            subtags.removeLast()
+        }
+        return tags
+    }
+
+    /// `key` in `table` of the first `tags` localization `bundle` has (its `.lproj` folder).
+    private static func lookUp(_ key: String, table: String?, in bundle: Bundle, tags: [String]) -> String? {
+        // A value no table holds, so that a missing key is told apart from any real value.
+        let missing = "\u{1}latchkey-missing"
+        for tag in tags {
+            guard let path = bundle.path(forResource: tag, ofType: "lproj"), let localized = Bundle(path: path)
+            else { continue }
+            let value = localized.localizedString(forKey: key, value: missing, table: table)
+            if value != missing { return value }
+        }
+        return nil
     }
 }
 
@@ -81,16 +102,11 @@ struct StringCatalog: Decodable, Sendable {
         return try? JSONDecoder().decode(StringCatalog.self, from: data)
     }()
 
-    /// The value of `key` in the first of `languages` the catalog has (`fr-CA` falls back to `fr`),
-    /// else in its source language.
-    func value(_ key: String, languages: [String]) -> String? {
+    /// The value of `key` in the first of `tags` the catalog has, else in its source language.
+    func value(_ key: String, tags: [String]) -> String? {
         guard let localizations = strings[key]?.localizations else { return nil }
-        for language in languages + [sourceLanguage] {
-            var tags = language.replacingOccurrences(of: "_", with: "-").split(separator: "-").map(String.init)
-            while !tags.isEmpty {
-                if let value = localizations[tags.joined(separator: "-")]?.stringUnit?.value { return value }
-                tags.removeLast()
-            }
+        for tag in tags + [sourceLanguage] {
+            if let value = localizations[tag]?.stringUnit?.value { return value }
         }
         return nil
     }

@@ -1,6 +1,7 @@
 import Foundation
-import LatchkeyCore
 import Testing
+
+@testable import LatchkeyCore
 
 /// The SDK's words for people: every one in the String Catalog in four languages, looked up in the
 /// person's language, and overridable by the app's own `Latchkey` table.
@@ -41,17 +42,29 @@ struct StringCatalogTests {
         #expect(LatchkeyString.signingIn.localized(languages: ["ja"], appBundle: empty) == "Signing in…")
     }
 
-    @Test("an app's own Latchkey table changes the wording")
+    @Test("an app's own Latchkey table changes the wording, in the languages it has")
     func overridden() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("lk-strings-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let table = root.appendingPathComponent("en.lproj")
-        try FileManager.default.createDirectory(at: table, withIntermediateDirectories: true)
-        try Data(#""button.sign_in" = "Continue with Facebook";"#.utf8)
-            .write(to: table.appendingPathComponent("Latchkey.strings"))
+        for (language, text) in [("en", "Continue with Facebook"), ("fr", "Continuer avec Facebook")] {
+            let table = root.appendingPathComponent("\(language).lproj")
+            try FileManager.default.createDirectory(at: table, withIntermediateDirectories: true)
+            try Data(#""button.sign_in" = "\#(text)";"#.utf8).write(
+                to: table.appendingPathComponent("Latchkey.strings"))
+        }
         let app = try #require(Bundle(url: root))
         #expect(LatchkeyString.signIn.localized(languages: ["en"], appBundle: app) == "Continue with Facebook")
-        #expect(LatchkeyString.signOut.localized(languages: ["en"], appBundle: app) == "Log out")
+        #expect(LatchkeyString.signIn.localized(languages: ["fr-CA"], appBundle: app) == "Continuer avec Facebook")
+        // A language the app's table lacks keeps the SDK's translation, not the app's English.
+        #expect(LatchkeyString.signIn.localized(languages: ["de"], appBundle: app) == "Mit Facebook anmelden")
+        // A key the app's table lacks keeps the SDK's wording.
+        #expect(LatchkeyString.signOut.localized(languages: ["fr"], appBundle: app) == "Se déconnecter")
+    }
+
+    @Test("a language tag falls back through its shorter forms")
+    func fallbacks() {
+        #expect(LatchkeyString.fallbacks("zh-Hant-TW") == ["zh-Hant-TW", "zh-Hant", "zh"])
+        #expect(LatchkeyString.fallbacks("de_AT") == ["de-AT", "de"])
     }
 
     @Test("error messages for people come from the catalog")

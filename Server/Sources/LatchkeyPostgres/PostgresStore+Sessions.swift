@@ -105,10 +105,8 @@ extension PostgresStore {
         var facts = RefreshFacts(
             sessionEnded: ended, spent: usedAt != nil, expired: expired, userDisabled: disabled, reissued: reissued)
         if let usedAt, let successor {
-            facts.retriesAllowed = retryWindow > 0
-            facts.spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(
-                spentAt: usedAt, now: now, window: retryWindow)
-            facts.successorNamed = retryCandidates.contains(successor)
+            facts.noteSpend(
+                at: usedAt, successor: successor, now: now, window: retryWindow, candidates: retryCandidates)
             facts.successorLive = successorLive
             facts.successorSpent = successorSpent
         }

@@ -309,10 +309,8 @@ package final class SQLiteStore: LatchkeyStore {
             userDisabled: session.userDisabled)
         facts.reissued = row.column("reissued_at")?.double != nil
         if let usedAt, let successor {
-            facts.retriesAllowed = retryWindow > 0
-            facts.spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(
-                spentAt: usedAt, now: now, window: retryWindow)
-            facts.successorNamed = retryCandidates.contains(successor)
+            facts.noteSpend(
+                at: usedAt, successor: successor, now: now, window: retryWindow, candidates: retryCandidates)
             if facts.successorNamed,
                 let next = try db.query(
                     "SELECT used_at IS NOT NULL AS spent, expires_at FROM refresh_tokens WHERE hash = ?",

@@ -44,6 +44,19 @@ package struct RefreshFacts: Sendable, Hashable {
     }
 }
 
+extension RefreshFacts {
+    /// The facts of a spent token that the store computes the same way on every backend: retries
+    /// allowed, spent within the window, its stored `successor` one of the server's `candidates`.
+    /// The store then reads the successor's own row (`successorLive`, `successorSpent`).
+    package mutating func noteSpend(
+        at spentAt: Date, successor: Data, now: Date, window: TimeInterval, candidates: [Data]
+    ) {
+        retriesAllowed = window > 0
+        spentWithinRetryWindow = Verdicts.spentWithinRetryWindow(spentAt: spentAt, now: now, window: window)
+        successorNamed = candidates.contains(successor)
+    }
+}
+
 /// What presenting a refresh token does (`Verdicts.refresh`).
 package enum RefreshVerdict: Sendable, Hashable {
     /// Nothing changes, and the token is refused: unknown, expired, or of an ended session.
