@@ -134,8 +134,8 @@ let package = Package(
 package.targets.append(contentsOf: [
     .target(name: "SecurityStandIn", path: "Tests/AppleStandIns/Security", swiftSettings: swiftSettings),
     .target(
-        name: "AuthenticationServicesStandIn", path: "Tests/AppleStandIns/AuthenticationServices",
-        swiftSettings: swiftSettings),
+        name: "AuthenticationServicesStandIn", dependencies: ["SwiftUIStandIn"],
+        path: "Tests/AppleStandIns/AuthenticationServices", swiftSettings: swiftSettings),
     .target(name: "SwiftUIStandIn", path: "Tests/AppleStandIns/SwiftUI", swiftSettings: swiftSettings),
     .target(
         name: "AppTrackingTransparencyStandIn", path: "Tests/AppleStandIns/AppTrackingTransparency",
@@ -144,7 +144,8 @@ package.targets.append(contentsOf: [
     .testTarget(
         name: "LatchkeyAppleAdapterCheck",
         dependencies: [
-            "LatchkeyCore", "LatchkeyShared", "SecurityStandIn", "AuthenticationServicesStandIn", "SwiftUIStandIn",
+            "Latchkey", "LatchkeyCore", "LatchkeyShared", "SecurityStandIn", "AuthenticationServicesStandIn",
+            "SwiftUIStandIn",
             "AppTrackingTransparencyStandIn", "UIKitStandIn",
         ],
         path: "Tests/LatchkeyAppleAdapterCheck",

@@ -1,6 +1,7 @@
-// The Apple adapter (the files under Apple/, a link to Sources/Latchkey/Apple) compiled against the
-// compile-only stand-ins of Security, AuthenticationServices, SwiftUI and AppTrackingTransparency:
-// building this target is the check.
+// The Apple adapter (the files under Apple/, a link to Sources/Latchkey/Apple) and the sample app's
+// sources (SampleApp/, a link to Examples/LatchkeySample's App folder) compiled against the
+// compile-only stand-ins of Security, AuthenticationServices, SwiftUI, UIKit and
+// AppTrackingTransparency: building this target is the check.
 // These tests only show the adapter's public surface is what apps use; the stand-ins do nothing, so
 // nothing here says the real Keychain or the real sheet behave as documented.
 import AppTrackingTransparency

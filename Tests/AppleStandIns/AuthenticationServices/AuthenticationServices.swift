@@ -13,6 +13,7 @@
 // built for, or shipped on, an Apple platform, and the Latchkey target never uses it.
 
 import Foundation
+import SwiftUIStandIn
 
 /// Apple (iOS, visionOS): `typealias ASPresentationAnchor = UIWindow` (`NSWindow` on macOS): the window
 /// the sheet is presented from.
@@ -150,4 +151,11 @@ public struct WebAuthenticationSession {
     ) async throws -> URL {
         throw ASWebAuthenticationSessionError(.canceledLogin)
     }
+}
+
+/// Apple (the SwiftUI cross-import): `extension EnvironmentValues { var webAuthenticationSession }`.
+extension EnvironmentValues {
+    /// Apple: the web authentication session of the view's scene.
+    @available(iOS 16.4, macOS 13.3, tvOS 16.4, watchOS 9.4, visionOS 1.0, *)
+    @MainActor public var webAuthenticationSession: WebAuthenticationSession { WebAuthenticationSession() }
 }

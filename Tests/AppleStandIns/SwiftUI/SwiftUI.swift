@@ -9,6 +9,7 @@
 // Package.swift declares this target only when the manifest is built on Linux.
 
 import Foundation
+import Observation
 
 /// Apple: `@MainActor @preconcurrency protocol View`; a part of an app's interface.
 @MainActor
@@ -301,5 +302,122 @@ public enum AccessibilityNotification {
         public init(_ announcement: String) {}
         /// Apple: `@MainActor func post()`.
         @MainActor public func post() {}
+    }
+}
+
+// MARK: What the sample app (Examples/LatchkeySample) uses beyond the adapter
+
+/// Apple: `@MainActor @preconcurrency protocol App`; the structure of an app.
+@MainActor
+@preconcurrency
+public protocol App {
+    /// Apple: the type of scene representing the content of the app.
+    associatedtype Body: Scene
+    /// Apple: the content and behavior of the app.
+    @SceneBuilder @MainActor @preconcurrency var body: Body { get }
+    /// Apple: creates an instance of the app using the body that you define for its content.
+    @MainActor @preconcurrency init()
+}
+
+extension App {
+    /// Apple: initializes and runs the app.
+    @MainActor @preconcurrency public static func main() {}
+}
+
+/// Apple: `@MainActor @preconcurrency protocol Scene`; a part of an app's user interface.
+@MainActor
+@preconcurrency
+public protocol Scene {
+    /// Apple: the type of scene that represents the body of this scene.
+    associatedtype Body: Scene
+    /// Apple: the content and behavior of the scene.
+    @SceneBuilder @MainActor @preconcurrency var body: Body { get }
+}
+
+extension Never: Scene {}
+
+/// Apple: `@resultBuilder struct SceneBuilder`.
+@resultBuilder
+public struct SceneBuilder {
+    /// Apple: passes a single scene through unmodified.
+    public static func buildBlock<Content: Scene>(_ content: Content) -> Content { content }
+}
+
+/// Apple: `struct WindowGroup<Content> where Content : View`.
+public struct WindowGroup<Content: View>: Scene {
+    /// Apple: `init(@ViewBuilder content: () -> Content)`.
+    nonisolated public init(@ViewBuilder content: () -> Content) {}
+    /// Primitive: no body.
+    public var body: Never { fatalError("primitive scene") }
+}
+
+/// Apple: `struct VStack<Content> where Content : View`.
+public struct VStack<Content: View>: PrimitiveStandInView {
+    /// Apple: `init(alignment:spacing:content:)`.
+    nonisolated public init(
+        alignment: HorizontalAlignment = .center, spacing: CGFloat? = nil, @ViewBuilder content: () -> Content
+    ) {}
+}
+
+/// Apple: `struct HorizontalAlignment`; only the default is used.
+public struct HorizontalAlignment: Equatable, Sendable {
+    /// Apple: centered.
+    public static let center = HorizontalAlignment()
+}
+
+/// Apple: `@propertyWrapper @dynamicMemberLookup struct Binding<Value>`.
+@propertyWrapper
+public struct Binding<Value> {
+    private let get: () -> Value
+    /// Apple: `init(get: @escaping () -> Value, set: @escaping (Value) -> Void)`.
+    public init(get: @escaping () -> Value, set: @escaping (Value) -> Void) { self.get = get }
+    /// Apple: the underlying value.
+    public var wrappedValue: Value {
+        get { get() }
+        nonmutating set {}
+    }
+}
+
+extension Button where Label == Text {
+    /// Apple: `init<S>(_ title: S, action: @escaping @MainActor () -> Void) where S : StringProtocol`.
+    nonisolated public init<S: StringProtocol>(_ title: S, action: @escaping @MainActor () -> Void) {
+        self.init(action: action) { Text(title) }
+    }
+}
+
+extension Environment {
+    /// Apple: `init(_ objectType: Value.Type) where Value : AnyObject, Value : Observable`; reads an
+    /// object an ancestor put in the environment with `environment(_:)`.
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public init(_ objectType: Value.Type) where Value: AnyObject & Observable {
+        self.init(\EnvironmentValues[objectOfType: ObjectIdentifier(Value.self)])
+    }
+}
+
+extension EnvironmentValues {
+    /// Stand-in only: what `Environment(_ objectType:)` reads. Nothing here runs.
+    subscript<Object: AnyObject>(objectOfType type: ObjectIdentifier) -> Object { fatalError("stand-in environment") }
+}
+
+extension View {
+    /// Apple: `func environment<T>(_ object: T?) -> some View where T : AnyObject, T : Observable`.
+    @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+    public func environment<T: AnyObject & Observable>(_ object: T?) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
+    }
+    /// Apple: `func onOpenURL(perform action: @escaping (URL) -> ()) -> some View`.
+    public func onOpenURL(perform action: @escaping (URL) -> Void) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
+    }
+    /// Apple: `func frame(width: CGFloat? = nil, height: CGFloat? = nil, alignment: Alignment = .center) -> some View`.
+    public func frame(width: CGFloat? = nil, height: CGFloat? = nil, alignment: Alignment = .center) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
+    }
+    /// Apple: `func alert<S, A>(_ title: S, isPresented: Binding<Bool>, @ViewBuilder actions: () -> A) -> some View where S : StringProtocol, A : View`.
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    public func alert<S: StringProtocol, A: View>(
+        _ title: S, isPresented: Binding<Bool>, @ViewBuilder actions: () -> A
+    ) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
     }
 }
