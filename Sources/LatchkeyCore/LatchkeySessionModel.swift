@@ -1,51 +1,95 @@
 #if canImport(Observation)
+#if canImport(Combine)
+import Combine
+#endif
 import Foundation
 import Observation
 
 /// The session for SwiftUI: who is signed in, read synchronously on the main actor, observed by
-/// views through Observation, with the actions a login button needs.
+/// views, with the actions a login button needs.
+///
+/// One model for every OS the SDK runs on: an `ObservableObject` from iOS 15 and macOS 12
+/// (`@StateObject`, `@ObservedObject`, `@EnvironmentObject`), and `Observable` from iOS 17 and
+/// macOS 14 as well (`@State`, `.environment(_:)`, `@Environment(LatchkeySessionModel.self)`).
 ///
 /// It mirrors ``LatchkeyClient/sessionSnapshots``, so views never `await` to read the user, and
 /// every model over one client (two windows, a view and a widget) shows the same snapshot. Create
 /// it next to the client, where the app starts, and pass it down:
 ///
 /// ```swift
-/// @State private var session = LatchkeySessionModel(client: AppServices.client)
+/// @State private var session = LatchkeySessionModel(client: AppServices.client)        // iOS 17
+/// @StateObject private var session = LatchkeySessionModel(client: AppServices.client)  // iOS 15
 /// …
-/// ContentView().environment(session).task { await session.restore() }
+/// ContentView().environment(session).task { await session.restore() }        // iOS 17
+/// ContentView().environmentObject(session).task { await session.restore() }  // iOS 15
 /// ```
 ///
 /// Actions (``signIn(_:)``, ``signOut(scope:)``, ``handleOpenURL(_:)``) never throw: their outcome
 /// is the state, ``lastError`` and ``events()``. Apps that want the thrown error call the client.
-@available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
 @MainActor
-@Observable
 public final class LatchkeySessionModel {
     /// The client the model mirrors and acts through.
-    @ObservationIgnored public let client: LatchkeyClient
+    public let client: LatchkeyClient
 
     /// The session's state, as last reported by the client.
-    public private(set) var state: AuthState = .created
+    public private(set) var state: AuthState {
+        get { read(\.state, published.state) }
+        set { change(\.state) { published.state = newValue } }
+    }
     /// The user: signed in, or loaded at launch and not yet confirmed (offline).
-    public private(set) var user: LatchkeyUser?
+    public private(set) var user: LatchkeyUser? {
+        get { read(\.user, published.user) }
+        set { change(\.user) { published.user = newValue } }
+    }
     /// Whether ``restore()`` has found out whether someone is signed in: before that, `.created`
     /// means "not known yet", not "signed out" (show a placeholder, not the login button, to avoid
     /// a flash). Stays false while the store cannot be read (``isSessionUnreadable``).
-    public private(set) var hasRestored = false
+    public private(set) var hasRestored: Bool {
+        get { read(\.hasRestored, published.hasRestored) }
+        set { change(\.hasRestored) { published.hasRestored = newValue } }
+    }
     /// Sign-ins and sign-outs started through this model and not finished.
-    public private(set) var actionsInFlight = 0
+    public private(set) var actionsInFlight: Int {
+        get { read(\.actionsInFlight, published.actionsInFlight) }
+        set { change(\.actionsInFlight) { published.actionsInFlight = newValue } }
+    }
     /// The last failure of an action, for an alert. A person closing the login sheet and
     /// cancelled work are not failures here (they are still reported in ``events()``); the next
     /// action's outcome replaces it.
-    public var lastError: LatchkeyError?
+    public var lastError: LatchkeyError? {
+        get { read(\.lastError, published.lastError) }
+        set { change(\.lastError) { published.lastError = newValue } }
+    }
 
-    @ObservationIgnored private var shownFace: Face?
-    @ObservationIgnored private var revision: UInt64?
-    @ObservationIgnored private var eventObservers: [UInt64: EventObserver] = [:]
+    /// What views read: behind the properties above, which report each read and each change.
+    private var published = Values()
+    private struct Values {
+        var state = AuthState.created
+        var user: LatchkeyUser?
+        var hasRestored = false
+        var actionsInFlight = 0
+        var lastError: LatchkeyError?
+    }
+
+    /// Observation's registrar where Observation runs (iOS 17, macOS 14, Linux): kept untyped,
+    /// since the model itself runs on older systems too.
+    private let registrar: Any? = {
+        guard #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *) else { return nil }
+        return ObservationRegistrar()
+    }()
+    #if canImport(Combine)
+    /// Bumped by every change, so that `objectWillChange` announces it (ObservableObject).
+    @Combine.Published private var changes: UInt64 = 0
+    #endif
+
+    private var shownFace: Face?
+    private var revision: UInt64?
+    private var eventObservers: [UInt64: EventObserver] = [:]
     /// The store failure last reported, so that each is reported once.
-    @ObservationIgnored private var reportedStoreError: LatchkeyError?
-    @ObservationIgnored private var nextEventObserver: UInt64 = 0
-    @ObservationIgnored private let mirroring: Task<Void, Never>
+    private var reportedStoreError: LatchkeyError?
+    private var nextEventObserver: UInt64 = 0
+    private let mirroring: Task<Void, Never>
 
     /// A model over `client`; it starts mirroring the client's session at once.
     public init(client: LatchkeyClient) {
@@ -61,6 +105,32 @@ public final class LatchkeySessionModel {
     }
 
     deinit { mirroring.cancel() }
+
+    /// `value`, its read of `keyPath` reported to Observation (the view reading it is redrawn when
+    /// it changes).
+    private func read<Value>(_ keyPath: KeyPath<LatchkeySessionModel, Value>, _ value: Value) -> Value {
+        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *),
+            let registrar = registrar as? ObservationRegistrar
+        {
+            registrar.access(self, keyPath: keyPath)
+        }
+        return value
+    }
+
+    /// Applies `update`, announced to ObservableObject's subscribers before and to Observation's
+    /// around it.
+    private func change<Value>(_ keyPath: KeyPath<LatchkeySessionModel, Value>, _ update: () -> Void) {
+        #if canImport(Combine)
+        changes &+= 1
+        #endif
+        if #available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *),
+            let registrar = registrar as? ObservationRegistrar
+        {
+            registrar.withMutation(of: self, keyPath: keyPath, update)
+        } else {
+            update()
+        }
+    }
 
     // MARK: Reading
 
@@ -276,7 +346,7 @@ public final class LatchkeySessionModel {
     /// The user last reported in `fetchedUser`; forgotten with the signed-out face, so the next
     /// sign-in reports its user even when a snapshot carried it before the session opened (one
     /// account replacing another publishes the new user while `opening`).
-    @ObservationIgnored private var reportedUser: LatchkeyUser?
+    private var reportedUser: LatchkeyUser?
 
     /// Emits a face event when the face to show changes: signed in, or signed out once that is
     /// known (after the restore, a sign-out, or a failed sign-in).
@@ -318,8 +388,18 @@ public final class LatchkeySessionModel {
     private enum Face { case signedIn, signedOut }
 }
 
-/// The model as its mirroring task sees it: weakly, so the task never keeps a model alive.
+/// Observation's view of the model (its reads and changes are reported by hand, above).
 @available(iOS 17.0, macOS 14.0, tvOS 17.0, watchOS 10.0, *)
+extension LatchkeySessionModel: Observable {}
+
+#if canImport(Combine)
+/// ObservableObject's view of the model: `objectWillChange` fires before every change.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+extension LatchkeySessionModel: ObservableObject {}
+#endif
+
+/// The model as its mirroring task sees it: weakly, so the task never keeps a model alive.
+@available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
 @MainActor
 private final class ModelReference {
     weak var model: LatchkeySessionModel?

@@ -1,6 +1,7 @@
 import Foundation
 import Latchkey
 import Observation
+import Synchronization
 import Testing
 
 /// The SwiftUI session model, on Linux: what a view reads (state, user, button face, picture) and
@@ -46,6 +47,37 @@ struct SDKSessionModelTests {
         var taken: [LatchkeySessionEvent] = []
         while taken.count < count, let event = await iterator.next() { taken.append(event) }
         return taken
+    }
+
+    /// Whether reading `property` under Observation is told of a change while `work` runs.
+    static func observesChange(
+        _ model: LatchkeySessionModel, of property: (LatchkeySessionModel) -> Void, during work: () async -> Void
+    ) async -> Bool {
+        let fired = Mutex(false)
+        withObservationTracking {
+            property(model)
+        } onChange: {
+            fired.withLock { $0 = true }
+        }
+        await work()
+        return fired.withLock { $0 }
+    }
+
+    @Test("Observation sees each published property change (reported by hand, so the model also runs before iOS 17)")
+    func observationByHand() async throws {
+        try await Stack.run { @MainActor (stack: Stack) async throws in
+            let model = LatchkeySessionModel(client: Self.client(stack))
+            #expect(await Self.observesChange(model, of: { _ = $0.hasRestored }, during: { await model.restore() }))
+            #expect(
+                await Self.observesChange(model, of: { _ = $0.actionsInFlight }) {
+                    await model.signIn(Self.facebook(stack, .noTokens))
+                })
+            #expect(await Self.observesChange(model, of: { _ = $0.lastError }) { model.lastError = nil })
+            #expect(await Self.observesChange(model, of: { _ = $0.user }) { await model.signIn(Self.facebook(stack)) })
+            #expect(await Self.observesChange(model, of: { _ = $0.state }) { await model.signOut() })
+            // A read of one property is not told of changes to the others.
+            #expect(await !Self.observesChange(model, of: { _ = $0.hasRestored }) { model.lastError = nil })
+        }
     }
 
     @Test("launch without a session: working until the restore says signed out, then the sign-in face")

@@ -16,21 +16,25 @@ extension View {
     /// (``LatchkeySessionModel/sceneBecameActive()``); on iOS, when protected data becomes
     /// available after a reboot, the stored session is read (``LatchkeySessionModel/protectedDataBecameAvailable()``).
     /// Apply it once, on the root view.
-    @available(iOS 17.0, macOS 14.0, visionOS 1.0, *)
+    @available(iOS 15.0, macOS 12.0, visionOS 1.0, *)
     public func latchkeyLifecycle(_ session: LatchkeySessionModel) -> some View {
         modifier(LatchkeyLifecycle(session: session))
     }
 }
 
-@available(iOS 17.0, macOS 14.0, visionOS 1.0, *)
+@available(iOS 15.0, macOS 12.0, visionOS 1.0, *)
 private struct LatchkeyLifecycle: ViewModifier {
     let session: LatchkeySessionModel
     @Environment(\.scenePhase) private var scenePhase
+    /// The phase last seen: the scene's first appearance is the launch, which `restore()` handles.
+    @State private var seenPhase: ScenePhase?
 
     func body(content: Content) -> some View {
         content
-            .onChange(of: scenePhase) { _, phase in
-                if phase == .active { Task { await session.sceneBecameActive() } }
+            .task(id: scenePhase) {
+                let phase = scenePhase
+                defer { seenPhase = phase }
+                if seenPhase != nil, seenPhase != .active, phase == .active { await session.sceneBecameActive() }
             }
             .task {
                 #if canImport(UIKit) && (os(iOS) || os(visionOS) || LATCHKEY_APPLE_STAND_INS)

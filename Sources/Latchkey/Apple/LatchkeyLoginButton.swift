@@ -5,6 +5,9 @@
 import Foundation
 import LatchkeyCore
 import SwiftUI
+#if canImport(UIKit) && (os(iOS) || LATCHKEY_APPLE_STAND_INS)
+import UIKit
+#endif
 
 /// A button that signs in when signed out and signs out when signed in (the Facebook SDK's
 /// `FBLoginView`), showing progress while either is under way, with the delegate's events:
@@ -16,11 +19,13 @@ import SwiftUI
 /// ```
 ///
 /// Style it as any button (`.buttonStyle(.borderedProminent)`, `.tint(...)`).
-@available(iOS 17.0, macOS 14.0, visionOS 1.0, *)
+@available(iOS 15.0, macOS 12.0, visionOS 1.0, *)
 public struct LatchkeyLoginButton: View {
-    private let session: LatchkeySessionModel
+    @ObservedObject private var session: LatchkeySessionModel
     /// This button's actions, so that its alerts are its own (another window's button has another).
     @State private var action = LatchkeyActionID()
+    /// The face last shown, to announce a change of it (not the first face).
+    @State private var shownState: LoginButtonState?
     private let method: SignInMethod
     private let signInTitle: LocalizedStringKey?
     private let signOutTitle: LocalizedStringKey?
@@ -40,7 +45,7 @@ public struct LatchkeyLoginButton: View {
         signInTitle: LocalizedStringKey? = nil, signOutTitle: LocalizedStringKey? = nil,
         onEvent: @escaping @MainActor (LatchkeySessionEvent) -> Void = { _ in }
     ) {
-        self.session = session
+        _session = ObservedObject(wrappedValue: session)
         self.method = method
         self.signInTitle = signInTitle
         self.signOutTitle = signOutTitle
@@ -60,8 +65,10 @@ public struct LatchkeyLoginButton: View {
         }
         .disabled(session.buttonState == .working)
         .accessibilityLabel(session.buttonState == .working ? Text(progress) : title)
-        .onChange(of: session.buttonState) { _, state in
-            if state == .working { AccessibilityNotification.Announcement(progress).post() }
+        .task(id: session.buttonState) {
+            let state = session.buttonState
+            defer { shownState = state }
+            if shownState != nil, shownState != .working, state == .working { announce(progress) }
         }
         .task {
             for await event in session.events(for: action) { onEvent(event) }
@@ -73,6 +80,17 @@ public struct LatchkeyLoginButton: View {
             return signOutTitle.map { Text($0) } ?? Text(LatchkeyString.signOut.localized)
         }
         return signInTitle.map { Text($0) } ?? Text(LatchkeyString.signIn.localized)
+    }
+
+    /// Has VoiceOver read `text` out now.
+    private func announce(_ text: String) {
+        if #available(iOS 17.0, macOS 14.0, visionOS 1.0, *) {
+            AccessibilityNotification.Announcement(text).post()
+        } else {
+            #if canImport(UIKit) && (os(iOS) || LATCHKEY_APPLE_STAND_INS)
+            UIAccessibility.post(notification: .announcement, argument: text)
+            #endif
+        }
     }
 
     /// What the work under way is: signing out when someone is signed in, else signing in.

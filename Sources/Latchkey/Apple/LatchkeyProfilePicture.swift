@@ -7,7 +7,7 @@ import SwiftUI
 
 /// The signed-in user's picture (the Facebook SDK's `FBProfilePictureView`), a silhouette without
 /// one; size it with `.frame`, round it with `.clipShape(Circle())`.
-@available(iOS 17.0, macOS 14.0, visionOS 1.0, *)
+@available(iOS 15.0, macOS 12.0, visionOS 1.0, *)
 public struct LatchkeyProfilePicture: View {
     /// How the picture fills its frame (`FBProfilePictureCropping`).
     public enum Cropping: Sendable {
@@ -17,14 +17,14 @@ public struct LatchkeyProfilePicture: View {
         case original
     }
 
-    private let session: LatchkeySessionModel
+    @ObservedObject private var session: LatchkeySessionModel
     private let property: String
     private let cropping: Cropping
 
     /// The picture of `session`'s user, from the user property `property` (Latchkey's default
     /// fields mapping stores Facebook's picture URL as `picture`).
     public init(session: LatchkeySessionModel, property: String = "picture", cropping: Cropping = .square) {
-        self.session = session
+        _session = ObservedObject(wrappedValue: session)
         self.property = property
         self.cropping = cropping
     }

@@ -421,3 +421,30 @@ extension View {
         ModifiedContent<Self, StandInModifier>(content: self)
     }
 }
+
+// MARK: ObservableObject (Combine's, which SwiftUI re-exports)
+
+/// Apple (Combine): `protocol ObservableObject : AnyObject`.
+public protocol ObservableObject: AnyObject {}
+
+/// Apple: `@propertyWrapper @MainActor @preconcurrency struct ObservedObject<ObjectType> where ObjectType : ObservableObject`.
+@propertyWrapper
+@MainActor
+@preconcurrency
+public struct ObservedObject<ObjectType: ObservableObject>: DynamicProperty {
+    /// Apple: the object.
+    public var wrappedValue: ObjectType
+    /// Apple: `init(wrappedValue: ObjectType)`.
+    public init(wrappedValue: ObjectType) { self.wrappedValue = wrappedValue }
+}
+
+extension View {
+    /// Apple: `func task<T>(id value: T, priority: TaskPriority = .userInitiated, @_inheritActorContext _ action: @escaping @isolated(any) @Sendable () async -> Void) -> some View where T : Equatable`.
+    @available(iOS 15.0, macOS 12.0, tvOS 15.0, watchOS 8.0, *)
+    public func task<T: Equatable>(
+        id value: T, priority: TaskPriority = .userInitiated,
+        @_inheritActorContext _ action: @escaping @isolated(any) @Sendable () async -> Void
+    ) -> some View {
+        ModifiedContent<Self, StandInModifier>(content: self)
+    }
+}

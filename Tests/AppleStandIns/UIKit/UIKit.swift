@@ -32,3 +32,15 @@ extension NotificationCenter {
         AsyncStream { $0.finish() }
     }
 }
+
+/// Apple: `struct UIAccessibility`.
+public enum UIAccessibility {
+    /// Apple: `struct Notification`.
+    public struct Notification: Sendable {
+        let rawValue: UInt32
+        /// Apple: `static let announcement: UIAccessibility.Notification`.
+        public static let announcement = Notification(rawValue: 1008)
+    }
+    /// Apple: `static func post(notification: UIAccessibility.Notification, argument: Any?)`.
+    @MainActor public static func post(notification: Notification, argument: Any?) {}
+}
