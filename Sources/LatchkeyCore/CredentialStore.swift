@@ -84,17 +84,27 @@ public protocol CredentialStore: Sendable {
 }
 
 extension CredentialStore {
-    /// How many times the SDK tries a save before it reports the failure
-    /// (``SessionSnapshot/credentialStoreError``); the next refresh or sync saves again.
-    static var saveAttempts: Int { 3 }
+    /// How many times the SDK tries a write before it reports the failure
+    /// (``SessionSnapshot/credentialStoreError``); the next refresh or sync writes again.
+    static var writeAttempts: Int { 3 }
 
     /// Saves, trying again at once when the store fails (a Keychain busy with another process);
     /// throws the last failure when every try failed. Every save the SDK makes goes through this.
     func saveRetrying(_ credentials: StoredCredentials) async throws {
-        for _ in 1..<Self.saveAttempts {
-            do { return try await save(credentials) } catch {}
+        try await retrying { try await save(credentials) }
+    }
+
+    /// Clears, trying again like ``saveRetrying(_:)``: a sign-out whose clear failed would leave a
+    /// session in the store for the next launch to restore.
+    func clearRetrying() async throws {
+        try await retrying { try await clear() }
+    }
+
+    private func retrying(_ write: () async throws -> Void) async throws {
+        for _ in 1..<Self.writeAttempts {
+            do { return try await write() } catch {}
         }
-        try await save(credentials)
+        try await write()
     }
 
     /// No coordination: runs `body`.

@@ -196,6 +196,8 @@ extension LatchkeyClient {
     private func catchUp(
         with base: StoredCredentials, epoch: UInt64
     ) async throws(LatchkeyError) -> StoredCredentials? {
+        // A session that ended meanwhile ends this work as `cancelled`, whatever the store says.
+        guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
         let found: StoredCredentials?
         do { found = try await configuration.credentialStore.load() } catch { return nil }
         guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
@@ -266,7 +268,9 @@ extension LatchkeyClient {
     /// saves again what this client failed to save. Call it when the app comes to the foreground
     /// (``LatchkeySessionModel`` does): an extension may have refreshed the session, signed out,
     /// or signed someone else in, which this client then adopts instead of signing the person out.
-    /// A store that cannot be read changes nothing.
+    /// Newer tokens another client saved count as this client's refresh when they are fresh (the
+    /// state becomes `open` or `openTokenExtended`, as after a refresh). A store that cannot be
+    /// read changes nothing.
     public func syncWithStore() async {
         guard credentials != nil else {
             // No session here: perhaps the store became readable, or another client signed in.

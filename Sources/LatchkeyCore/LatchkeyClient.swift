@@ -449,7 +449,7 @@ enum StoreWrite: Sendable {
             guard let stored = try await store.load(), stored.serverURL == server,
                 credentials.map(stored.isSameSession(as:)) ?? true
             else { return nil }
-            try await store.clear()
+            try await store.clearRetrying()
             return stored
         }
     }

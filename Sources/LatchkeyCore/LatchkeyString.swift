@@ -34,15 +34,29 @@ public enum LatchkeyString: String, CaseIterable, Sendable {
     /// The server refused the action.
     case notAllowed = "error.not_allowed"
 
-    /// The string in the person's language (`Locale.preferredLanguages`): the app's `Latchkey`
-    /// table first, then the SDK's catalog, then English.
-    public var localized: String { localized(languages: Locale.preferredLanguages) }
+    /// The string in the person's language: the app's `Latchkey` table first, then the SDK's
+    /// catalog, then English. On Apple platforms the language is the one the app itself runs in
+    /// (`Bundle.main.preferredLocalizations`), so an app localized only in English shows the SDK in
+    /// English too; elsewhere it is `Locale.preferredLanguages`.
+    public var localized: String { localized(languages: Self.preferredLanguages) }
+
+    /// The languages `localized` looks in, most preferred first.
+    static var preferredLanguages: [String] {
+        #if canImport(Darwin)
+        Bundle.main.preferredLocalizations + Locale.preferredLanguages
+        #else
+        Locale.preferredLanguages
+        #endif
+    }
 
     /// The string for the first of `languages` (BCP 47 codes such as `fr-CA`, most preferred
     /// first) that the app's `Latchkey` table or the SDK's catalog has, else English.
     public func localized(languages: [String], appBundle: Bundle = .main) -> String {
         let tags = languages.flatMap(Self.fallbacks)
-        if let overridden = Self.lookUp(rawValue, table: "Latchkey", in: appBundle, tags: tags) { return overridden }
+        // The app's table per language, then its Base localization (a table not translated).
+        if let overridden = Self.lookUp(rawValue, table: "Latchkey", in: appBundle, tags: tags + ["Base"]) {
+            return overridden
+        }
         #if canImport(Darwin)
         // Xcode compiles the catalog into the bundle's .lproj tables.
         if let bundled = Self.lookUp(rawValue, table: nil, in: .module, tags: tags + ["en"]) { return bundled }

@@ -59,6 +59,19 @@ struct StringCatalogTests {
         #expect(LatchkeyString.signIn.localized(languages: ["de"], appBundle: app) == "Mit Facebook anmelden")
         // A key the app's table lacks keeps the SDK's wording.
         #expect(LatchkeyString.signOut.localized(languages: ["fr"], appBundle: app) == "Se déconnecter")
+
+    }
+
+    @Test("an app's Latchkey table in Base (not translated) applies to every language")
+    func overriddenInBase() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lk-strings-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let base = root.appendingPathComponent("Base.lproj")
+        try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+        try Data(#""button.sign_out" = "Sign out";"#.utf8).write(to: base.appendingPathComponent("Latchkey.strings"))
+        let app = try #require(Bundle(url: root))
+        #expect(LatchkeyString.signOut.localized(languages: ["de"], appBundle: app) == "Sign out")
+        #expect(LatchkeyString.signIn.localized(languages: ["de"], appBundle: app) == "Mit Facebook anmelden")
     }
 
     @Test("a language tag falls back through its shorter forms")

@@ -28,6 +28,7 @@ struct SDKRealPhoneTests {
         private let inner = InMemoryCredentialStore()
         private var failingLoads = 0
         private var failingSaves = 0
+        private var failingClears = 0
         private(set) var saves = 0
         let log: EventLog?
 
@@ -35,6 +36,7 @@ struct SDKRealPhoneTests {
 
         func failLoads(_ count: Int) { failingLoads = count }
         func failSaves(_ count: Int) { failingSaves = count }
+        func failClears(_ count: Int) { failingClears = count }
         /// What the store holds, read around the failures.
         func held() async -> StoredCredentials? { await inner.load() }
 
@@ -54,7 +56,13 @@ struct SDKRealPhoneTests {
             await inner.save(credentials)
             await log?.add("save")
         }
-        func clear() async throws { await inner.clear() }
+        func clear() async throws {
+            if failingClears > 0 {
+                failingClears -= 1
+                throw Refused()
+            }
+            await inner.clear()
+        }
         func withExclusiveAccess<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
             try await inner.withExclusiveAccess(body)
         }
@@ -173,6 +181,12 @@ struct SDKRealPhoneTests {
             await model.sceneBecameActive()
             #expect(await store.held() == lost)
             #expect(await client.snapshot.credentialStoreError == nil)
+
+            // A sign-out whose clear fails once is tried again: no session is left for the next
+            // launch to restore.
+            await store.failClears(1)
+            await model.signOut()
+            #expect(await store.held() == nil)
         }
     }
 

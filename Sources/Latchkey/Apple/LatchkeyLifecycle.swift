@@ -32,9 +32,12 @@ private struct LatchkeyLifecycle: ViewModifier {
     func body(content: Content) -> some View {
         content
             .task(id: scenePhase) {
-                let phase = scenePhase
-                defer { seenPhase = phase }
-                if seenPhase != nil, seenPhase != .active, phase == .active { await session.sceneBecameActive() }
+                // Recorded before the await: a phase change meanwhile cancels this task and starts
+                // another, which must see this phase, not the one before.
+                let previous = seenPhase
+                seenPhase = scenePhase
+                guard previous != nil, previous != .active, scenePhase == .active else { return }
+                await session.sceneBecameActive()
             }
             .task {
                 #if canImport(UIKit) && (os(iOS) || os(visionOS) || LATCHKEY_APPLE_STAND_INS)
