@@ -97,26 +97,47 @@ public struct SessionBody: Codable, Sendable, Equatable {
 
 /// A linked sign-in provider account.
 public struct IdentityBody: Codable, Sendable, Equatable {
-    /// `facebook`.
+    /// `facebook` (and `apple` once Sign in with Apple is configured).
     public var provider: String
-    /// The app-scoped Facebook user id.
+    /// The provider's id for the person: Facebook's app-scoped user id.
     public var subject: String
-    /// The Facebook app the subject is scoped to.
+    /// The provider app the subject is scoped to (a Facebook app id).
     public var appID: String
     /// Permissions granted at the last sign-in.
     public var grantedPermissions: [String]
+    /// The first sign-in with this identity (or its linking), seconds since 1970.
+    public var firstSignInAt: Int
+    /// The last sign-in with this identity, seconds since 1970.
+    public var lastSignInAt: Int
 
     enum CodingKeys: String, CodingKey {
-        case provider, subject, grantedPermissions
+        case provider, subject, grantedPermissions, firstSignInAt, lastSignInAt
         case appID = "appId"
     }
 
     /// Creates an identity body.
-    public init(provider: String, subject: String, appID: String, grantedPermissions: [String]) {
+    public init(
+        provider: String, subject: String, appID: String, grantedPermissions: [String], firstSignInAt: Int = 0,
+        lastSignInAt: Int = 0
+    ) {
         self.provider = provider
         self.subject = subject
         self.appID = appID
         self.grantedPermissions = grantedPermissions
+        self.firstSignInAt = firstSignInAt
+        self.lastSignInAt = lastSignInAt
+    }
+
+    /// Reads an identity; the sign-in times are optional so that answers of servers older than
+    /// them still decode.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        provider = try container.decode(String.self, forKey: .provider)
+        subject = try container.decode(String.self, forKey: .subject)
+        appID = try container.decode(String.self, forKey: .appID)
+        grantedPermissions = try container.decode([String].self, forKey: .grantedPermissions)
+        firstSignInAt = try container.decodeIfPresent(Int.self, forKey: .firstSignInAt) ?? 0
+        lastSignInAt = try container.decodeIfPresent(Int.self, forKey: .lastSignInAt) ?? 0
     }
 }
 
@@ -126,17 +147,38 @@ public struct UserBody: Codable, Sendable, Equatable {
     public var id: String
     /// Mapped Facebook fields and app-set values.
     public var properties: [String: JSONValue]
-    /// Linked provider accounts.
+    /// Linked provider accounts (none for a guest).
     public var identities: [IdentityBody]
     /// Creation time, seconds since 1970.
     public var createdAt: Int
+    /// A guest made by `POST /v1/auth/anonymous` that no identity was linked to yet.
+    public var isAnonymous: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case id, properties, identities, createdAt, isAnonymous
+    }
 
     /// Creates a user body.
-    public init(id: String, properties: [String: JSONValue], identities: [IdentityBody], createdAt: Int) {
+    public init(
+        id: String, properties: [String: JSONValue], identities: [IdentityBody], createdAt: Int,
+        isAnonymous: Bool = false
+    ) {
         self.id = id
         self.properties = properties
         self.identities = identities
         self.createdAt = createdAt
+        self.isAnonymous = isAnonymous
+    }
+
+    /// Reads a user; `isAnonymous` is optional so that answers of servers older than guests
+    /// still decode.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        properties = try container.decode([String: JSONValue].self, forKey: .properties)
+        identities = try container.decode([IdentityBody].self, forKey: .identities)
+        createdAt = try container.decode(Int.self, forKey: .createdAt)
+        isAnonymous = try container.decodeIfPresent(Bool.self, forKey: .isAnonymous) ?? false
     }
 }
 

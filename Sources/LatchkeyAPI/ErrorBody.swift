@@ -6,10 +6,14 @@ public struct ErrorBody: Codable, Sendable, Equatable {
         public var code: ErrorCode
         /// Human-readable explanation, safe to show to developers; never contains secrets.
         public var message: String
+        /// Only with `identity_already_linked`: the ticket that merges the account owning the
+        /// identity with the caller's (`POST /v1/users/me/identities/complete`). Absent otherwise.
+        public var linkTicket: String?
         /// Creates a detail.
-        public init(code: ErrorCode, message: String) {
+        public init(code: ErrorCode, message: String, linkTicket: String? = nil) {
             self.code = code
             self.message = message
+            self.linkTicket = linkTicket
         }
     }
 
@@ -17,8 +21,8 @@ public struct ErrorBody: Codable, Sendable, Equatable {
     public var error: Detail
 
     /// Creates an error body.
-    public init(code: ErrorCode, message: String) {
-        self.error = Detail(code: code, message: message)
+    public init(code: ErrorCode, message: String, linkTicket: String? = nil) {
+        self.error = Detail(code: code, message: message, linkTicket: linkTicket)
     }
 }
 

@@ -91,6 +91,23 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let userDisabled = ErrorCode(rawValue: "user_disabled")
     /// The property may not be written by users.
     public static let propertyNotWritable = ErrorCode(rawValue: "property_not_writable")
+    /// Deleting the account needs a recent sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`): sign in
+    /// again, then retry with the new session.
+    public static let reauthenticationRequired = ErrorCode(rawValue: "reauthentication_required")
+
+    // MARK: Identities
+
+    /// The identity just proven belongs to another user. The error carries a `linkTicket`: sign
+    /// in with the same credential, then send the ticket to `POST /v1/users/me/identities/complete`
+    /// to merge the two accounts.
+    public static let identityAlreadyLinked = ErrorCode(rawValue: "identity_already_linked")
+    /// Unlinking would leave the account with no way to sign in.
+    public static let lastSignInMethod = ErrorCode(rawValue: "last_sign_in_method")
+    /// The link ticket is forged, expired, already used, or was issued for another pair of accounts.
+    public static let linkTicketInvalid = ErrorCode(rawValue: "link_ticket_invalid")
+    /// An Easy Login `link_request` is forged, expired, already used, or its session has ended
+    /// (only in an Easy Login redirect's `error_code`).
+    public static let linkRequestInvalid = ErrorCode(rawValue: "link_request_invalid")
 
     // MARK: OAuth (Easy Login and the token endpoint)
 

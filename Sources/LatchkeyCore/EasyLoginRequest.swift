@@ -25,9 +25,11 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
     ///   - redirectURI: e.g. `myapp://auth`, or `http://127.0.0.1:PORT/callback` on a desktop.
     ///   - permissions: Facebook permissions beyond `public_profile`.
     ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
+    ///   - linkRequest: a handle from `POST /v1/users/me/identities/link-requests`: the server links
+    ///     the Facebook identity to that session's user instead of signing in.
     public init(
         serverURL: URL, clientID: String, redirectURI: String, permissions: [String] = [],
-        fieldsMapping: [String: String]? = nil
+        fieldsMapping: [String: String]? = nil, linkRequest: String? = nil
     ) {
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -43,6 +45,7 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
             let text = fieldsMapping.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
             pairs.append(("fields_mapping", text))
         }
+        if let linkRequest { pairs.append(("link_request", linkRequest)) }
         let authorize = serverURL.appendingPathComponent("v1/oauth/authorize").absoluteString
         url = URL(string: authorize + "?" + FormEncoding.encode(pairs)) ?? serverURL
     }
@@ -88,7 +91,8 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
         if let error = parameters["error"] {
             let message = parameters["error_description"] ?? error
             if let code = parameters["error_code"], !code.isEmpty {
-                throw LatchkeyError(code: ErrorCode(rawValue: code), message: message)
+                throw LatchkeyError(
+                    code: ErrorCode(rawValue: code), message: message, linkTicket: parameters["link_ticket"])
             }
             if error == "access_denied" { throw LatchkeyError.sdk(.userCancelled, "The login was cancelled.") }
             throw LatchkeyError.sdk(ErrorCode(rawValue: error), message)

@@ -53,4 +53,69 @@ extension LatchkeyClient {
             completion()
         }
     }
+
+    /// ``signInAnonymously()`` with a completion: exactly one of result and error is non-nil.
+    public nonisolated func signInAnonymously(completion: @escaping @Sendable (SignInResult?, LatchkeyError?) -> Void) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.signInAnonymously(), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// Firebase's `link(with:completion:)`: exactly one of user and error is non-nil; a conflict's
+    /// error carries ``LatchkeyError/linkTicket``.
+    public nonisolated func link(
+        with credential: FacebookCredential, fieldsMapping: [String: String]? = nil,
+        completion: @escaping @Sendable (LatchkeyUser?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.link(with: credential, fieldsMapping: fieldsMapping), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``unlink(provider:subject:)`` with a completion.
+    public nonisolated func unlink(
+        provider: String = "facebook", subject: String,
+        completion: @escaping @Sendable (LatchkeyUser?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.unlink(provider: provider, subject: subject), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``completeLink(ticket:)`` with a completion.
+    public nonisolated func completeLink(
+        ticket: String, completion: @escaping @Sendable (LinkCompletion?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.completeLink(ticket: ticket), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``deleteAccount()`` with a completion: `nil` once deleted.
+    public nonisolated func deleteAccount(completion: @escaping @Sendable (LatchkeyError?) -> Void) {
+        Task {
+            do throws(LatchkeyError) {
+                try await self.deleteAccount()
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
+    }
 }

@@ -19,6 +19,35 @@ extension LatchkeyClient {
     public func makeEasyLoginURL(
         fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
     ) async throws(LatchkeyError) -> URL {
+        try await startEasyLogin(
+            fieldsMapping: fieldsMapping, permissions: permissions, redirectURI: redirectURI, linkRequest: nil)
+    }
+
+    /// ``makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)`` for linking: the Facebook
+    /// identity the person signs in with on Facebook is added to the signed-in user (as
+    /// ``link(with:fieldsMapping:)`` does) instead of signing in. ``handleOpenURL(_:)`` finishes it
+    /// with the same user and a fresh session; a conflict throws
+    /// ``LatchkeyError/Code/identityAlreadyLinked`` with its ``LatchkeyError/linkTicket``.
+    /// - Throws: `not_signed_in` without a session; as ``makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)``.
+    public func makeEasyLoginLinkURL(
+        fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
+    ) async throws(LatchkeyError) -> URL {
+        guard configuration.oauthClientID != nil, (redirectURI ?? configuration.redirectURI) != nil else {
+            throw LatchkeyError.sdk(
+                .easyLoginNotConfigured, "Set oauthClientID and redirectURI in LatchkeyConfiguration.")
+        }
+        // The handle is asked for with the bearer, so no bearer token ever travels in the URL.
+        let handle = try await authorized(
+            "POST", "v1/users/me/identities/link-requests", json: [:], as: LinkRequestBody.self
+        ).0.linkRequest
+        return try await startEasyLogin(
+            fieldsMapping: fieldsMapping, permissions: permissions, redirectURI: redirectURI, linkRequest: handle)
+    }
+
+    /// Starts an attempt: kept in the store, then its URL returned.
+    private func startEasyLogin(
+        fieldsMapping: [String: String]?, permissions: [String], redirectURI: String?, linkRequest: String?
+    ) async throws(LatchkeyError) -> URL {
         guard let clientID = configuration.oauthClientID, let redirect = redirectURI ?? configuration.redirectURI
         else {
             throw LatchkeyError.sdk(
@@ -26,7 +55,7 @@ extension LatchkeyClient {
         }
         let request = EasyLoginRequest(
             serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
-            fieldsMapping: fieldsMapping)
+            fieldsMapping: fieldsMapping, linkRequest: linkRequest)
         // beginSignIn queues the clear of any attempt kept before, ahead of this save: should the
         // save fail, no superseded attempt stays in the store.
         let attempt = beginSignIn()
@@ -59,13 +88,39 @@ extension LatchkeyClient {
         using session: some WebAuthenticator, fieldsMapping: [String: String]? = nil,
         permissions: [String] = [], prefersEphemeral: Bool = false
     ) async throws(LatchkeyError) -> LatchkeyUser {
+        try await runEasyLogin(using: session, prefersEphemeral: prefersEphemeral) { () async throws(LatchkeyError) in
+            try await self.makeEasyLoginURL(fieldsMapping: fieldsMapping, permissions: permissions)
+        }
+    }
+
+    /// Links a Facebook identity to the signed-in user with Easy Login through a web
+    /// authentication session (``makeEasyLoginLinkURL(fieldsMapping:permissions:redirectURI:)`` in
+    /// the sheet): the user keeps its id, with the identity added and a fresh session.
+    /// - Throws: ``LatchkeyError/Code/identityAlreadyLinked`` with a ``LatchkeyError/linkTicket``
+    ///   when the identity is another account's; otherwise as
+    ///   ``signInWithEasyLogin(using:fieldsMapping:permissions:prefersEphemeral:)``.
+    @discardableResult
+    public func linkWithEasyLogin(
+        using session: some WebAuthenticator, fieldsMapping: [String: String]? = nil,
+        permissions: [String] = [], prefersEphemeral: Bool = false
+    ) async throws(LatchkeyError) -> LatchkeyUser {
+        try await runEasyLogin(using: session, prefersEphemeral: prefersEphemeral) { () async throws(LatchkeyError) in
+            try await self.makeEasyLoginLinkURL(fieldsMapping: fieldsMapping, permissions: permissions)
+        }
+    }
+
+    /// Opens the URL `start` makes in `session` and finishes the attempt with its redirect.
+    private func runEasyLogin(
+        using session: some WebAuthenticator, prefersEphemeral: Bool,
+        start: () async throws(LatchkeyError) -> URL
+    ) async throws(LatchkeyError) -> LatchkeyUser {
         guard let redirect = configuration.redirectURI, let callback = WebAuthenticationCallback(redirectURI: redirect)
         else {
             throw LatchkeyError.sdk(
                 .invalidConfiguration,
                 "Easy Login through a web authentication session needs a redirectURI with a custom scheme or https.")
         }
-        let url = try await makeEasyLoginURL(fieldsMapping: fieldsMapping, permissions: permissions)
+        let url = try await start()
         let attempt = self.attempt
         let returned: URL
         do {

@@ -308,19 +308,26 @@ extension LatchkeyClient {
 
     /// Calls an authenticated endpoint, refreshing once on a 401 (the token may have expired in flight).
     /// A `reopenSession` answer, first or after the retry, ends the session here.
-    private func authorized(
+    func authorized(
         _ method: String, _ path: String, json: JSONValue?
     ) async throws(LatchkeyError) -> (UserBody, UInt64) {
+        try await authorized(method, path, json: json, as: UserBody.self)
+    }
+
+    /// `authorized(_:_:json:)` for any answer's shape (`Data` for an answer without a body).
+    func authorized<Answer: Decodable & Sendable>(
+        _ method: String, _ path: String, json: JSONValue?, as type: Answer.Type
+    ) async throws(LatchkeyError) -> (Answer, UInt64) {
         let epoch = self.epoch
         do {
             let token = try await validAccessToken()
             do {
-                return (try await transport.send(method, path, json: json, bearer: token, as: UserBody.self), epoch)
+                return (try await send(method, path, json: json, bearer: token, as: type), epoch)
             } catch  where error.httpStatus == 401 && error.code == .unauthorized {
                 let fresh = try await refresh().accessToken
                 // The refresh may have adopted another client's session: this request was not its.
                 try stillCurrent(epoch)
-                return (try await transport.send(method, path, json: json, bearer: fresh, as: UserBody.self), epoch)
+                return (try await send(method, path, json: json, bearer: fresh, as: type), epoch)
             }
         } catch {
             if error.category == .reopenSession && error.code != .notSignedIn && epoch == self.epoch {
@@ -330,6 +337,17 @@ extension LatchkeyClient {
         }
     }
 
+    /// One request, decoding its answer as `type`; `Data` takes the body as it is (a 204 has none).
+    private func send<Answer: Decodable & Sendable>(
+        _ method: String, _ path: String, json: JSONValue?, bearer: String, as type: Answer.Type
+    ) async throws(LatchkeyError) -> Answer {
+        if type == Data.self, let raw = try await transport.sendRaw(method, path, json: json, bearer: bearer) as? Answer
+        {
+            return raw
+        }
+        return try await transport.send(method, path, json: json, bearer: bearer, as: type)
+    }
+
     /// Throws `cancelled` when the session of `epoch` has ended or been replaced.
     private func stillCurrent(_ epoch: UInt64) throws(LatchkeyError) {
         guard epoch == self.epoch else { throw LatchkeyError.sessionEnded }
@@ -337,7 +355,7 @@ extension LatchkeyClient {
 
     /// Keeps a user the server returned, if it still belongs to the current session; the store gets
     /// it only while it holds that session (onto its newest tokens).
-    private func adoptUser(_ answer: (UserBody, UInt64)) async throws(LatchkeyError) -> LatchkeyUser {
+    func adoptUser(_ answer: (UserBody, UInt64)) async throws(LatchkeyError) -> LatchkeyUser {
         let user = LatchkeyUser(answer.0)
         guard answer.1 == epoch, var current = credentials, current.user.id == user.id else {
             throw LatchkeyError.sessionEnded

@@ -127,13 +127,7 @@ public actor LatchkeyClient {
         async throws(LatchkeyError) -> SignInResult
     {
         let attempt = beginSignIn()
-        var request = FacebookExchangeRequest(fieldsMapping: fieldsMapping)
-        switch credential.kind {
-        case .accessToken(let token): request.accessToken = token
-        case .limitedLogin(let idToken, let rawNonce):
-            request.idToken = idToken
-            request.nonce = rawNonce
-        }
+        let request = credential.request(fieldsMapping: fieldsMapping)
         do {
             let answer = try await transport.send("POST", "v1/auth/facebook", json: request.json, as: SignInBody.self)
             let user = LatchkeyUser(answer.user)

@@ -54,13 +54,20 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     /// What went wrong underneath (the transport's error, the credential store's, a decoding
     /// error), for logs; never part of equality.
     public let underlying: (any Error)?
+    /// With ``Code/identityAlreadyLinked`` only: the ticket that merges the account owning the
+    /// identity with this one. Sign in with the same credential, then pass it to
+    /// ``LatchkeyClient/completeLink(ticket:)``. Valid for minutes, once.
+    public let linkTicket: String?
 
     /// Creates an error (also for tests of code that handles the SDK's errors).
-    public init(code: Code, message: String, httpStatus: Int? = nil, underlying: (any Error)? = nil) {
+    public init(
+        code: Code, message: String, httpStatus: Int? = nil, underlying: (any Error)? = nil, linkTicket: String? = nil
+    ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.underlying = underlying
+        self.linkTicket = linkTicket
     }
 
     /// `code: message`.

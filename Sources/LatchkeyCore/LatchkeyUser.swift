@@ -7,20 +7,24 @@ public struct LatchkeyUser: Sendable, Equatable, Codable {
     public let id: String
     /// Mapped Facebook fields and app-set values.
     public let properties: [String: JSONValue]
-    /// Linked Facebook identities (app-scoped ids).
+    /// Linked identities (Facebook app-scoped ids; none for a guest).
     public let identities: [IdentityBody]
     /// Creation time.
     public let createdAt: Date
+    /// A guest (``LatchkeyClient/signInAnonymously()``) that no identity was linked to yet.
+    public let isAnonymous: Bool
 
     /// Creates a user (the client makes these from the server's answers; public so apps can test
     /// code that receives one).
     public init(
-        id: String, properties: [String: JSONValue] = [:], identities: [IdentityBody] = [], createdAt: Date = Date()
+        id: String, properties: [String: JSONValue] = [:], identities: [IdentityBody] = [], createdAt: Date = Date(),
+        isAnonymous: Bool = false
     ) {
         self.id = id
         self.properties = properties
         self.identities = identities
         self.createdAt = createdAt
+        self.isAnonymous = isAnonymous
     }
 
     init(_ body: UserBody) {
@@ -28,6 +32,22 @@ public struct LatchkeyUser: Sendable, Equatable, Codable {
         properties = body.properties
         identities = body.identities
         createdAt = Date(timeIntervalSince1970: TimeInterval(body.createdAt))
+        isAnonymous = body.isAnonymous
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, properties, identities, createdAt, isAnonymous
+    }
+
+    /// Reads a stored user; `isAnonymous` is optional, so sessions saved by an SDK older than
+    /// guests still load.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        properties = try container.decode([String: JSONValue].self, forKey: .properties)
+        identities = try container.decode([IdentityBody].self, forKey: .identities)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        isAnonymous = try container.decodeIfPresent(Bool.self, forKey: .isAnonymous) ?? false
     }
 
     /// A string property, e.g. `user.string("email")`.

@@ -432,3 +432,35 @@ actor Counter {
         return value
     }
 }
+
+/// What an app writes to link a guest and handle a conflict, with `import Latchkey` alone.
+@Suite("App-facing API: identities")
+struct AppFacingIdentityTests {
+    @Test("a conflict's ticket reaches the app's catch, and completing it answers the merged id")
+    func conflictTicket() async throws {
+        let transport = ScriptedTransport { request in
+            let user = UserBody(id: "kept", properties: [:], identities: [], createdAt: 0, isAnonymous: false)
+            switch request.url.path {
+            case "/v1/users/me/identities":
+                let error = ErrorBody(code: .identityAlreadyLinked, message: "taken", linkTicket: "ticket-1")
+                return LatchkeyHTTPResponse(status: 409, body: try JSONEncoder().encode(error))
+            case "/v1/users/me/identities/complete":
+                let body = LinkCompletionBody(user: user, mergedUserID: "gone")
+                return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(body))
+            default:
+                return try await ScriptedTransport.signingIn("kept").answer(request)
+            }
+        }
+        let client = AppFacingAPITests.client(transport)
+        try await client.signIn(with: .accessToken("EAA"))
+        var ticket: String?
+        do {
+            try await client.link(with: .accessToken("EAB"))
+        } catch {
+            // `catch where` on this typed error crashes Swift 6.3's ownership checker here.
+            if error.code == .identityAlreadyLinked { ticket = error.linkTicket }
+        }
+        let merged = try await client.completeLink(ticket: try #require(ticket))
+        #expect(merged.mergedUserID == "gone" && merged.user.id == "kept" && !merged.user.isAnonymous)
+    }
+}

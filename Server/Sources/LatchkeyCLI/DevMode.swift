@@ -28,6 +28,8 @@ enum DevMode {
             "LATCHKEY_FACEBOOK_STARTUP_CHECK": "background",
             // A development database holds throw-away keys; production refuses this without saying so.
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
+            // Guests, so the identities flows can be tried at once.
+            "LATCHKEY_ANONYMOUS_USERS": "on",
             // Easy Login clients: `latchkey login` and the demo app's URL scheme.
             "LATCHKEY_OAUTH_CLIENTS":
                 "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",

@@ -109,5 +109,26 @@ enum PostgresSchema {
             // A token handed out again by a late retry (`Verdicts.refresh`): it gets no late retry itself.
             "ALTER TABLE refresh_tokens ADD COLUMN reissued_at timestamptz"
         ],
+        [
+            // Guests (`createGuest`); the partial index finds the unused ones to prune without a scan.
+            "ALTER TABLE users ADD COLUMN anonymous boolean NOT NULL DEFAULT false",
+            "CREATE INDEX users_guests ON users(created_at) WHERE anonymous",
+            // Facebook's `token_for_business`: one person across the apps of one business.
+            "ALTER TABLE identities ADD COLUMN business_token text",
+            "CREATE INDEX identities_business ON identities(business_token) WHERE business_token IS NOT NULL",
+            // A session's latest proof of a credential (NULL: its creation), for the
+            // reauthentication window of `deleteUser`.
+            "ALTER TABLE sessions ADD COLUMN authenticated_at timestamptz",
+            // Background work that must survive restarts (`claimJobs`).
+            """
+            CREATE TABLE jobs (
+                id text PRIMARY KEY, kind text NOT NULL, user_id text NOT NULL, payload json NOT NULL,
+                created_at timestamptz NOT NULL, due_at timestamptz NOT NULL, attempts integer NOT NULL DEFAULT 0,
+                lease_until timestamptz, last_error text)
+            """,
+            "CREATE INDEX jobs_due ON jobs(due_at)",
+            // Deleting a user (an account deletion, a merge, a pruned guest) cascades to its codes.
+            "CREATE INDEX authorization_codes_user ON authorization_codes(user_id)",
+        ],
     ]
 }

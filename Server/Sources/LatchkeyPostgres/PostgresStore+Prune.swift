@@ -32,6 +32,7 @@ extension PostgresStore {
                 "audit_events", "at", before: cutoffs.auditEventsBefore, limit: limit, connection)
             (report.sessions, report.refreshTokens) = try await Self.deleteEndedSessions(
                 before: cutoffs.sessionsEndedBefore, limit: limit, connection)
+            report.guests = try await Self.deleteUnusedGuests(cutoffs, limit: limit, connection)
             return report
         }
     }
@@ -48,6 +49,26 @@ extension PostgresStore {
             SELECT count(*) FROM gone
             """
         return try await connection.rows(b.query(sql)).first?.decode(Int.self) ?? 0
+    }
+
+    /// Deletes up to `limit` guests created before `cutoffs.guestsUnusedBefore` with no live session
+    /// used since (`PruneCutoffs.guestSessionsExpiringAfter`), through the partial index on guests'
+    /// creation; their sessions go by the cascade (a guest has few), their audit events with them.
+    private static func deleteUnusedGuests(
+        _ cutoffs: PruneCutoffs, limit: Int, _ connection: PostgresConnection
+    ) async throws -> Int {
+        try await connection.rows(
+            """
+            WITH unused AS (
+                SELECT id FROM users u WHERE anonymous AND created_at < \(cutoffs.guestsUnusedBefore)
+                    AND NOT EXISTS (
+                        SELECT 1 FROM sessions s WHERE s.user_id = u.id AND s.revoked_at IS NULL
+                            AND s.expires_at > \(cutoffs.guestSessionsExpiringAfter))
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED),
+            events AS (DELETE FROM audit_events WHERE user_id IN (SELECT id FROM unused))
+            DELETE FROM users WHERE id IN (SELECT id FROM unused) RETURNING 1
+            """
+        ).count
     }
 
     /// Deletes ended sessions (revoked, or whose last refresh token expired, before `date`) with

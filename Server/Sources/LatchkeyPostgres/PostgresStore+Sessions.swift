@@ -36,7 +36,9 @@ extension PostgresStore {
                     Prepared.RotateRefresh(now: now, newHash: newHash, hash: hash, newExpiresAt: newExpiresAt)
                 ).first
             }
-            if let (sessionID, userID) = rotated { return .rotated(sessionID: sessionID, userID: userID) }
+            if let (sessionID, userID, anonymous) = rotated {
+                return .rotated(sessionID: sessionID, userID: userID, anonymous: anonymous)
+            }
         }
         return try await transaction("rotate refresh token") { connection in
             guard
@@ -65,7 +67,8 @@ extension PostgresStore {
                     UPDATE sessions SET expires_at = \(newExpiresAt) WHERE id = \(read.sessionID)
                     """)
             }
-            return verdict.outcome(sessionID: read.sessionID, userID: read.userID, successor: read.successor)
+            return verdict.outcome(
+                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous)
         }
     }
 
@@ -80,7 +83,7 @@ extension PostgresStore {
     /// would deadlock.
     static func refreshFacts(
         hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ connection: PostgresConnection
-    ) async throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?)? {
+    ) async throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool)? {
         try await connection.run(
             """
             SELECT 1 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = \(hash)
@@ -94,14 +97,17 @@ extension PostgresStore {
                     EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NULL
                         AND n.expires_at > \(now)),
                     EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NOT NULL),
-                    r.reissued_at IS NOT NULL
+                    r.reissued_at IS NOT NULL, u.anonymous
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.hash = \(hash)
                 """
             ).first
         else { return nil }
-        let (sessionID, userID, usedAt, expired, ended, disabled, successor, successorLive, successorSpent, reissued) =
-            try row.decode((String, String, Date?, Bool, Bool, Bool, Data?, Bool, Bool, Bool).self)
+        let (
+            sessionID, userID, usedAt, expired, ended, disabled, successor, successorLive, successorSpent, reissued,
+            anonymous
+        ) =
+            try row.decode((String, String, Date?, Bool, Bool, Bool, Data?, Bool, Bool, Bool, Bool).self)
         var facts = RefreshFacts(
             sessionEnded: ended, spent: usedAt != nil, expired: expired, userDisabled: disabled, reissued: reissued)
         if let usedAt, let successor {
@@ -110,6 +116,6 @@ extension PostgresStore {
             facts.successorLive = successorLive
             facts.successorSpent = successorSpent
         }
-        return (facts, sessionID, userID, successor)
+        return (facts, sessionID, userID, successor, anonymous)
     }
 }

@@ -30,7 +30,11 @@ extension PostgresStore {
         let fastPaths = fastPaths
         return try await withConnection("sign-in") { connection in
             let stamp = StorageRules.signInPropertiesStamp(login)
-            if fastPaths, let done = try await Self.signInDirect(login, stamp: stamp, now: now, connection) {
+            // A new identity's business token goes with the read-then-write path (`SignIn` stores
+            // it); that path is rare: a first sign-in after the business was looked up.
+            if fastPaths, login.businessToken == nil,
+                let done = try await Self.signInDirect(login, stamp: stamp, now: now, connection)
+            {
                 return done
             }
             // Each pass loses only to a write that committed meanwhile; a handful is plenty.
@@ -61,7 +65,7 @@ extension PostgresStore {
         let statement = Prepared.SignInDirect(
             values: values(login, now: now, detail: created.detail), stamp: stamp, newUserID: login.newUserID,
             newUserProperties: json(login.mappedProperties), createdAuditType: created.type.rawValue,
-            signedInAuditType: returning.type.rawValue)
+            signedInAuditType: returning.type.rawValue, joinsByBusiness: login.joinsByBusiness)
         let row: Prepared.SignInDirect.Row
         do {
             // Always one row; without it the statement may still have committed, so no fallback
@@ -141,7 +145,8 @@ extension PostgresStore {
                 appID: appID, firstSeen: firstSeen, links: links, propertiesText: properties, stamp: stamp)
         }
         let facts = SignInFacts(
-            jtiSpent: jtiSpent, nonceInvalid: nonceInvalid, userDisabled: found?.user.disabled ?? false)
+            jtiSpent: jtiSpent, nonceInvalid: nonceInvalid, userDisabled: found?.user.disabled ?? false,
+            newIdentity: found == nil && login.joinsByBusiness)
         return (facts, found)
     }
 
@@ -187,7 +192,7 @@ extension PostgresStore {
         let statement = Prepared.SignIn(
             values: values(login, now: now, detail: event.detail), found: found != nil, userID: userID,
             properties: properties, propertiesRead: found?.propertiesText, auditType: event.type.rawValue,
-            stamp: stampToWrite)
+            stamp: stampToWrite, businessToken: login.businessToken)
         return SignInPlan(statement: statement, userID: userID, created: created, user: user)
     }
 

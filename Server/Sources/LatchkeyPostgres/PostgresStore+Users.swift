@@ -156,7 +156,7 @@ extension PostgresStore {
     /// A user row (`u`) joined with each of its identities (`i`, absent when it has none), the
     /// columns `loadUser(_:_:)` decodes.
     static let userColumns = """
-        u.id, u.created_at, u.updated_at, u.disabled, u.properties::text,
+        u.id, u.created_at, u.updated_at, u.disabled, u.properties::text, u.anonymous,
             i.provider, i.subject, i.app_id, i.granted::text, i.first_seen, i.last_seen
         """
 
@@ -164,13 +164,16 @@ extension PostgresStore {
     static func user(from rows: [PostgresRow]) throws -> StoredUser? {
         var user: StoredUser?
         for row in rows {
-            let (id, created, updated, disabled, properties, provider, subject, appID, granted, firstSeen, lastSeen) =
+            let (
+                id, created, updated, disabled, properties, anonymous, provider, subject, appID, granted, firstSeen,
+                lastSeen
+            ) =
                 try row.decode(
-                    (String, Date, Date, Bool, String, String?, String?, String?, String?, Date?, Date?).self)
+                    (String, Date, Date, Bool, String, Bool, String?, String?, String?, String?, Date?, Date?).self)
             if user == nil {
                 user = StoredUser(
                     id: id, createdAt: created, updatedAt: updated, disabled: disabled,
-                    properties: decodeObject(properties), identities: [])
+                    properties: decodeObject(properties), identities: [], anonymous: anonymous)
             }
             if let provider, let subject, let firstSeen, let lastSeen {
                 user?.identities.append(

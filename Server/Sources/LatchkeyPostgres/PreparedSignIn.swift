@@ -136,6 +136,7 @@ extension Prepared {
             \(SignInParts.spentFacts)
             CASE WHEN (SELECT disabled FROM found) THEN '\(SignInFacts.Name.disabled.rawValue)' END,
             CASE WHEN NOT (SELECT fresh FROM found) THEN 'stale' END,
+            CASE WHEN $26 AND NOT EXISTS (SELECT 1 FROM found) THEN '\(SignInFacts.Name.newIdentity.rawValue)' END,
             CASE WHEN NOT EXISTS (SELECT 1 FROM ident_update UNION ALL SELECT 1 FROM ident_insert)
                 OR NOT EXISTS (SELECT 1 FROM user_kept UNION ALL SELECT 1 FROM user_insert)
                 THEN 'changed' END
@@ -180,11 +181,15 @@ extension Prepared {
         var newUserProperties: String
         var createdAuditType: String
         var signedInAuditType: String
+        /// `$26`: a new identity refuses the statement (`new_identity`) instead of creating a user.
+        var joinsByBusiness: Bool
 
         func makeBindings() -> PostgresBindings {
-            SignInParts.bindings(
+            var b = SignInParts.bindings(
                 values, fifth: { $0.append(stamp.map { ByteBuffer(bytes: $0) }) }, sixth: newUserID,
                 eleventh: newUserProperties, twelfth: createdAuditType, twentyFourth: signedInAuditType)
+            b.append(joinsByBusiness)
+            return b
         }
 
         func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
@@ -272,8 +277,9 @@ extension Prepared {
                 INSERT INTO users (id, created_at, updated_at, disabled, properties, sign_in_stamp)
                 SELECT $6, $1, $1, false, $11::json, $26 WHERE NOT $5 RETURNING 1),
             ident_insert AS (
-                INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
-                SELECT $7, $8, $9, $6, $10::json, $1, $1 WHERE NOT $5
+                INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen,
+                    business_token)
+                SELECT $7, $8, $9, $6, $10::json, $1, $1, $27 WHERE NOT $5
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
             \(SignInParts.open(for: "$6"))
             audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
@@ -288,12 +294,15 @@ extension Prepared {
         var propertiesRead: String?
         var auditType: String
         var stamp: Data?
+        /// `$27`: Facebook's `token_for_business`, stored with a new identity.
+        var businessToken: String?
 
         func makeBindings() -> PostgresBindings {
             var b = SignInParts.bindings(
                 values, fifth: { $0.append(found) }, sixth: userID, eleventh: properties, twelfth: propertiesRead,
                 twentyFourth: auditType)
             b.append(stamp.map { ByteBuffer(bytes: $0) })
+            b.append(businessToken)
             return b
         }
 

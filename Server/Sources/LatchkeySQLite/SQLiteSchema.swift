@@ -83,5 +83,26 @@ enum SQLiteSchema {
             // A token handed out again by a late retry (`Verdicts.refresh`): it gets no late retry itself.
             "ALTER TABLE refresh_tokens ADD COLUMN reissued_at REAL"
         ],
+        [
+            // Guests (`createGuest`); the partial index finds the unused ones to prune without a scan.
+            "ALTER TABLE users ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX users_guests ON users(created_at) WHERE anonymous = 1",
+            // Facebook's `token_for_business`: one person across the apps of one business.
+            "ALTER TABLE identities ADD COLUMN business_token TEXT",
+            "CREATE INDEX identities_business ON identities(business_token) WHERE business_token IS NOT NULL",
+            // A session's latest proof of a credential (NULL: its creation), for the
+            // reauthentication window of `deleteUser`.
+            "ALTER TABLE sessions ADD COLUMN authenticated_at REAL",
+            // Background work that must survive restarts (`claimJobs`).
+            """
+            CREATE TABLE jobs (
+                id TEXT PRIMARY KEY, kind TEXT NOT NULL, user_id TEXT NOT NULL, payload TEXT NOT NULL,
+                created_at REAL NOT NULL, due_at REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,
+                lease_until REAL, last_error TEXT)
+            """,
+            "CREATE INDEX jobs_due ON jobs(due_at)",
+            // Deleting a user (an account deletion, a merge, a pruned guest) cascades to its codes.
+            "CREATE INDEX authorization_codes_user ON authorization_codes(user_id)",
+        ],
     ]
 }

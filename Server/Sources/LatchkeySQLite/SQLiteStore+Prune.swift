@@ -21,6 +21,7 @@ extension SQLiteStore {
             report.auditEvents = try Self.delete(.auditEvents, before: cutoffs.auditEventsBefore, limit: limit, db)
             (report.sessions, report.refreshTokens) = try Self.deleteEndedSessions(
                 before: cutoffs.sessionsEndedBefore, limit: limit, db)
+            report.guests = try Self.deleteUnusedGuests(cutoffs, limit: limit, db)
             return report
         }
     }
@@ -53,6 +54,31 @@ extension SQLiteStore {
     ) throws -> Int {
         try db.execute(table.delete(limit: limit), [.float(date.timeIntervalSince1970)])
         return try db.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+    }
+
+    /// Deletes up to `limit` guests created before `cutoffs.guestsUnusedBefore` with no live session
+    /// used since (`PruneCutoffs.guestSessionsExpiringAfter`), found through the partial index on
+    /// guests' creation. Their sessions and tokens go by the cascade (a guest has few) and their
+    /// audit events with them: nothing personal is left of a guest nobody used.
+    private static func deleteUnusedGuests(
+        _ cutoffs: PruneCutoffs, limit: Int, _ db: SQLiteConnectionState
+    ) throws -> Int {
+        let unused = try db.query(
+            """
+            SELECT id FROM users WHERE anonymous = 1 AND created_at < ? AND NOT EXISTS (
+                SELECT 1 FROM sessions s WHERE s.user_id = users.id AND s.revoked_at IS NULL AND s.expires_at > ?)
+            LIMIT \(limit)
+            """,
+            [
+                .float(cutoffs.guestsUnusedBefore.timeIntervalSince1970),
+                .float(cutoffs.guestSessionsExpiringAfter.timeIntervalSince1970),
+            ]
+        ).compactMap { $0.column("id")?.string }
+        for id in unused {
+            try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(id)])
+            try db.execute("DELETE FROM users WHERE id = ?", [.text(id)])
+        }
+        return unused.count
     }
 
     /// Deletes ended sessions (revoked, or whose last refresh token expired, before `date`) with

@@ -40,7 +40,7 @@ package final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    private static func open(path: String?, serverLock: SQLiteServerLock?) async throws -> SQLiteStore {
+    static func open(path: String?, serverLock: SQLiteServerLock?) async throws -> SQLiteStore {
         let database = try await SQLiteDatabase.open(path: path)
         try await database.run { db in
             // temp_store = MEMORY: group commit gives each transaction a savepoint, whose
@@ -124,7 +124,7 @@ package final class SQLiteStore: LatchkeyStore {
                 jtiSpent: try login.singleUse.map { try Self.isSpent(kind: "jti", value: $0.jti, now: now, db) }
                     ?? false,
                 nonceInvalid: try login.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
-                userDisabled: found?.1.disabled ?? false)
+                userDisabled: found?.1.disabled ?? false, newIdentity: found == nil && login.joinsByBusiness)
             if let refusal = Verdicts.signIn(facts) { throw refusal }
             if let once = login.singleUse {
                 _ = try Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
@@ -176,30 +176,19 @@ package final class SQLiteStore: LatchkeyStore {
                     ])
                 try db.execute(
                     """
-                    INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen,
+                        business_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                     [
                         .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(userID),
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
-                        .float(now.timeIntervalSince1970),
+                        .float(now.timeIntervalSince1970), login.businessToken.map(SQLiteValue.text) ?? .null,
                     ])
                 signedIn = StorageRules.createdUser(login, id: userID, at: stamp)
             }
             if let session = login.session { try Self.open(session, userID: userID, db) }
-            if let code = login.authorizationCode {
-                try db.execute(
-                    """
-                    INSERT INTO authorization_codes
-                        (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .blob(code.hash), .text(code.clientID), .text(code.redirectURI),
-                        .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
-                        .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
-                    ])
-            }
+            if let code = login.authorizationCode { try Self.store(code, userID: userID, now: now, db) }
             try Self.record(StorageRules.signInEvent(login, userID: userID, created: created), at: now, db)
             guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
@@ -285,14 +274,15 @@ package final class SQLiteStore: LatchkeyStore {
                     "UPDATE sessions SET expires_at = ? WHERE id = ?",
                     [.float(newExpiresAt.timeIntervalSince1970), .text(read.sessionID)])
             }
-            return verdict.outcome(sessionID: read.sessionID, userID: read.userID, successor: read.successor)
+            return verdict.outcome(
+                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous)
         }
     }
 
     /// What `Verdicts.refresh` decides on for the token `hash`; `nil` for a token never issued.
     private static func refreshFacts(
         hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ db: SQLiteConnectionState
-    ) throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?)? {
+    ) throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool)? {
         guard
             let row = try db.query(
                 "SELECT session_id, expires_at, used_at, successor_hash, reissued_at FROM refresh_tokens WHERE hash = ?",
@@ -322,7 +312,7 @@ package final class SQLiteStore: LatchkeyStore {
                     !facts.successorSpent && (next.column("expires_at")?.double ?? 0) > now.timeIntervalSince1970
             }
         }
-        return (facts, sessionID, session.userID, successor)
+        return (facts, sessionID, session.userID, successor, session.anonymous)
     }
 
     /// Disables or re-enables a user; disabling also revokes every active session.
@@ -400,7 +390,7 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Revokes the user's active sessions inside the caller's transaction; how many.
-    private static func revokeSessions(of userID: String, now: Date, _ db: SQLiteConnectionState) throws -> Int {
+    static func revokeSessions(of userID: String, now: Date, _ db: SQLiteConnectionState) throws -> Int {
         try db.query(
             "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL RETURNING id",
             [.float(now.timeIntervalSince1970), .text(userID)]
@@ -408,7 +398,7 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Writes `event` to the audit log inside the caller's transaction.
-    private static func record(_ event: AuditEvent, at now: Date, _ db: SQLiteConnectionState) throws {
+    static func record(_ event: AuditEvent, at now: Date, _ db: SQLiteConnectionState) throws {
         try db.execute(
             "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
             [
@@ -431,7 +421,7 @@ package final class SQLiteStore: LatchkeyStore {
     /// token has expired too (a `jti` is recorded until its id token's `exp` plus the clock skew),
     /// which the verifier refuses before the store is asked; the upsert makes that independent of
     /// callers, at no cost to a sign-in, which no longer deletes anything.
-    private static func spend(
+    static func spend(
         kind: String, value: String, expiresAt: Date, now: Date, _ db: SQLiteConnectionState
     )
         throws -> Bool
@@ -448,7 +438,7 @@ package final class SQLiteStore: LatchkeyStore {
 
     /// Whether `value` of `kind` is recorded as used and the record has not expired (what
     /// `spend` would refuse).
-    private static func isSpent(kind: String, value: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
+    static func isSpent(kind: String, value: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
         try !db.query(
             "SELECT 1 FROM single_use WHERE kind = ? AND value = ? AND expires_at >= ?",
             [.text(kind), .text(value), .float(now.timeIntervalSince1970)]
@@ -456,7 +446,7 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Whether a server-issued nonce is stored and unexpired (unconsumed: a sign-in deletes it).
-    private static func nonceIsLive(_ nonce: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
+    static func nonceIsLive(_ nonce: String, now: Date, _ db: SQLiteConnectionState) throws -> Bool {
         try !db.query(
             "SELECT 1 FROM nonces WHERE value = ? AND expires_at > ?",
             [.text(nonce), .float(now.timeIntervalSince1970)]
@@ -614,7 +604,7 @@ package final class SQLiteStore: LatchkeyStore {
 
     /// Inserts a session and its first refresh token, inside the caller's transaction; the session
     /// expires with that token until a rotation renews both.
-    private static func open(_ session: NewSession, userID: String, _ db: SQLiteConnectionState) throws {
+    static func open(_ session: NewSession, userID: String, _ db: SQLiteConnectionState) throws {
         try db.execute(
             "INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
             [
@@ -630,23 +620,45 @@ package final class SQLiteStore: LatchkeyStore {
             ])
     }
 
+    /// Stores an Easy Login authorization code for `userID`, inside the caller's transaction.
+    static func store(_ code: NewAuthorizationCode, userID: String, now: Date, _ db: SQLiteConnectionState) throws {
+        try db.execute(
+            """
+            INSERT INTO authorization_codes
+                (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [
+                .blob(code.hash), .text(code.clientID), .text(code.redirectURI),
+                .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
+                .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
+            ])
+    }
+
     /// A session's owner and state, and whether that user is disabled.
-    private static func session(
+    static func session(
         _ id: String, _ db: SQLiteConnectionState
-    ) throws -> (userID: String, revoked: Bool, userDisabled: Bool)? {
+    ) throws -> (userID: String, revoked: Bool, userDisabled: Bool, anonymous: Bool, authenticatedAt: Double)? {
         guard
             let row = try db.query(
                 """
-                SELECT s.user_id, s.revoked_at, (SELECT disabled FROM users WHERE id = s.user_id) AS disabled
+                SELECT s.user_id, s.revoked_at, COALESCE(s.authenticated_at, s.created_at) AS authenticated_at,
+                    (SELECT disabled + 2 * anonymous FROM users WHERE id = s.user_id) AS flags
                 FROM sessions s WHERE s.id = ?
                 """, [.text(id)]
             ).first, let userID = row.column("user_id")?.string
         else { return nil }
-        return (userID, row.column("revoked_at")?.isNull == false, row.column("disabled")?.integer != 0)
+        // One subquery for both of the user's flags (disabled, anonymous); a missing user reads
+        // as disabled, as before.
+        let flags = row.column("flags")?.integer
+        return (
+            userID, row.column("revoked_at")?.isNull == false, flags.map { $0 & 1 != 0 } ?? true,
+            (flags ?? 0) & 2 != 0, row.column("authenticated_at")?.double ?? 0
+        )
     }
 
     /// The user with its identities, or `nil`.
-    private static func loadUser(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
+    static func loadUser(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
         guard var user = try userRow(id, db) else { return nil }
         // Sorted here rather than by ORDER BY: see the type's comment.
         user.identities = try db.query(
@@ -665,35 +677,37 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// The user's own row, without identities, or `nil`.
-    private static func userRow(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
+    static func userRow(_ id: String, _ db: SQLiteConnectionState) throws -> StoredUser? {
         guard
             let row = try db.query(
-                "SELECT id, created_at, updated_at, disabled, properties FROM users WHERE id = ?", [.text(id)]
+                "SELECT id, created_at, updated_at, disabled, properties, anonymous FROM users WHERE id = ?",
+                [.text(id)]
             ).first,
             let created = row.column("created_at")?.double, let updated = row.column("updated_at")?.double
         else { return nil }
         return StoredUser(
             id: id, createdAt: Date(timeIntervalSince1970: created), updatedAt: Date(timeIntervalSince1970: updated),
             disabled: row.column("disabled")?.integer == 1,
-            properties: Self.decodeProperties(row.column("properties")?.string), identities: [])
+            properties: Self.decodeProperties(row.column("properties")?.string), identities: [],
+            anonymous: row.column("anonymous")?.integer == 1)
     }
 
-    private static func properties(of userID: String, _ db: SQLiteConnectionState) throws -> [String: JSONValue] {
+    static func properties(of userID: String, _ db: SQLiteConnectionState) throws -> [String: JSONValue] {
         decodeProperties(
             try db.query("SELECT properties FROM users WHERE id = ?", [.text(userID)]).first?.column(
                 "properties")?
                 .string)
     }
 
-    private static func decodeProperties(_ text: String?) -> [String: JSONValue] {
+    static func decodeProperties(_ text: String?) -> [String: JSONValue] {
         text.flatMap { try? JSONValue.decode(Data($0.utf8)) }?.objectValue ?? [:]
     }
 
-    private static func json(_ value: [String: JSONValue]) -> String {
+    static func json(_ value: [String: JSONValue]) -> String {
         String(decoding: JSONValue.object(value).encoded(), as: UTF8.self)
     }
 
-    private static func json(_ values: [String]) -> String {
+    static func json(_ values: [String]) -> String {
         String(decoding: JSONValue.array(values.map(JSONValue.string)).encoded(), as: UTF8.self)
     }
 }

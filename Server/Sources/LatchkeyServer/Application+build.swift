@@ -122,7 +122,8 @@ func buildApplication(
         clock: configuration.clock, facebookUsage: usage)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
-        limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits)
+        limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits,
+        business: BusinessTokenLookup(graph: graph, apps: configuration.facebook.apps, logger: logger))
     let easyLogin = EasyLoginService(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
         limits: limits)
@@ -156,6 +157,10 @@ func buildApplication(
             address: .hostname(configuration.http.host, port: configuration.http.port), serverName: "latchkey"),
         services: [
             PruningService(store: store, configuration: configuration, logger: logger),
+            JobService(
+                store: store, configuration: configuration,
+                revoker: FacebookPermissionRevoker(graph: graph, apps: configuration.facebook.apps, logger: logger),
+                logger: logger),
             SessionKeyRefresher(
                 store: store, protection: protection, keys: keys, configuration: configuration, logger: logger),
         ],

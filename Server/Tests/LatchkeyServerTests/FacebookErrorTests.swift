@@ -43,7 +43,9 @@ struct FacebookErrorTests {
                 #expect(response.status == .ok, "\(app)")
                 #expect(try response.json()["user"]?["identities"]?.arrayValue?.first?["appId"] == .string(app))
                 let calls = try await stack.emulatorGET("/_emulator/calls")["calls"]
-                #expect(calls == ["/app": 1, "/debug_token": 1, "/me": 1], "\(app)")
+                // A person's first sign-in with several apps also asks for their
+                // `token_for_business` (`/{id}`), to join them across the business's apps.
+                #expect(calls == ["/app": 1, "/debug_token": 1, "/me": 1, "/{id}": 1], "\(app)")
             }
             // The second demo app requires appsecret_proof, so /app refuses a proof-less call; the
             // server then asks each app's debug_token, and neither owns the token.

@@ -14,14 +14,17 @@ struct SQLitePrunePlanTests {
         let now = StoreContractTests.now
         _ = try await store.signIn(StoreContractTests.login(subject: "s", userID: "u", sessionID: "s"), now: now)
         _ = try await store.revokeSession(id: "s", now: now)
+        _ = try await store.createGuest(id: "g", session: StoreContractTests.session("g"), now: now)
+        var configuration = ServerConfiguration()
+        configuration.identities.anonymousUserLifetime = 60
         let known = try await store.database.run { Set($0.reprepareCounts.keys) }
         // Some of everything to delete, so that every statement runs (the session's ones only then).
         let report = try await store.prune(
-            PruneCutoffs(now: now.addingTimeInterval(3600), configuration: ServerConfiguration()), limit: 10)
-        #expect(report.sessions == 1 && report.refreshTokens == 1)
+            PruneCutoffs(now: now.addingTimeInterval(3600), configuration: configuration), limit: 10)
+        #expect(report.sessions == 1 && report.refreshTokens == 1 && report.guests == 1)
         let statements = try await store.database.run { Set($0.reprepareCounts.keys) }.subtracting(known)
             .filter { !$0.hasPrefix("SELECT changes()") && !$0.hasPrefix("BEGIN") && $0 != "COMMIT" }
-        #expect(statements.count == 10)
+        #expect(statements.count == 13)
         for statement in statements {
             let plan = try await store.database.run { db in
                 try db.query("EXPLAIN QUERY PLAN " + statement).compactMap { $0.column("detail")?.string }

@@ -12,7 +12,8 @@ struct VerdictTests {
 
     // MARK: Sign-in
 
-    /// Every combination of the three facts: a replay first, then the nonce, then a disabled user.
+    /// Every combination of the four facts: a replay first, then the nonce, then a disabled user,
+    /// and last a new identity that must look for its business first.
     static let signInTable: [(SignInFacts, SignInConflict?)] = [
         (SignInFacts(), nil),
         (SignInFacts(jtiSpent: true), .replayed),
@@ -22,6 +23,14 @@ struct VerdictTests {
         (SignInFacts(jtiSpent: true, userDisabled: true), .replayed),
         (SignInFacts(nonceInvalid: true, userDisabled: true), .nonceInvalid),
         (SignInFacts(jtiSpent: true, nonceInvalid: true, userDisabled: true), .replayed),
+        (SignInFacts(newIdentity: true), .newIdentity),
+        (SignInFacts(jtiSpent: true, newIdentity: true), .replayed),
+        (SignInFacts(nonceInvalid: true, newIdentity: true), .nonceInvalid),
+        (SignInFacts(userDisabled: true, newIdentity: true), .userDisabled),
+        (SignInFacts(jtiSpent: true, nonceInvalid: true, newIdentity: true), .replayed),
+        (SignInFacts(jtiSpent: true, userDisabled: true, newIdentity: true), .replayed),
+        (SignInFacts(nonceInvalid: true, userDisabled: true, newIdentity: true), .nonceInvalid),
+        (SignInFacts(jtiSpent: true, nonceInvalid: true, userDisabled: true, newIdentity: true), .replayed),
     ]
 
     @Test("a sign-in's refusals, in their order", arguments: signInTable)
@@ -31,7 +40,7 @@ struct VerdictTests {
 
     @Test("the table lists every combination of sign-in facts")
     func signInTableIsComplete() {
-        #expect(Set(Self.signInTable.map(\.0)).count == 8)
+        #expect(Set(Self.signInTable.map(\.0)).count == 16)
     }
 
     @Test("sign-in facts survive their names, the form PostgreSQL reports them in", arguments: signInTable)

@@ -1,8 +1,12 @@
 import LatchkeyAPI
 
 extension EmulatorSeed {
-    /// The demo world `latchkey emulator` starts with when no seed file is given: one app and four
-    /// people who cover the awkward cases (no email, partial birthday, friends, a second app).
+    /// The business both demo apps belong to, so a person's two app-scoped ids share one
+    /// `token_for_business`.
+    public static let demoBusiness = "300000000000001"
+
+    /// The demo world `latchkey emulator` starts with when no seed file is given: two apps of one
+    /// business and four people who cover the awkward cases (no email, partial birthday, friends).
     public static let demo = EmulatorSeed(
         apps: [
             EmulatorApp(
@@ -11,10 +15,10 @@ extension EmulatorSeed {
                     "http://127.0.0.1:8080/v1/oauth/facebook/callback",
                     "http://localhost:8080/v1/oauth/facebook/callback",
                     "latchkeydemo://auth",
-                ]),
+                ], business: demoBusiness),
             EmulatorApp(
                 id: "100000000000002", secret: "second-app-secret-change-me", name: "Latchkey Second App",
-                redirectURIs: [], requireAppSecretProof: true),
+                redirectURIs: [], requireAppSecretProof: true, business: demoBusiness),
         ],
         users: [
             SeededPerson(

@@ -20,6 +20,11 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     /// platform rate limit). The default, 10,000, keeps tests and load runs far from throttling;
     /// lower it (seed `daily_active_users`, or `POST /_emulator/usage`) to reach code 4.
     public var dailyActiveUsers: Int
+    /// The Business Manager the app belongs to, if any (seed `business`): apps of one business
+    /// see the same `token_for_business` for a person, whose app-scoped ids differ per app; an app
+    /// of no business gets an error for that field, as Facebook documents
+    /// (developers.facebook.com/docs/apps/for-business).
+    public var business: String?
 
     /// Creates an app.
     /// - Parameters:
@@ -30,11 +35,13 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     ///   - requireAppSecretProof: whether user-token Graph calls need `appsecret_proof`.
     ///   - defaultPermissions: what minted tokens get by default.
     ///   - dailyActiveUsers: sizes the hourly Graph budget (200 calls per user).
+    ///   - business: the business the app belongs to, or `nil`.
     public init(
         id: String, secret: String, name: String, redirectURIs: [String] = [],
         requireAppSecretProof: Bool = false, defaultPermissions: [String] = ["public_profile", "email"],
-        dailyActiveUsers: Int = 10_000
+        dailyActiveUsers: Int = 10_000, business: String? = nil
     ) {
+        self.business = business
         self.id = id
         self.secret = secret
         self.name = name
@@ -50,6 +57,7 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
         case requireAppSecretProof = "require_appsecret_proof"
         case defaultPermissions = "default_permissions"
         case dailyActiveUsers = "daily_active_users"
+        case business
     }
 
     /// Decodes a seed entry; everything but `id` and `secret` has a default.
@@ -63,7 +71,8 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
             requireAppSecretProof: try container.decodeIfPresent(Bool.self, forKey: .requireAppSecretProof) ?? false,
             defaultPermissions: try container.decodeIfPresent([String].self, forKey: .defaultPermissions)
                 ?? ["public_profile", "email"],
-            dailyActiveUsers: try container.decodeIfPresent(Int.self, forKey: .dailyActiveUsers) ?? 10_000
+            dailyActiveUsers: try container.decodeIfPresent(Int.self, forKey: .dailyActiveUsers) ?? 10_000,
+            business: try container.decodeIfPresent(String.self, forKey: .business)
         )
     }
 

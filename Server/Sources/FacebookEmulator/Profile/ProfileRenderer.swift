@@ -1,5 +1,7 @@
+import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyShared
 
 /// Renders a person for one app, exactly as far as the grant allows: Graph fields for `/me` and
 /// claims for id tokens. Everything here is pure, so the gating is easy to test and reason about.
@@ -10,6 +12,9 @@ struct ProfileRenderer: Sendable {
     let baseURL: String
     /// Friends who use the app and granted `user_friends`, already app-scoped: (id, name).
     let appFriends: [(id: String, name: String)]
+    /// The business the app belongs to: `token_for_business` is the same for the person across
+    /// its apps; `nil` makes that field an error.
+    var business: String? = nil
 
     var scopedID: String { EmulatorState.appScopedID(appID: appID, personKey: person.key) }
 
@@ -55,7 +60,14 @@ struct ProfileRenderer: Sendable {
         case "age_range": return person.ageRange.map(Self.ageRange)
         case "installed": return true
         case "token_for_business":
-            return .string(EmulatorState.appScopedID(appID: "business", personKey: person.key))
+            // Facebook documents only that the call "returns an error" for an app outside any
+            // Business Manager; the wording and code here are ours (a Graph method error).
+            guard let business else {
+                throw GraphError(
+                    message: "(#100) token_for_business requires the app to be associated with a Business Manager",
+                    type: "GraphMethodException", code: 100)
+            }
+            return .string(Self.tokenForBusiness(business: business, personKey: person.key))
         case "picture": return ["data": try picture(field.modifiers, fields: field.subfields)]
         case "friends":
             let limit = field.modifiers["limit"].flatMap(Int.init) ?? appFriends.count
@@ -67,6 +79,13 @@ struct ProfileRenderer: Sendable {
         case "permissions": return ["data": .array(permissionEntries())]
         default: return nil
         }
+    }
+
+    /// A person's `token_for_business` in `business`: opaque, the same from every app of the
+    /// business, different across businesses and people (and not an id Graph accepts).
+    static func tokenForBusiness(business: String, personKey: String) -> String {
+        let digest = SHA256.hash(data: Data("tfb:\(business):\(personKey)".utf8))
+        return Base64URL.encode(Data(digest.prefix(18)))
     }
 
     /// The picture's size for `type` (`small` 50, `normal` 100, `large` 200), `width` and `height`.

@@ -19,7 +19,9 @@ extension EmulatorState {
                 friends.append((EmulatorState.appScopedID(appID: appID, personKey: friendKey), friend.name))
             }
         }
-        return ProfileRenderer(person: person, appID: appID, grant: grant, baseURL: baseURL, appFriends: friends)
+        return ProfileRenderer(
+            person: person, appID: appID, grant: grant, baseURL: baseURL, appFriends: friends,
+            business: apps[appID]?.business)
     }
 
     /// Signs a Limited Login id token for a person with a grant (§7.2), optionally broken on purpose.

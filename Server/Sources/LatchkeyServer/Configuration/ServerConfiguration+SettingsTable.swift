@@ -7,7 +7,7 @@ extension ServerConfiguration {
     package static let settings: [Setting] =
         [
             httpSettings, databaseSettings, facebookSettings, signInSettings, usersSettings, easyLoginSettings,
-            sessionsSettings, secretsSettings, maintenanceSettings, limitSettings,
+            identitiesSettings, sessionsSettings, secretsSettings, maintenanceSettings, limitSettings,
         ].flatMap(\.self)
 
     /// Listening, connections and requests.
@@ -152,6 +152,12 @@ extension ServerConfiguration {
             "LATCHKEY_JWKS_REFETCH_INTERVAL", \.facebook, \.jwksRefetchInterval, default: "`60`",
             meaning: "least seconds between JWKS fetches for unknown kids"
         ),
+        .field(
+            "LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS", \.facebook, \.joinByBusiness,
+            default: "`true` when several app ids are configured",
+            meaning:
+                "a person's first sign-in through another app of the same business (Facebook's `token_for_business`) lands on the user they already have, the new identity linked to it"
+        ) { try $0.flag($1) },
     ]
 
     /// Verifying a sign-in: id tokens and nonces.
@@ -185,6 +191,29 @@ extension ServerConfiguration {
     ]
 
     /// The user properties a sign-in maps and apps may write (after the default mapping: its properties are the default of the mappable ones).
+    /// Guests, linking identities, merging and deleting accounts.
+    static let identitiesSettings: [Setting] = [
+        .flag(
+            "LATCHKEY_ANONYMOUS_USERS", \.identities, \.anonymousUsers, default: "`off` (`on` in `--dev`)",
+            meaning:
+                "`on` lets apps create guests with `POST /v1/auth/anonymous` (rate-limited per address like sign-ins)"
+        ),
+        .seconds(
+            "LATCHKEY_ANONYMOUS_USER_TTL", \.identities, \.anonymousUserLifetime, default: "`2592000` (30 days)",
+            meaning:
+                "seconds after which a guest nobody used (no sign-in or refresh) is deleted by the maintenance service"
+        ),
+        .seconds(
+            "LATCHKEY_LINK_TICKET_TTL", \.identities, \.linkTicketLifetime, default: "`600`",
+            meaning: "seconds a `409 identity_already_linked` ticket can complete a merge"
+        ),
+        .seconds(
+            "LATCHKEY_REAUTHENTICATION_WINDOW", \.identities, \.reauthenticationWindow, default: "`600`",
+            meaning:
+                "seconds after a sign-in (or a fresh proof of a linked credential) during which `DELETE /v1/users/me` is allowed"
+        ),
+    ]
+
     static let usersSettings: [Setting] = [
         Setting(
             "LATCHKEY_DEFAULT_FIELDS_MAPPING", group: .users,
@@ -294,6 +323,11 @@ extension ServerConfiguration {
             "LATCHKEY_PRUNE_INTERVAL", \.maintenance, \.pruneInterval, default: "`300`",
             meaning:
                 "seconds between two background prunes of expired nonces, `jti`s, Easy Login requests and codes, ended sessions and old audit events (1 to 86400)"
+        ),
+        .seconds(
+            "LATCHKEY_JOB_INTERVAL", \.maintenance, \.jobInterval, default: "`10`",
+            meaning:
+                "seconds between two looks for due background jobs (revoking a deleted account's Facebook permissions), kept in the database and retried (0.1 to 3600)"
         ),
     ]
 

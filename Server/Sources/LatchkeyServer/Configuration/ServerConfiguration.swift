@@ -43,6 +43,8 @@ package struct ServerConfiguration: Sendable {
     package var users = UserSettings()
     /// Easy Login (OAuth 2.0 with Facebook as the login page).
     package var easyLogin = EasyLoginSettings()
+    /// Guests, linking, merging and account deletion.
+    package var identities = IdentitySettings()
     /// Sessions, their tokens and their signing keys.
     package var sessions = SessionSettings()
     /// Secrets at rest.
@@ -80,6 +82,7 @@ package struct ServerConfiguration: Sendable {
         try signIn.validate()
         try sessions.validate()
         try easyLogin.validate()
+        try identities.validate()
         try users.validate()
         try maintenance.validate()
         try database.validate()

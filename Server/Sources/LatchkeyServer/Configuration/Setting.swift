@@ -20,6 +20,8 @@ package struct Setting: Sendable {
         case users
         /// Easy Login (OAuth 2.0 with Facebook as the login page).
         case easyLogin
+        /// Guests, linking identities, merging and deleting accounts.
+        case identities
         /// Sessions, their tokens and their signing keys.
         case sessions
         /// Secrets at rest.
@@ -38,6 +40,7 @@ package struct Setting: Sendable {
             case .signIn: "Sign-in"
             case .users: "Users"
             case .easyLogin: "Easy Login"
+            case .identities: "Identities and accounts"
             case .sessions: "Sessions"
             case .secrets: "Secrets at rest"
             case .limits: "Abuse limits"

@@ -4,15 +4,30 @@ import LatchkeyAPI
 /// Signing in with a Facebook credential, and the server nonces Limited Login may require.
 struct SignInController: Controller {
     let signIn: SignInService
+    let identities: IdentityService
+    let tokens: SessionTokens
     let limits: AbuseLimits
     let reading: RequestReading
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.post, "/v1/auth/facebook") { request, context in
             let address = try await limits.enforceSignIn(request, context)
+            // A bearer is optional here. A guest's upgrades the guest (the identity is linked to
+            // it); anyone else's is not needed to sign in and is ignored. One that does not verify
+            // is refused rather than ignored: signing in past it would strand a guest's account.
+            var guest: SessionTokens.AccessClaims?
+            if let header = request.headers[.authorization] {
+                guard let token = BearerAuthentication.bearerToken(header) else { throw APIError.unauthorized }
+                let claims = try tokens.verify(token, now: signIn.configuration.clock())
+                if claims.anonymous { guest = claims }
+            }
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
-            let body = try await signIn.signIn(SignInService.request(fields), client: address, logger: context.logger)
-            return try Response.json(body)
+            let credential = try SignInService.request(fields)
+            if let guest {
+                return try Response.json(
+                    try await identities.upgradeGuest(guest, credential, client: address, logger: context.logger))
+            }
+            return try Response.json(try await signIn.signIn(credential, client: address, logger: context.logger))
         }
         router.route(.post, "/v1/auth/nonce") { request, context in
             try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))

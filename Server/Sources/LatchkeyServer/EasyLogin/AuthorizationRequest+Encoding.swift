@@ -7,7 +7,9 @@ import Foundation
 /// Layout: the expiry (IEEE 754 seconds since 1970, big-endian: exact, as the clock gave it), then
 /// the client id, redirect URI, client state (after a presence byte), code challenge, fields
 /// mapping (after a presence byte: an entry count, then field and property by field), Facebook app
-/// id and Facebook verifier. Strings and counts are UTF-8 behind a LEB128 length.
+/// id and Facebook verifier, and only for a link, a presence byte 1 and the link request (a request
+/// without one keeps the earlier layout byte for byte, so nodes of the earlier release still read
+/// it). Strings and counts are UTF-8 behind a LEB128 length.
 extension AuthorizationRequest {
     /// The request's bytes.
     var encoded: Data {
@@ -27,6 +29,7 @@ extension AuthorizationRequest {
         }
         writer.string(facebookAppID)
         writer.string(facebookCodeVerifier)
+        if let linkRequest { writer.optional(linkRequest) { $0.string($1) } }
         return Data(writer.bytes)
     }
 
@@ -48,12 +51,14 @@ extension AuthorizationRequest {
                 }
                 return mapping
             }),
-            let facebookAppID = reader.string(), let facebookCodeVerifier = reader.string(), reader.isAtEnd
+            let facebookAppID = reader.string(), let facebookCodeVerifier = reader.string(),
+            let linkRequest = reader.isAtEnd ? .some(nil) : reader.present({ $0.string() }),
+            reader.isAtEnd
         else { return nil }
         self.init(
             clientID: clientID, redirectURI: redirectURI, clientState: clientState, codeChallenge: codeChallenge,
             fieldsMapping: fieldsMapping, facebookAppID: facebookAppID, facebookCodeVerifier: facebookCodeVerifier,
-            expiresAt: Date(timeIntervalSince1970: seconds))
+            expiresAt: Date(timeIntervalSince1970: seconds), linkRequest: linkRequest)
     }
 }
 
@@ -107,6 +112,12 @@ private struct Reader {
     mutating func string() -> String? {
         guard let count = length(), let slice = take(count) else { return nil }
         return String(validating: slice, as: UTF8.self)
+    }
+
+    /// A value written only when present (its byte 1 first): `nil` for anything else.
+    mutating func present<Value>(_ read: (inout Reader) -> Value?) -> Value?? {
+        guard take(1)?.first == 1, let value = read(&self) else { return nil }
+        return .some(value)
     }
 
     /// `.some(nil)` when absent, `nil` when malformed.

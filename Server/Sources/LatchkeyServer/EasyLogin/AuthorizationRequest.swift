@@ -20,6 +20,9 @@ struct AuthorizationRequest: Sendable, Equatable {
     var facebookCodeVerifier: String
     /// When the person must be back from Facebook.
     var expiresAt: Date
+    /// A sealed link request (`POST /v1/users/me/identities/link-requests`): the callback links the
+    /// identity to that request's user instead of signing in.
+    var linkRequest: String? = nil
 }
 
 extension AuthorizationRequest {
@@ -33,4 +36,16 @@ extension AuthorizationRequest {
             facebookAppID: pending.facebookAppID, facebookCodeVerifier: pending.facebookCodeVerifier,
             expiresAt: pending.expiresAt)
     }
+}
+
+/// What an opened link request binds (`IdentityService.linkRequest`).
+struct LinkRequestClaims: Sendable {
+    /// The user the identity joins.
+    let userID: String
+    /// The session that asked, which must still be active at the callback.
+    let sessionID: String
+    /// When the request expires.
+    let expiresAt: Date
+    /// What records its single use.
+    let useKey: String
 }

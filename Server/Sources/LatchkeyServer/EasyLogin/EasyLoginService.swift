@@ -46,8 +46,10 @@ struct EasyLoginService: Sendable {
                 message: "The redirect_uri is missing or is not registered for this app.")
         }
         let clientState = parameters["state"]
-        func fail(_ error: String, _ description: String) -> Response {
-            answer(redirectURI, state: clientState, [("error", error), ("error_description", description)])
+        func fail(_ error: String, _ description: String, code: ErrorCode? = nil) -> Response {
+            var pairs = [("error", error), ("error_description", description)]
+            if let code { pairs.append(("error_code", code.rawValue)) }
+            return answer(redirectURI, state: clientState, pairs)
         }
         if let name = parameters.repeated.first { return fail("invalid_request", "Parameter '\(name)' is repeated.") }
         if let state = clientState, state.utf8.count > 512 {
@@ -84,6 +86,14 @@ struct EasyLoginService: Sendable {
                 return fail("invalid_request", "fields_mapping looks like field=property,field=property.")
             }
         }
+        // A link request is checked now, so a stale one fails before the person meets Facebook;
+        // the callback checks it again and spends it.
+        let linkRequest = parameters["link_request"]
+        if let linkRequest, openLinkRequest(linkRequest, now: configuration.clock()) == nil {
+            return fail(
+                "invalid_request", "link_request is not valid: start the link again from the app.",
+                code: .linkRequestInvalid)
+        }
         guard let app = configuration.facebook.apps.first else {
             return fail("server_error", "No Facebook app is configured.")
         }
@@ -106,7 +116,8 @@ struct EasyLoginService: Sendable {
         let request = AuthorizationRequest(
             clientID: client.id, redirectURI: redirectURI, clientState: clientState, codeChallenge: challenge,
             fieldsMapping: mapping, facebookAppID: app.id, facebookCodeVerifier: verifier,
-            expiresAt: configuration.clock().addingTimeInterval(configuration.easyLogin.requestLifetime))
+            expiresAt: configuration.clock().addingTimeInterval(configuration.easyLogin.requestLifetime),
+            linkRequest: linkRequest)
         // Nothing is stored: the request travels sealed in Facebook's state, so no number of
         // strangers can fill a table others need.
         let handle: String
@@ -157,9 +168,13 @@ struct EasyLoginService: Sendable {
             return EasyLoginResponse.page(
                 status: .serviceUnavailable, title: "Sign-in failed", message: "Please try again in a moment.")
         }
-        func fail(_ error: String, _ description: String, code: ErrorCode? = nil) -> Response {
+        func fail(
+            _ error: String, _ description: String, code: ErrorCode? = nil, linkTicket: String? = nil
+        ) -> Response {
             var pairs = [("error", error), ("error_description", description)]
             if let code { pairs.append(("error_code", code.rawValue)) }
+            // Not a bearer: completing it takes the session of the account that owns the identity.
+            if let linkTicket { pairs.append(("link_ticket", linkTicket)) }
             return answer(pending.redirectURI, state: pending.clientState, pairs)
         }
         guard pending.expiresAt > now else {
@@ -193,7 +208,7 @@ struct EasyLoginService: Sendable {
                 case _ where error.status.code >= 500: "server_error"
                 default: "access_denied"
                 }
-            return fail(oauth, error.message, code: error.code)
+            return fail(oauth, error.message, code: error.code, linkTicket: error.linkTicket)
         } catch {
             logger.error("latchkey.easy_login.internal_error", metadata: ["latchkey.error.cause": "\(error)"])
             return fail("server_error", "Something went wrong on our side.", code: .internalError)
@@ -275,13 +290,19 @@ struct EasyLoginService: Sendable {
         try await limits.enforce(limits.rules.signInPerIdentity, key: identity.limitKey)
         let now = configuration.clock()
         let code = SessionTokens.randomToken(bytes: 32)
+        let authorizationCode = NewAuthorizationCode(
+            hash: SessionTokens.hash(code), clientID: pending.clientID, redirectURI: pending.redirectURI,
+            codeChallenge: pending.codeChallenge, sessionID: SessionTokens.randomToken(bytes: 16),
+            scope: identity.granted,
+            expiresAt: now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime))
+        if let linkRequest = pending.linkRequest {
+            try await link(
+                linkRequest, identity: identity, mapping: mapping, code: authorizationCode, now: now, logger: logger)
+            return code
+        }
         let login = LoginRecord(
             identity, mapping: mapping, configuration: configuration, now: now, session: nil,
-            authorizationCode: NewAuthorizationCode(
-                hash: SessionTokens.hash(code), clientID: pending.clientID, redirectURI: pending.redirectURI,
-                codeChallenge: pending.codeChallenge, sessionID: SessionTokens.randomToken(bytes: 16),
-                scope: identity.granted,
-                expiresAt: now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime)))
+            authorizationCode: authorizationCode)
         let user: StoredUser
         let created: Bool
         do {
@@ -298,6 +319,56 @@ struct EasyLoginService: Sendable {
             ])
         return code
     }
+
+    /// The callback of a link (`link_request`): the identity is linked to the request's user, and
+    /// the code the app gets opens a session of that same user. The request is spent first, once.
+    private func link(
+        _ handle: String, identity: FacebookIdentity, mapping: FieldMapping, code: NewAuthorizationCode, now: Date,
+        logger: Logger
+    ) async throws {
+        let invalid = APIError(
+            .badRequest, .linkRequestInvalid, "The link request expired, was used, or its session ended; link again.")
+        guard let request = openLinkRequest(handle, now: now),
+            try await store.useOnce(
+                kind: Self.linkRequestUseKind, value: request.useKey,
+                expiresAt: request.expiresAt.addingTimeInterval(configuration.signIn.clockSkew), now: now),
+            try await store.isSessionActive(id: request.sessionID)
+        else {
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            throw invalid
+        }
+        let record = LinkRecord(
+            userID: request.userID, identity: identity.stored(at: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            provingSessionID: request.sessionID, authorizationCode: code)
+        let outcome: LinkOutcome
+        do {
+            outcome = try await store.linkIdentity(record, now: now)
+        } catch let refusal as IdentityRefusal {
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            throw APIError(refusal)
+        }
+        if outcome == .conflict {
+            throw try IdentityService.conflict(record, now: now, configuration: configuration, tokens: tokens)
+        }
+        logger.info(
+            "latchkey.identity.linked",
+            metadata: ["latchkey.user.id": "\(request.userID)", "latchkey.signin.kind": "easy_login"])
+    }
+
+    /// What a link request binds, once opened and found unexpired; `nil` otherwise.
+    private func openLinkRequest(_ handle: String, now: Date) -> LinkRequestClaims? {
+        guard let opened = SealedToken.open(handle, kind: .linkRequest, keys: tokens.keys.current.requestKeys),
+            let userID = opened.payload["u"]?.stringValue, let sessionID = opened.payload["s"]?.stringValue,
+            let expires = opened.payload["e"]?.intValue, TimeInterval(expires) > now.timeIntervalSince1970
+        else { return nil }
+        return LinkRequestClaims(
+            userID: userID, sessionID: sessionID, expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
+            useKey: opened.useKey)
+    }
+
+    /// The `single_use` kind that records a link request's use.
+    static let linkRequestUseKind = "link_request"
 
     // MARK: POST /v1/oauth/token, grant_type=authorization_code
 

@@ -17,6 +17,8 @@ package struct APIError: Error, Sendable {
     package let retryAfter: Int?
     /// What really went wrong, for the log.
     package let cause: (any Error & Sendable)?
+    /// Sent beside `code` and `message` with `identity_already_linked` only.
+    package var linkTicket: String? = nil
 
     /// Creates an error.
     package init(
@@ -32,7 +34,9 @@ package struct APIError: Error, Sendable {
 
     /// The JSON response for this error.
     func response() -> Response {
-        let body = (try? JSONEncoder.latchkey.encode(ErrorBody(code: code, message: message))) ?? Data()
+        let body =
+            (try? JSONEncoder.latchkey.encode(ErrorBody(code: code, message: message, linkTicket: linkTicket)))
+            ?? Data()
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"

@@ -21,7 +21,9 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch {
             let failure = APIError.from(error, logger: context.logger)
-            if failure.code == .notFound, let allowed = routes.methods(for: request.uri.path) {
+            // The router's own 404 only: a handler's `not_found` (an unlinked identity, guests
+            // off) is an answer of a known path and method.
+            if failure.code == .notFound, !(error is APIError), let allowed = routes.methods(for: request.uri.path) {
                 var response = APIError(
                     .methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method."
                 ).response()

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import LatchkeyAPI
 import NIOCore
@@ -24,4 +25,11 @@ struct FacebookIdentity: Sendable {
 
     /// The key the per-identity abuse limit counts under: the same person through any sign-in path.
     var limitKey: String { appID + "/" + subject }
+
+    /// The identity as stored: provider `facebook`, first and last seen `now`.
+    func stored(at now: Date) -> StoredIdentity {
+        StoredIdentity(
+            provider: "facebook", subject: subject, appID: appID, grantedPermissions: granted, firstSeen: now,
+            lastSeen: now)
+    }
 }

@@ -42,6 +42,11 @@ struct GraphClient: Sendable {
         return try await send(.GET, url, bearer: bearer, form: nil, app: app)
     }
 
+    /// A DELETE whose access token (`bearer`) travels in the `Authorization` header.
+    func delete(_ path: String, bearer: String, app: String) async throws -> Answer {
+        try await send(.DELETE, base + path, bearer: bearer, form: nil, app: app)
+    }
+
     /// A form POST: for calls carrying the app secret, which must not sit in a URL.
     func post(_ path: String, form: [(String, String)], app: String) async throws -> Answer {
         try await send(.POST, base + path, bearer: nil, form: FormEncoding.encode(form), app: app)

@@ -239,7 +239,7 @@ enum OpenAPIDocument {
             "/v1/auth/facebook": {
               "post": {
                 "operationId": "signInWithFacebook",
-                "summary": "Exchange a Facebook access token or Limited Login id token for a Latchkey session.",
+                "summary": "Exchange a Facebook access token or Limited Login id token for a Latchkey session. With a guest's bearer token, the identity is linked to the guest instead (it keeps its id and properties).",
                 "tags": [
                   "sign-in"
                 ],
@@ -342,7 +342,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The Facebook credential was refused: what Facebook said about the access token, or why the id token or its nonce failed.",
+                    "description": "The Facebook credential was refused: what Facebook said about the access token, or why the id token or its nonce failed. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -371,7 +371,9 @@ enum OpenAPIDocument {
                                     "id_token_iat_invalid",
                                     "nonce_mismatch",
                                     "nonce_invalid",
-                                    "id_token_replayed"
+                                    "id_token_replayed",
+                                    "unauthorized",
+                                    "session_revoked"
                                   ]
                                 }
                               }
@@ -405,6 +407,31 @@ enum OpenAPIDocument {
                                     "facebook_permission_denied",
                                     "user_disabled",
                                     "property_not_writable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "With a guest's bearer: the identity belongs to another account. The error carries `linkTicket`; sign in with the same credential and send it to `POST /v1/users/me/identities/complete`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "identity_already_linked"
                                   ]
                                 }
                               }
@@ -457,6 +484,104 @@ enum OpenAPIDocument {
                         "$ref": "#/components/headers/RetryAfter"
                       }
                     }
+                  }
+                }
+              }
+            },
+            "/v1/auth/anonymous": {
+              "post": {
+                "operationId": "signInAnonymously",
+                "summary": "Create a guest: a user with no identity, and a session for it (`isAnonymous`, claim `is_anonymous`). Off unless `LATCHKEY_ANONYMOUS_USERS=on`; unused guests are deleted after `LATCHKEY_ANONYMOUS_USER_TTL`.",
+                "tags": [
+                  "sign-in"
+                ],
+                "requestBody": {
+                  "required": false,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "maxProperties": 0
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The guest and its session (`isNewUser` is true).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/SignIn"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A body other than nothing or `{}`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "Guests are not enabled (`LATCHKEY_ANONYMOUS_USERS`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
               }
@@ -907,6 +1032,636 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/DatabaseUnavailable"
                   }
                 }
+              },
+              "delete": {
+                "operationId": "deleteMe",
+                "summary": "Delete the signed-in user's account: user, identities, properties and every session at once, leaving only an audit tombstone; the app's Facebook permissions are revoked in the background. Allowed within `LATCHKEY_REAUTHENTICATION_WINDOW` of the session's sign-in (guests always).",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "204": {
+                    "description": "Deleted."
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "The session signed in too long ago: sign in again, then retry with the new session.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "reauthentication_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/identities": {
+              "post": {
+                "operationId": "linkIdentity",
+                "summary": "Link the identity a Facebook credential proves (the shapes and checks of `POST /v1/auth/facebook`) to the signed-in user. Linking to a guest makes it a full user; linking an identity the user has already changes nothing. The session counts as freshly signed in afterwards (`LATCHKEY_REAUTHENTICATION_WINDOW`).",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "description": "Exactly one of `accessToken` (classic login) or `idToken` (Limited Login, with `nonce`).",
+                        "oneOf": [
+                          {
+                            "required": [
+                              "accessToken"
+                            ],
+                            "not": {
+                              "required": [
+                                "idToken"
+                              ]
+                            }
+                          },
+                          {
+                            "required": [
+                              "idToken"
+                            ],
+                            "not": {
+                              "required": [
+                                "accessToken"
+                              ]
+                            }
+                          }
+                        ],
+                        "properties": {
+                          "accessToken": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 8192,
+                            "description": "A Facebook user access token."
+                          },
+                          "idToken": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 16384,
+                            "description": "A Limited Login id token (JWT)."
+                          },
+                          "nonce": {
+                            "type": "string",
+                            "maxLength": 512,
+                            "description": "The nonce of the Limited Login: raw, or the one whose SHA-256 hex the token carries."
+                          },
+                          "fieldsMapping": {
+                            "type": "object",
+                            "additionalProperties": {
+                              "type": "string"
+                            },
+                            "description": "Facebook field → user property; the server's default mapping when absent."
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The user, with the identity.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/UserAnswer"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The body is malformed or a field is wrong (`invalid_request`: unknown, ill-typed or too long fields, both or neither token, a bad `fieldsMapping`), or a Limited Login id token was sent as `accessToken`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "id_token_sent_as_access_token"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "description": "The access token is missing, malformed or expired, or its session ended; or the Facebook credential was refused.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_token_invalid",
+                                    "facebook_token_expired",
+                                    "facebook_password_changed",
+                                    "facebook_app_removed",
+                                    "facebook_logged_out",
+                                    "facebook_token_wrong_app",
+                                    "facebook_token_not_user",
+                                    "id_token_invalid",
+                                    "id_token_unknown_key",
+                                    "id_token_wrong_issuer",
+                                    "id_token_wrong_audience",
+                                    "id_token_expired",
+                                    "id_token_iat_invalid",
+                                    "nonce_mismatch",
+                                    "nonce_invalid",
+                                    "id_token_replayed",
+                                    "unauthorized",
+                                    "session_revoked"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    },
+                    "headers": {
+                      "WWW-Authenticate": {
+                        "$ref": "#/components/headers/WWWAuthenticate"
+                      }
+                    }
+                  },
+                  "403": {
+                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_checkpoint",
+                                    "facebook_permission_denied",
+                                    "user_disabled",
+                                    "property_not_writable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "The identity belongs to another account. The error carries `linkTicket`: sign in with the same credential, then send it to `POST /v1/users/me/identities/complete` to merge the accounts.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "identity_already_linked"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`; or the database does not answer (`unavailable`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "facebook_unavailable",
+                                    "facebook_rate_limited",
+                                    "unavailable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    },
+                    "headers": {
+                      "Retry-After": {
+                        "$ref": "#/components/headers/RetryAfter"
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "/v1/users/me/identities/link-requests": {
+              "post": {
+                "operationId": "createLinkRequest",
+                "summary": "A short-lived, single-use handle that makes an Easy Login link the Facebook identity to the signed-in user instead of signing in, with no bearer token in a URL.",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "requestBody": {
+                  "required": false,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "maxProperties": 0
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The handle.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/LinkRequest"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A body other than nothing or `{}`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/identities/complete": {
+              "post": {
+                "operationId": "completeLink",
+                "summary": "Merge the account a link ticket was issued to into the signed-in account, which must own the ticket's identity: its identities move over, its properties fill the missing keys (the caller's win), its sessions end and it is deleted.",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "required": [
+                          "linkTicket"
+                        ],
+                        "additionalProperties": false,
+                        "properties": {
+                          "linkTicket": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 2048
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The merged account.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/LinkCompletion"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The body is malformed, or the ticket is forged, expired, used, or not for this account (`link_ticket_invalid`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "link_ticket_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "The account the ticket was issued to is disabled.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "user_disabled"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/identities/{provider}/{subject}": {
+              "delete": {
+                "operationId": "unlinkIdentity",
+                "summary": "Remove an identity from the signed-in user; never the last one of a full user.",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The user without the identity.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/UserAnswer"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A path segment is too long.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "404": {
+                    "description": "The identity is not linked to the user.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "It is the account's last way to sign in.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "last_sign_in_method"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                },
+                "parameters": [
+                  {
+                    "name": "provider",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string",
+                      "maxLength": 256
+                    }
+                  },
+                  {
+                    "name": "subject",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string",
+                      "maxLength": 256
+                    }
+                  }
+                ]
               }
             },
             "/v1/auth/logout": {
@@ -1074,11 +1829,21 @@ enum OpenAPIDocument {
                     "schema": {
                       "type": "string"
                     }
+                  },
+                  {
+                    "name": "link_request",
+                    "in": "query",
+                    "required": false,
+                    "description": "A handle from `POST /v1/users/me/identities/link-requests`: the callback links the Facebook identity to that handle's user instead of signing in. A stale one is an `invalid_request` redirect with `error_code=link_request_invalid`; a conflict reaches the app as `error_code=identity_already_linked` with `link_ticket`.",
+                    "schema": {
+                      "type": "string",
+                      "maxLength": 2048
+                    }
                   }
                 ],
                 "responses": {
                   "302": {
-                    "description": "A redirect: to Facebook's dialog, or back to the app's `redirect_uri` with `code`/`state`/`iss` or an OAuth `error` (`error_code` names Latchkey's code).",
+                    "description": "A redirect: to Facebook's dialog, or back to the app's `redirect_uri` with `code`/`state`/`iss` or an OAuth `error` (`error_code` names Latchkey's code). With `link_request`, an `identity_already_linked` error also carries `link_ticket`.",
                     "headers": {
                       "Location": {
                         "required": true,
@@ -1287,9 +2052,14 @@ enum OpenAPIDocument {
                   "authorization_code_reused",
                   "rate_limited",
                   "unavailable",
-                  "internal_error"
+                  "internal_error",
+                  "reauthentication_required",
+                  "identity_already_linked",
+                  "last_sign_in_method",
+                  "link_ticket_invalid",
+                  "link_request_invalid"
                 ],
-                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
+                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Four never appear in a body: `facebook_code_invalid`, `login_request_expired` and `link_request_invalid` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
               },
               "Error": {
                 "type": "object",
@@ -1311,6 +2081,10 @@ enum OpenAPIDocument {
                       },
                       "message": {
                         "type": "string"
+                      },
+                      "linkTicket": {
+                        "type": "string",
+                        "description": "Only with `identity_already_linked`: the ticket for `POST /v1/users/me/identities/complete`, valid `LATCHKEY_LINK_TICKET_TTL` and once."
                       }
                     }
                   }
@@ -1383,7 +2157,9 @@ enum OpenAPIDocument {
                   "provider",
                   "subject",
                   "appId",
-                  "grantedPermissions"
+                  "grantedPermissions",
+                  "firstSignInAt",
+                  "lastSignInAt"
                 ],
                 "additionalProperties": false,
                 "properties": {
@@ -1401,6 +2177,14 @@ enum OpenAPIDocument {
                     "items": {
                       "type": "string"
                     }
+                  },
+                  "firstSignInAt": {
+                    "type": "integer",
+                    "description": "The first sign-in with (or linking of) this identity, seconds since 1970."
+                  },
+                  "lastSignInAt": {
+                    "type": "integer",
+                    "description": "The last sign-in with this identity, seconds since 1970."
                   }
                 }
               },
@@ -1410,7 +2194,8 @@ enum OpenAPIDocument {
                   "id",
                   "properties",
                   "identities",
-                  "createdAt"
+                  "createdAt",
+                  "isAnonymous"
                 ],
                 "additionalProperties": false,
                 "properties": {
@@ -1428,6 +2213,10 @@ enum OpenAPIDocument {
                   },
                   "createdAt": {
                     "type": "integer"
+                  },
+                  "isAnonymous": {
+                    "type": "boolean",
+                    "description": "A guest (`POST /v1/auth/anonymous`) no identity was linked to yet."
                   }
                 }
               },
@@ -1631,6 +2420,53 @@ enum OpenAPIDocument {
                         }
                       }
                     }
+                  }
+                }
+              },
+              "UserAnswer": {
+                "type": "object",
+                "required": [
+                  "user"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "user": {
+                    "$ref": "#/components/schemas/User"
+                  }
+                }
+              },
+              "LinkCompletion": {
+                "type": "object",
+                "required": [
+                  "user",
+                  "mergedUserId"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "user": {
+                    "$ref": "#/components/schemas/User"
+                  },
+                  "mergedUserId": {
+                    "type": "string",
+                    "description": "The account merged into the caller's, deleted now; an audit event `user.merged` records it too."
+                  }
+                }
+              },
+              "LinkRequest": {
+                "type": "object",
+                "required": [
+                  "linkRequest",
+                  "expiresIn"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "linkRequest": {
+                    "type": "string",
+                    "description": "Pass as `link_request` to `/v1/oauth/authorize`; single use, bound to this session."
+                  },
+                  "expiresIn": {
+                    "type": "integer",
+                    "description": "Seconds until it expires (`LATCHKEY_EASY_LOGIN_TTL`)."
                   }
                 }
               }

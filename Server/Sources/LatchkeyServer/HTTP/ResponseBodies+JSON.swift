@@ -24,6 +24,7 @@ extension IdentityBody: JSONRepresentable {
         [
             "provider": .string(provider), "subject": .string(subject), "appId": .string(appID),
             "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
+            "firstSignInAt": .int(firstSignInAt), "lastSignInAt": .int(lastSignInAt),
         ]
     }
 }
@@ -32,7 +33,7 @@ extension UserBody: JSONRepresentable {
     var json: JSONValue {
         [
             "id": .string(id), "properties": .object(properties), "identities": .array(identities.map(\.json)),
-            "createdAt": .int(createdAt),
+            "createdAt": .int(createdAt), "isAnonymous": .bool(isAnonymous),
         ]
     }
 }

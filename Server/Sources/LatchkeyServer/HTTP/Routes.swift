@@ -24,11 +24,16 @@ struct Routes: Sendable {
             tokens: tokens, store: store, clock: configuration.clock, strength: .signature)
         let sessionChecked = BearerAuthentication(
             tokens: tokens, store: store, clock: configuration.clock, strength: .activeSession)
+        let identities = IdentityService(
+            configuration: configuration, store: store, signIn: signIn, tokens: tokens, limits: limits)
         return [
             HealthController(store: store, tokens: tokens, health: health, usage: usage),
             DiscoveryController(tokens: tokens, origin: origin),
             EasyLoginController(easyLogin: easyLogin, limits: limits),
-            SignInController(signIn: signIn, limits: limits, reading: reading),
+            SignInController(
+                signIn: signIn, identities: identities, tokens: tokens, limits: limits, reading: reading),
+            IdentitiesController(
+                identities: identities, limits: limits, reading: reading, sessionChecked: sessionChecked),
             SessionsController(
                 sessions: SessionService(configuration: configuration, store: store, tokens: tokens, limits: limits),
                 easyLogin: easyLogin, limits: limits, reading: reading, sessionChecked: sessionChecked),

@@ -25,7 +25,10 @@ package struct SessionSigningKey: Sendable {
     /// HKDF of the private scalar bound to that purpose, so every server holding the key ring can
     /// open a request another one sealed, with no key of its own to configure.
     let requestKey: SymmetricKey
-    /// Names `requestKey` in a sealed request: the first 8 bytes of the kid's thumbprint, enough to
+    /// Seals link tickets and Easy Login link requests (`SealedToken`): derived like `requestKey`
+    /// but for its own purpose, so a sealed Easy Login state never opens as a ticket.
+    let ticketKey: SymmetricKey
+    /// Names `requestKey` (and `ticketKey`) in a sealed value: the first 8 bytes of the kid's thumbprint, enough to
     /// tell apart the few keys of a ring, short enough for a URL.
     let requestKeyID: Data
 
@@ -57,6 +60,9 @@ package struct SessionSigningKey: Sendable {
         self.requestKey = HKDF<SHA256>.deriveKey(
             inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
             info: Data("latchkey easy-login request v1".utf8), outputByteCount: 32)
+        self.ticketKey = HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: privateKey.rawRepresentation),
+            info: Data("latchkey link ticket v1".utf8), outputByteCount: 32)
         self.requestKeyID = Data(thumbprint.prefix(8))
     }
 

@@ -83,7 +83,7 @@ package struct PruningService: Service {
                 "latchkey.prune.authorization_codes": "\(total.authorizationCodes)",
                 "latchkey.prune.sessions": "\(total.sessions)",
                 "latchkey.prune.refresh_tokens": "\(total.refreshTokens)",
-                "latchkey.prune.audit_events": "\(total.auditEvents)",
+                "latchkey.prune.audit_events": "\(total.auditEvents)", "latchkey.prune.guests": "\(total.guests)",
             ])
         return total
     }

@@ -33,15 +33,15 @@ struct SessionService: Sendable {
         // unused is given the same successor, on any server, rather than having its session
         // revoked as a reuse.
         let successors = tokens.keys.current.refreshSuccessors(of: presented)
-        let issued: (sessionID: String, userID: String, refreshToken: String)
+        let issued: (sessionID: String, userID: String, refreshToken: String, anonymous: Bool)
         switch try await store.rotateRefreshToken(
             hash: hash, newHash: successors[0].hash, now: now,
             newExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime),
             retryWindow: configuration.sessions.refreshRetryWindow, retryCandidates: successors.map(\.hash))
         {
-        case .rotated(let sessionID, let userID):
-            issued = (sessionID, userID, successors[0].token)
-        case .retried(let sessionID, let userID, let successorHash):
+        case .rotated(let sessionID, let userID, let anonymous):
+            issued = (sessionID, userID, successors[0].token, anonymous)
+        case .retried(let sessionID, let userID, let successorHash, let anonymous):
             // A retry spends nothing, so limiting it here loses no token and hides no reuse; it
             // keeps a spent token from minting access tokens without end inside the window.
             try await limits.enforce(limits.rules.refreshPerSession, key: sessionID)
@@ -49,7 +49,7 @@ struct SessionService: Sendable {
             guard let successor = successors.first(where: { $0.hash == successorHash }) else {
                 throw Self.invalidRefreshToken
             }
-            issued = (sessionID, userID, successor.token)
+            issued = (sessionID, userID, successor.token, anonymous)
         case .superseded:
             throw APIError(
                 .badRequest, .refreshTokenSuperseded,
@@ -66,7 +66,8 @@ struct SessionService: Sendable {
             throw APIError(.badRequest, .userDisabled, "This account is disabled.")
         }
         return try tokens.body(
-            userID: issued.userID, sessionID: issued.sessionID, refreshToken: issued.refreshToken, now: now)
+            userID: issued.userID, sessionID: issued.sessionID, refreshToken: issued.refreshToken,
+            anonymous: issued.anonymous, now: now)
     }
 
     /// Ends the session `claims` belong to (sign-out).

@@ -28,6 +28,8 @@ struct SessionTokens: Sendable {
     struct AccessClaims: Sendable {
         let userID: String
         let sessionID: String
+        /// The token says its user is a guest (`is_anonymous`), as it was when the token was issued.
+        var anonymous = false
     }
 
     /// A fresh refresh token and its hash.
@@ -41,22 +43,28 @@ struct SessionTokens: Sendable {
     /// URL-safe random identifier (`LatchkeyCrypto.RandomToken`).
     static func randomToken(bytes count: Int) -> String { RandomToken.base64URL(bytes: count) }
 
-    func accessToken(userID: String, sessionID: String, now: Date) throws -> String {
+    /// A signed access token. `anonymous` adds `is_anonymous: true` (a guest); the claim is left
+    /// out for everyone else, so a full user's token is unchanged by the feature.
+    func accessToken(userID: String, sessionID: String, anonymous: Bool = false, now: Date) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
-        let claims: JSONValue = [
+        var claims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(userID), "aud": .string(Self.audience), "sid": .string(sessionID),
             "iat": .int(issuedAt), "exp": .int(issuedAt + Int(accessTokenLifetime)),
             "jti": .string(Self.randomToken(bytes: 12)),
         ]
+        if anonymous { claims["is_anonymous"] = true }
+        let claimsObject = JSONValue.object(claims)
         let signing = keys.current.signing
         let header: JSONValue = ["alg": "ES256", "typ": "JWT", "kid": .string(signing.kid)]
-        return try CompactJWS.make(header: header, claims: claims, sign: signing.sign)
+        return try CompactJWS.make(header: header, claims: claimsObject, sign: signing.sign)
     }
 
     /// The session body for a new access token and `refreshToken`.
-    func body(userID: String, sessionID: String, refreshToken: String, now: Date) throws -> SessionBody {
+    func body(
+        userID: String, sessionID: String, refreshToken: String, anonymous: Bool = false, now: Date
+    ) throws -> SessionBody {
         SessionBody(
-            accessToken: try accessToken(userID: userID, sessionID: sessionID, now: now),
+            accessToken: try accessToken(userID: userID, sessionID: sessionID, anonymous: anonymous, now: now),
             expiresIn: Int(accessTokenLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(refreshTokenLifetime))
     }
@@ -85,7 +93,8 @@ struct SessionTokens: Sendable {
             let exp = claims["exp"]?.intValue, TimeInterval(exp) > now.timeIntervalSince1970,
             let userID = claims["sub"]?.stringValue, let sessionID = claims["sid"]?.stringValue
         else { throw APIError.unauthorized }
-        let claimsFound = AccessClaims(userID: userID, sessionID: sessionID)
+        let claimsFound = AccessClaims(
+            userID: userID, sessionID: sessionID, anonymous: claims["is_anonymous"] == .bool(true))
         verified.remember(token, claims: claimsFound, expiresAt: TimeInterval(exp), now: now)
         return claimsFound
     }

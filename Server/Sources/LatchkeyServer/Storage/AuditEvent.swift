@@ -15,6 +15,21 @@ package struct AuditEvent: Sendable, Equatable {
         case userEnabled = "user.enabled"
         /// Every session of the user was ended at once.
         case sessionsRevoked = "user.sessions_revoked"
+        /// A guest was created (`POST /v1/auth/anonymous`).
+        case guestCreated = "user.guest_created"
+        /// An identity was linked to the user.
+        case identityLinked = "identity.linked"
+        /// An identity was unlinked from the user.
+        case identityUnlinked = "identity.unlinked"
+        /// Another account was merged into the user (`detail.from`: the id that no longer
+        /// exists), so the app can move its own rows.
+        case userMerged = "user.merged"
+        /// The account was deleted; the only event kept for it (a tombstone).
+        case userDeleted = "user.deleted"
+        /// The app's Facebook permissions of a deleted account's identity were revoked.
+        case facebookPermissionsRevoked = "facebook.permissions_revoked"
+        /// Revoking them failed for good after every retry.
+        case facebookPermissionsRevocationFailed = "facebook.permissions_revocation_failed"
     }
 
     /// Who did what an event records, when it was not the person signing in.
@@ -46,6 +61,28 @@ package struct AuditEvent: Sendable, Equatable {
         AuditEvent(
             type: disabled ? .userDisabled : .userEnabled, userID: userID,
             detail: ["by": .string(actor.rawValue), "sessions_ended": .int(sessionsEnded)])
+    }
+
+    /// What linking or unlinking an identity records (never a token).
+    package static func identity(linked: Bool, userID: String, identity: StoredIdentity) -> AuditEvent {
+        AuditEvent(
+            type: linked ? .identityLinked : .identityUnlinked, userID: userID,
+            detail: [
+                "provider": .string(identity.provider), "subject": .string(identity.subject),
+                "app_id": .string(identity.appID),
+            ])
+    }
+
+    /// What a merge records on the account that stays.
+    package static func merged(from source: String, into target: String, identities: Int) -> AuditEvent {
+        AuditEvent(
+            type: .userMerged, userID: target,
+            detail: ["from": .string(source), "to": .string(target), "identities_moved": .int(identities)])
+    }
+
+    /// The tombstone of a deleted account: its id, the time (the row's), and who deleted it.
+    package static func deleted(userID: String, by actor: Actor) -> AuditEvent {
+        AuditEvent(type: .userDeleted, userID: userID, detail: ["by": .string(actor.rawValue)])
     }
 
     /// What ending every session of a user records.

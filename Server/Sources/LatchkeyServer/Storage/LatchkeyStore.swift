@@ -116,6 +116,53 @@ package protocol LatchkeyStore: Sendable {
     /// - Returns: how many rows each table lost.
     func prune(_ cutoffs: PruneCutoffs, limit: Int) async throws -> PruneReport
 
+    // MARK: Identities and accounts (each decided by `Verdicts`, `IdentityVerdicts.swift`)
+
+    /// Creates a guest (a user with no identity, `anonymous`) and opens `session` for it.
+    /// Records `AuditEvent.Kind.guestCreated`.
+    func createGuest(id: String, session: NewSession, now: Date) async throws -> StoredUser
+
+    /// Links `link.identity` to `link.userID` as `Verdicts.link` decides on the facts read in the
+    /// same transaction: a new identity is added (a guest becomes a full user, the mapped
+    /// properties fill missing keys), one the user has is touched, one another user has is a
+    /// `.conflict` that writes nothing. Single-use values are spent and the proving session marked
+    /// freshly signed in only when the link goes through.
+    /// - Throws: `IdentityRefusal` (nothing written).
+    func linkIdentity(_ link: LinkRecord, now: Date) async throws -> LinkOutcome
+
+    /// The user holding an identity whose Facebook `token_for_business` is `token` (the same person
+    /// through another app of the same business), or `nil`.
+    func userID(businessToken token: String) async throws -> String?
+
+    /// Removes an identity from a user, as `Verdicts.unlink` allows.
+    /// - Throws: `IdentityRefusal` (`notLinked`, `lastSignInMethod`, `sessionEnded`).
+    /// - Returns: the user after the change.
+    func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
+
+    /// Merges `merge.sourceUserID` into `merge.targetUserID` as `Verdicts.merge` allows: the
+    /// source's identities move over, its properties fill the target's missing keys
+    /// (`StorageRules.propertiesAfterMerge`), its sessions end with it, it is deleted, and
+    /// `user.merged` is recorded, spending the ticket, all in one transaction.
+    /// - Throws: `IdentityRefusal` (nothing written).
+    /// - Returns: the target after the merge.
+    func merge(_ merge: MergeRecord, now: Date) async throws -> StoredUser
+
+    /// Deletes the user of `sessionID` as `Verdicts.deletion` allows: the user, identities,
+    /// properties, sessions and codes go at once, the user's audit events give way to one
+    /// tombstone (`user.deleted`: the id and the time, nothing personal), and the jobs
+    /// `StorageRules.deletionJobs` names (revoking provider permissions) are queued, in the same
+    /// transaction.
+    /// - Throws: `IdentityRefusal` (`sessionEnded`, `reauthenticationRequired`).
+    func deleteUser(id: String, sessionID: String, now: Date, reauthenticationWindow: TimeInterval) async throws
+
+    /// Claims up to `limit` jobs that are due and not leased by another node, leasing them until
+    /// `leaseUntil` and counting the attempt. A node that dies mid-job leaves a lease that expires,
+    /// and the job runs again elsewhere: jobs must be idempotent.
+    func claimJobs(now: Date, leaseUntil: Date, limit: Int) async throws -> [StoredJob]
+
+    /// Ends or reschedules a claimed job (`JobOutcome`), recording its audit event with it.
+    func finishJob(id: String, outcome: JobOutcome, now: Date) async throws
+
     /// Session signing keys, newest first.
     func signingKeys() async throws -> [StoredSigningKey]
 

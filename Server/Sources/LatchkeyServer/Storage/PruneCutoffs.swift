@@ -18,6 +18,12 @@ package struct PruneCutoffs: Sendable, Equatable {
     package var sessionsEndedBefore: Date
     /// Audit events recorded before this.
     package var auditEventsBefore: Date
+    /// Guests created before this, and not used since, are deleted (with their sessions).
+    package var guestsUnusedBefore: Date
+    /// A guest counts as used since `guestsUnusedBefore` while one of its live sessions expires
+    /// after this (a session's expiry is its last sign-in or refresh plus the refresh-token
+    /// lifetime, so this is `guestsUnusedBefore` plus that lifetime).
+    package var guestSessionsExpiringAfter: Date
 
     /// How long an expired Easy Login request is kept, seconds: a person who comes back from
     /// Facebook's dialog this late still reaches the app, with an error, rather than a dead end.
@@ -35,10 +41,15 @@ package struct PruneCutoffs: Sendable, Equatable {
     ///   - authorizationCodesExpiredBefore: authorization codes expired before this are deleted.
     ///   - sessionsEndedBefore: sessions revoked or expired before this are deleted.
     ///   - auditEventsBefore: audit events older than this are deleted.
+    ///   - guestsUnusedBefore: guests created and last used before this are deleted.
+    ///   - guestSessionsExpiringAfter: a guest's live session expiring after this marks it used.
     package init(
         singleUseExpiredBefore: Date, noncesExpiredBefore: Date, pendingAuthorizationsExpiredBefore: Date,
-        authorizationCodesExpiredBefore: Date, sessionsEndedBefore: Date, auditEventsBefore: Date
+        authorizationCodesExpiredBefore: Date, sessionsEndedBefore: Date, auditEventsBefore: Date,
+        guestsUnusedBefore: Date = .distantPast, guestSessionsExpiringAfter: Date = .distantPast
     ) {
+        self.guestsUnusedBefore = guestsUnusedBefore
+        self.guestSessionsExpiringAfter = guestSessionsExpiringAfter
         self.singleUseExpiredBefore = singleUseExpiredBefore
         self.noncesExpiredBefore = noncesExpiredBefore
         self.pendingAuthorizationsExpiredBefore = pendingAuthorizationsExpiredBefore
@@ -56,6 +67,8 @@ package struct PruneCutoffs: Sendable, Equatable {
     ///   may still be valid; deleting its session would end it early. Until then, spent refresh
     ///   tokens stay with their session, so presenting one still revokes it (reuse detection).
     /// - Audit events are kept `configuration.maintenance.auditRetention`.
+    /// - A guest is kept `LATCHKEY_ANONYMOUS_USER_TTL` after its last use: its creation, or a
+    ///   sign-in or refresh of one of its sessions.
     /// - Parameters:
     ///   - now: the current time, from the configuration's clock.
     ///   - configuration: the lifetimes and the audit retention.
@@ -65,6 +78,9 @@ package struct PruneCutoffs: Sendable, Equatable {
             pendingAuthorizationsExpiredBefore: now.addingTimeInterval(-Self.pendingAuthorizationGrace),
             authorizationCodesExpiredBefore: now.addingTimeInterval(-Self.authorizationCodeGrace),
             sessionsEndedBefore: now.addingTimeInterval(-configuration.sessions.accessTokenLifetime),
-            auditEventsBefore: now.addingTimeInterval(-configuration.maintenance.auditRetention))
+            auditEventsBefore: now.addingTimeInterval(-configuration.maintenance.auditRetention),
+            guestsUnusedBefore: now.addingTimeInterval(-configuration.identities.anonymousUserLifetime),
+            guestSessionsExpiringAfter: now.addingTimeInterval(
+                configuration.sessions.refreshTokenLifetime - configuration.identities.anonymousUserLifetime))
     }
 }

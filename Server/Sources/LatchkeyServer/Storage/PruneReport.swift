@@ -14,6 +14,8 @@ package struct PruneReport: Sendable, Equatable {
     package var refreshTokens: Int
     /// Audit events.
     package var auditEvents: Int
+    /// Guests nobody used for `LATCHKEY_ANONYMOUS_USER_TTL` (their sessions went with them).
+    package var guests: Int = 0
 
     /// A report; every count defaults to zero.
     package init(
@@ -31,7 +33,7 @@ package struct PruneReport: Sendable, Equatable {
 
     /// Every count, in a fixed order.
     var counts: [Int] {
-        [singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents]
+        [singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents, guests]
     }
 
     /// Rows deleted in all.
@@ -52,5 +54,6 @@ package struct PruneReport: Sendable, Equatable {
         sessions += other.sessions
         refreshTokens += other.refreshTokens
         auditEvents += other.auditEvents
+        guests += other.guests
     }
 }

@@ -17,11 +17,14 @@ package struct StoredUser: Sendable, Equatable {
     package var properties: [String: JSONValue]
     /// Linked provider accounts.
     package var identities: [StoredIdentity]
+    /// A guest (`POST /v1/auth/anonymous`) no identity was linked to yet. Linking one clears it
+    /// for good: a user with an identity is never anonymous.
+    package var anonymous: Bool
 
     /// Creates a user.
     package init(
         id: String, createdAt: Date, updatedAt: Date, disabled: Bool, properties: [String: JSONValue],
-        identities: [StoredIdentity]
+        identities: [StoredIdentity], anonymous: Bool = false
     ) {
         self.id = id
         self.createdAt = createdAt
@@ -29,16 +32,19 @@ package struct StoredUser: Sendable, Equatable {
         self.disabled = disabled
         self.properties = properties
         self.identities = identities
+        self.anonymous = anonymous
     }
 }
 
-/// A provider account linked to a user. Unique per (provider, subject).
+/// A provider account linked to a user. Unique per (provider, subject). Provider-neutral: a
+/// Facebook app-scoped id today, an Apple `sub` next; the rules about identities (linking,
+/// conflicts, merging, deletion) never look at which provider it is.
 package struct StoredIdentity: Sendable, Equatable {
-    /// `facebook`.
+    /// `facebook` (or `apple`).
     package var provider: String
-    /// App-scoped Facebook id.
+    /// The provider's id for the person (a Facebook app-scoped id).
     package var subject: String
-    /// The Facebook app the subject belongs to.
+    /// The provider app the subject belongs to (a Facebook app id).
     package var appID: String
     /// Permissions granted at the last sign-in.
     package var grantedPermissions: [String]
@@ -77,6 +83,12 @@ package struct LoginRecord: Sendable {
     package var singleUse: SingleUseClaims?
     /// An Easy Login authorization code to store for the user, in the same transaction.
     package var authorizationCode: NewAuthorizationCode?
+    /// A new identity is refused with `SignInConflict.newIdentity`, writing nothing, so the server
+    /// can first ask Facebook whether the person has an identity of another app of the same
+    /// business (`LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`).
+    package var joinsByBusiness = false
+    /// Facebook's `token_for_business`, stored with a new identity.
+    package var businessToken: String?
 
     /// Creates a login record.
     package init(
@@ -116,12 +128,13 @@ package struct NewSession: Sendable {
 /// The outcome of presenting a refresh token.
 package enum RefreshOutcome: Sendable, Equatable {
     /// The token was current; it is now spent and `newHash` is the session's current token.
-    case rotated(sessionID: String, userID: String)
+    /// `anonymous`: the user is a guest (the new access token says so).
+    case rotated(sessionID: String, userID: String, anonymous: Bool = false)
     /// The token was already spent: the session is now revoked.
     case reused(sessionID: String)
     /// The token was spent and its successor never used: the app is retrying a refresh whose
     /// answer it lost or failed to save. Nothing changed; `successorHash` names which candidate.
-    case retried(sessionID: String, userID: String, successorHash: Data)
+    case retried(sessionID: String, userID: String, successorHash: Data, anonymous: Bool = false)
     /// The token was spent moments ago and its successor already used, by a concurrent refresh of
     /// the same session: nothing changed and nothing is issued.
     case superseded(sessionID: String)
@@ -178,6 +191,9 @@ package enum SignInConflict: Error, Sendable, Equatable {
     case nonceInvalid
     /// The identity belongs to a disabled user; no session was opened.
     case userDisabled
+    /// The identity is new and the login asked to join by business first (`joinsByBusiness`);
+    /// nothing was written.
+    case newIdentity
 }
 
 /// What the token endpoint learns about a presented refresh token before rotating it.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchkeyAPI
+import LatchkeyCrypto
 
 /// The domain rules every storage backend applies, decided once here so a backend only stores and
 /// fetches: how a sign-in and a client's update change a user's properties, which audit event a
@@ -31,6 +32,36 @@ package enum StorageRules {
     package static func signInPropertiesStamp(_ login: LoginRecord) -> Data? {
         guard login.refreshProperties, !login.mappedProperties.isEmpty else { return nil }
         return Data(SHA256.hash(data: JSONValue.object(login.mappedProperties).encoded()))
+    }
+
+    /// A user's properties after linking an identity whose profile maps to `mapped`: the mapped
+    /// values fill only the keys the user does not have, so a link never overwrites what the
+    /// account holds (its own sign-ins, the app's writes). `nil` when nothing changes.
+    package static func propertiesAfterLink(
+        stored: [String: JSONValue], mapped: [String: JSONValue]
+    ) -> [String: JSONValue]? {
+        let filled = stored.merging(mapped) { kept, _ in kept }
+        return filled == stored ? nil : filled
+    }
+
+    /// The properties of the account a merge keeps: the caller's (`target`) win, and the merged
+    /// account's fill the keys the caller does not have.
+    package static func propertiesAfterMerge(
+        target: [String: JSONValue], source: [String: JSONValue]
+    ) -> [String: JSONValue] {
+        target.merging(source) { kept, _ in kept }
+    }
+
+    /// The background work an account's deletion leaves: for each Facebook identity, revoking the
+    /// app's permissions (`DELETE /{app-scoped-id}/permissions` with that app's token), so the
+    /// person's Facebook settings no longer list the app. Provider-neutral callers add their own
+    /// kinds here.
+    package static func deletionJobs(userID: String, identities: [StoredIdentity]) -> [StoredJob] {
+        identities.filter { $0.provider == "facebook" }.map {
+            StoredJob(
+                id: RandomToken.base64URL(bytes: 16), kind: .facebookRevokePermissions, userID: userID,
+                payload: ["app_id": .string($0.appID), "subject": .string($0.subject)])
+        }
     }
 
     /// A user's properties after a client's update: each given key is set, and `null` removes it.

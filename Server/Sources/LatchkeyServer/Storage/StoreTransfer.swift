@@ -35,22 +35,25 @@ package struct TransferTable: Sendable, Equatable {
             "users",
             [
                 ("id", .text), ("created_at", .date), ("updated_at", .date), ("disabled", .bool),
-                ("properties", .json),
+                ("properties", .json), ("anonymous", .bool),
             ]),
         TransferTable(
             "identities",
             [
                 ("provider", .text), ("subject", .text), ("app_id", .text), ("user_id", .text), ("granted", .json),
-                ("first_seen", .date), ("last_seen", .date),
+                ("first_seen", .date), ("last_seen", .date), ("business_token", .text),
             ]),
         TransferTable(
             "sessions",
-            [("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date)]),
+            [
+                ("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date),
+                ("authenticated_at", .date),
+            ]),
         TransferTable(
             "refresh_tokens",
             [
                 ("hash", .bytes), ("session_id", .text), ("created_at", .date), ("expires_at", .date),
-                ("used_at", .date), ("successor_hash", .bytes),
+                ("used_at", .date), ("successor_hash", .bytes), ("reissued_at", .date),
             ]),
         TransferTable("single_use", [("kind", .text), ("value", .text), ("expires_at", .date)]),
         TransferTable("nonces", [("value", .text), ("expires_at", .date)]),
@@ -66,6 +69,12 @@ package struct TransferTable: Sendable, Equatable {
                 ("hash", .bytes), ("client_id", .text), ("redirect_uri", .text), ("code_challenge", .text),
                 ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
                 ("expires_at", .date), ("used_at", .date), ("redeemed", .bool),
+            ]),
+        TransferTable(
+            "jobs",
+            [
+                ("id", .text), ("kind", .text), ("user_id", .text), ("payload", .json), ("created_at", .date),
+                ("due_at", .date), ("attempts", .integer), ("lease_until", .date), ("last_error", .text),
             ]),
     ]
 }

@@ -14,6 +14,9 @@ struct SignInService: Sendable {
     let limited: LimitedLoginVerifier
     let tokens: SessionTokens
     let limits: AbuseLimits
+    /// Asks Facebook for `token_for_business` when a new identity signs in and joining by business
+    /// is on (`LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`).
+    let business: BusinessTokenLookup
 
     /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
     static let requestFields = FacebookExchangeRequest.CodingKeys.fieldNames
@@ -31,6 +34,83 @@ struct SignInService: Sendable {
     /// - Parameter client: the caller's address, for the tighter limits on classic sign-ins while
     ///   the app's Graph usage is high.
     func signIn(_ request: FacebookExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
+        let (identity, mapping) = try await verify(request, client: client)
+        let now = configuration.clock()
+        let refresh = SessionTokens.newRefreshToken()
+        let sessionID = SessionTokens.randomToken(bytes: 16)
+        var login = LoginRecord(
+            identity, mapping: mapping, configuration: configuration, now: now,
+            session: NewSession(
+                id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
+        login.joinsByBusiness = configuration.facebook.joinsByBusiness
+        let user: StoredUser
+        let created: Bool
+        do {
+            do {
+                (user, created) = try await store.signIn(login, now: now)
+            } catch SignInConflict.newIdentity {
+                (user, created) = try await signInNewIdentity(login, identity, now: now)
+            }
+        } catch let conflict as SignInConflict {
+            // Not a sign-in of this person after all: the count goes back.
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            switch conflict {
+            case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
+            case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+            case .nonceInvalid: throw APIError.nonceInvalid
+            case .newIdentity:
+                throw APIError(
+                    .serviceUnavailable, .unavailable, "The sign-in raced another; try again.", retryAfter: 1)
+            }
+        } catch let refusal as IdentityRefusal {
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            throw APIError(refusal)
+        }
+        logger.info(
+            "latchkey.signin",
+            metadata: [
+                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(identity.kind.rawValue)",
+                "latchkey.signin.created": "\(created)",
+            ])
+        return SignInBody(
+            user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
+            declinedPermissions: identity.declined,
+            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+    }
+
+    /// A new identity's sign-in when joining by business is on: the person's `token_for_business`
+    /// names the user another app of the business made, and the identity is linked to that user
+    /// (with the session, in one transaction); otherwise, or when that user went away meanwhile,
+    /// a user of its own is made, the token stored so later apps find it.
+    private func signInNewIdentity(
+        _ login: LoginRecord, _ identity: FacebookIdentity, now: Date
+    ) async throws -> (user: StoredUser, created: Bool) {
+        var login = login
+        login.joinsByBusiness = false
+        login.businessToken = try await business.token(for: identity)
+        if let token = login.businessToken, let owner = try await store.userID(businessToken: token) {
+            let record = LinkRecord(
+                userID: owner, identity: login.identity, mappedProperties: login.mappedProperties,
+                singleUse: login.singleUse, session: login.session, businessToken: token)
+            do {
+                switch try await store.linkIdentity(record, now: now) {
+                case .linked(let user), .alreadyLinked(let user): return (user, false)
+                case .conflict: break  // a concurrent sign-in made it first: sign in to its user
+                }
+            } catch IdentityRefusal.sessionEnded {
+                // That user was deleted or merged meanwhile: a user of its own.
+            }
+        }
+        return try await store.signIn(login, now: now)
+    }
+
+    /// Verifies the Facebook credential of a sign-in or a link (the same shapes, the same checks)
+    /// and counts it against the per-identity limit: the person proven, and the field mapping
+    /// that applies to their profile.
+    func verify(
+        _ request: FacebookExchangeRequest, client: ClientAddress?
+    ) async throws -> (identity: FacebookIdentity, mapping: FieldMapping) {
         let (accessToken, idToken, nonce) = (request.accessToken, request.idToken, request.nonce)
         let mapping =
             try request.fieldsMapping.map {
@@ -50,37 +130,7 @@ struct SignInService: Sendable {
         }
 
         try await limits.enforce(limits.rules.signInPerIdentity, key: identity.limitKey)
-        let now = configuration.clock()
-        let refresh = SessionTokens.newRefreshToken()
-        let sessionID = SessionTokens.randomToken(bytes: 16)
-        let login = LoginRecord(
-            identity, mapping: mapping, configuration: configuration, now: now,
-            session: NewSession(
-                id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
-        let user: StoredUser
-        let created: Bool
-        do {
-            (user, created) = try await store.signIn(login, now: now)
-        } catch let conflict as SignInConflict {
-            // Not a sign-in of this person after all: the count goes back.
-            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
-            switch conflict {
-            case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
-            case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
-            case .nonceInvalid: throw APIError.nonceInvalid
-            }
-        }
-        logger.info(
-            "latchkey.signin",
-            metadata: [
-                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(identity.kind.rawValue)",
-                "latchkey.signin.created": "\(created)",
-            ])
-        return SignInBody(
-            user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
-            declinedPermissions: identity.declined,
-            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+        return (identity, mapping)
     }
 }
 
@@ -103,9 +153,10 @@ extension UserBody {
             identities: user.identities.map {
                 IdentityBody(
                     provider: $0.provider, subject: $0.subject, appID: $0.appID,
-                    grantedPermissions: $0.grantedPermissions)
+                    grantedPermissions: $0.grantedPermissions, firstSignInAt: Int($0.firstSeen.timeIntervalSince1970),
+                    lastSignInAt: Int($0.lastSeen.timeIntervalSince1970))
             },
-            createdAt: Int(user.createdAt.timeIntervalSince1970))
+            createdAt: Int(user.createdAt.timeIntervalSince1970), isAnonymous: user.anonymous)
     }
 }
 
@@ -117,9 +168,7 @@ extension LoginRecord {
         session: NewSession?, authorizationCode: NewAuthorizationCode? = nil
     ) {
         self.init(
-            identity: StoredIdentity(
-                provider: "facebook", subject: identity.subject, appID: identity.appID,
-                grantedPermissions: identity.granted, firstSeen: now, lastSeen: now),
+            identity: identity.stored(at: now),
             mappedProperties: mapping.apply(to: identity.profile),
             refreshProperties: configuration.users.refreshPropertiesOnLogin,
             newUserID: SessionTokens.randomToken(bytes: 15),

@@ -81,13 +81,18 @@ package enum RefreshVerdict: Sendable, Hashable {
     case revokeDisabled
 
     /// The outcome the store reports for this verdict.
-    /// - Parameter successor: the successor a `.retry` answers with.
-    package func outcome(sessionID: String, userID: String, successor: Data?) -> RefreshOutcome {
+    /// - Parameters:
+    ///   - successor: the successor a `.retry` answers with.
+    ///   - anonymous: whether the session's user is a guest, for the new access token's claim.
+    package func outcome(sessionID: String, userID: String, successor: Data?, anonymous: Bool = false) -> RefreshOutcome
+    {
         switch self {
         case .invalid: .invalid
-        case .rotate: .rotated(sessionID: sessionID, userID: userID)
+        case .rotate: .rotated(sessionID: sessionID, userID: userID, anonymous: anonymous)
         case .retry, .retryLate:
-            successor.map { .retried(sessionID: sessionID, userID: userID, successorHash: $0) } ?? .invalid
+            successor.map {
+                .retried(sessionID: sessionID, userID: userID, successorHash: $0, anonymous: anonymous)
+            } ?? .invalid
         case .refuseSuperseded: .superseded(sessionID: sessionID)
         case .revokeReused: .reused(sessionID: sessionID)
         case .revokeDisabled: .userDisabled(sessionID: sessionID)

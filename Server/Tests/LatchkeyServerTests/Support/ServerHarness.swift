@@ -106,6 +106,9 @@ struct Stack: Sendable {
             // loaded pass may first use it many seconds later; the first-head deadline is a
             // stranger's, not this client's. Tests of the deadline set their own.
             configuration.http.firstRequestTimeout = configuration.http.idleTimeout
+            // Background jobs run when a test says (`JobService.runOnce()` on the test clock), never
+            // on the server's own real-time interval, which a loaded pass could reach mid-test.
+            configuration.maintenance.jobInterval = 3600
             let kek = KeyEncryptionKey.generate()
             configuration.secrets.keyEncryptionKey = kek.key
             configure(&configuration)

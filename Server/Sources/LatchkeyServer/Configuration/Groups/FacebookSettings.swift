@@ -37,6 +37,13 @@ extension ServerConfiguration {
         package var startupCheck: FacebookStartupCheck = .beforeStart
         /// Least time between two JWKS fetches caused by an unknown `kid`, seconds.
         package var jwksRefetchInterval: TimeInterval = 60
+        /// `LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`; `nil` (unset) means on when several apps are served.
+        package var joinByBusiness: Bool? = nil
+
+        /// Whether a new identity joins the user another app of the same business already knows
+        /// (`token_for_business`): on by default when several apps are served, since one person
+        /// then has several app-scoped ids.
+        var joinsByBusiness: Bool { joinByBusiness ?? (apps.count > 1) }
 
         /// The Graph base, trailing slash removed.
         var graphBase: String { graphURL.hasSuffix("/") ? String(graphURL.dropLast()) : graphURL }

@@ -9,6 +9,9 @@ extension ServerConfiguration {
         package var auditRetention: TimeInterval = 90 * 86_400
         /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
         package var pruneInterval: TimeInterval = 300
+        /// Time between two looks for due background jobs, seconds (`JobService`): how soon an
+        /// account deletion's revocation at Facebook starts.
+        package var jobInterval: TimeInterval = 10
 
         /// Refuses values that cannot work, naming the setting.
         func validate() throws {
@@ -18,6 +21,9 @@ extension ServerConfiguration {
             }
             guard pruneInterval >= 1, pruneInterval <= 86_400 else {
                 throw ConfigurationError("LATCHKEY_PRUNE_INTERVAL must be between 1 and 86400 seconds")
+            }
+            guard jobInterval >= 0.1, jobInterval <= 3600 else {
+                throw ConfigurationError("LATCHKEY_JOB_INTERVAL must be between 0.1 and 3600 seconds")
             }
         }
     }

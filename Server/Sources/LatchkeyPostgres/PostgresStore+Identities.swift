@@ -1,0 +1,326 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+/// Guests, linking, merging and deleting accounts: each locks the user rows it changes, reads its
+/// facts, lets `Verdicts` decide and writes what was decided, in one transaction. The user rows
+/// are locked `FOR UPDATE` first: a sign-in under way holds its user's row `FOR SHARE`, so each
+/// waits for the other, and an operation that finds the world changed under it reads it again.
+extension PostgresStore {
+    /// See `LatchkeyStore.createGuest`.
+    package func createGuest(id: String, session: NewSession, now: Date) async throws -> StoredUser {
+        try await transaction("create guest") { connection in
+            try await connection.run(
+                """
+                INSERT INTO users (id, created_at, updated_at, disabled, properties, anonymous)
+                VALUES (\(id), \(now), \(now), false, '{}', true)
+                """)
+            try await Self.open(session, userID: id, connection)
+            try await Self.record(AuditEvent(type: .guestCreated, userID: id, detail: [:]), at: now, connection)
+            guard let user = try await Self.loadUser(id, connection) else {
+                throw PostgresStoreError(operation: "create guest", sqlState: "", message: "the guest vanished")
+            }
+            return user
+        }
+    }
+
+    /// See `LatchkeyStore.linkIdentity`. The identity's insert is `ON CONFLICT DO NOTHING`: when another
+    /// transaction linked the same identity meanwhile, nothing is written and the link reads again
+    /// (it is then that user's, a conflict, or the caller's own).
+    package func linkIdentity(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
+        for _ in 0..<4 {
+            if let outcome = try await linkOnce(link, now: now) { return outcome }
+        }
+        throw PostgresStoreError(
+            operation: "link", sqlState: "", message: "the identity kept changing during the link")
+    }
+
+    /// One attempt of `link`; `nil` when a concurrent link of the identity won the insert.
+    private func linkOnce(_ link: LinkRecord, now: Date) async throws -> LinkOutcome? {
+        do {
+            return try await linkAttempt(link, now: now)
+        } catch is LinkRace {
+            return nil
+        }
+    }
+
+    private func linkAttempt(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
+        try await transaction("link") { connection in
+            let identity = link.identity
+            let user = try await connection.rows(
+                "SELECT disabled, properties::text FROM users WHERE id = \(link.userID) FOR UPDATE"
+            ).first.map { try $0.decode((Bool, String).self) }
+            let owner = try await connection.rows(
+                "SELECT user_id FROM identities WHERE provider = \(identity.provider) AND subject = \(identity.subject)"
+            ).first.map { try $0.decode(String.self) }
+            let spent = try await Self.singleUseFacts(link.singleUse, now: now, connection)
+            let facts = LinkFacts(
+                jtiSpent: spent.jti, nonceInvalid: spent.nonce, userExists: user != nil,
+                userDisabled: user?.0 ?? false,
+                owner: owner == nil ? .nobody : owner == link.userID ? .caller : .another)
+            let verdict = Verdicts.link(facts)
+            switch verdict {
+            case .refuse(let refusal): throw refusal
+            case .conflict: return .conflict
+            case .touch, .link: break
+            }
+            let granted = Self.json(identity.grantedPermissions)
+            if verdict == .touch {
+                try await connection.run(
+                    """
+                    UPDATE identities SET granted = \(granted)::json, last_seen = \(now)
+                    WHERE provider = \(identity.provider) AND subject = \(identity.subject)
+                    """)
+            } else {
+                let inserted = try await connection.rows(
+                    """
+                    INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen,
+                        business_token)
+                    VALUES (\(identity.provider), \(identity.subject), \(identity.appID), \(link.userID),
+                        \(granted)::json, \(now), \(now), \(link.businessToken))
+                    ON CONFLICT (provider, subject) DO NOTHING RETURNING 1
+                    """)
+                // Rolled back by the caller's loop reading again: nothing of this attempt stays.
+                guard !inserted.isEmpty else { throw LinkRace() }
+                let properties = StorageRules.propertiesAfterLink(
+                    stored: Self.decodeObject(user?.1), mapped: link.mappedProperties
+                ).map { Self.json($0) }
+                try await connection.run(
+                    """
+                    UPDATE users SET anonymous = false, properties = COALESCE(\(properties)::json, properties),
+                        updated_at = \(now)
+                    WHERE id = \(link.userID)
+                    """)
+                try await Self.record(
+                    .identity(linked: true, userID: link.userID, identity: identity), at: now, connection)
+            }
+            try await Self.spend(link.singleUse, now: now, connection)
+            if let proving = link.provingSessionID {
+                try await connection.run(
+                    "UPDATE sessions SET authenticated_at = \(now) WHERE id = \(proving) AND user_id = \(link.userID)")
+            }
+            if let session = link.session { try await Self.open(session, userID: link.userID, connection) }
+            if let code = link.authorizationCode {
+                try await connection.run(
+                    """
+                    INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
+                        session_id, scope, created_at, expires_at)
+                    VALUES (\(code.hash), \(code.clientID), \(code.redirectURI), \(code.codeChallenge), \(link.userID),
+                        \(code.sessionID), \(Self.json(code.scope))::json, \(now), \(code.expiresAt))
+                    """)
+            }
+            guard let after = try await Self.loadUser(link.userID, connection) else {
+                throw IdentityRefusal.sessionEnded
+            }
+            return verdict == .touch ? .alreadyLinked(after) : .linked(after)
+        }
+    }
+
+    /// See `LatchkeyStore.userID(businessToken:)`.
+    package func userID(businessToken token: String) async throws -> String? {
+        try await withConnection("user by business token") { connection in
+            try await connection.rows(
+                "SELECT user_id FROM identities WHERE business_token = \(token) LIMIT 1"
+            ).first?.decode(String.self)
+        }
+    }
+
+    /// See `LatchkeyStore.unlinkIdentity`. The user's row is locked first, so two unlinks of one user's
+    /// two identities run one after the other, and the second finds the last one.
+    package func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
+    {
+        try await transaction("unlink") { connection in
+            let exists = try await !connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE").isEmpty
+            guard exists, let user = try await Self.loadUser(userID, connection) else {
+                throw IdentityRefusal.sessionEnded
+            }
+            let found = user.identities.first { $0.provider == provider && $0.subject == subject }
+            if let refusal = Verdicts.unlink(
+                UnlinkFacts(userExists: true, linked: found != nil, identities: user.identities.count))
+            {
+                throw refusal
+            }
+            guard let found else { throw IdentityRefusal.notLinked }
+            try await connection.run(
+                """
+                DELETE FROM identities WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
+                """)
+            try await connection.run("UPDATE users SET updated_at = \(now) WHERE id = \(userID)")
+            try await Self.record(.identity(linked: false, userID: userID, identity: found), at: now, connection)
+            guard let after = try await Self.loadUser(userID, connection) else { throw IdentityRefusal.sessionEnded }
+            return after
+        }
+    }
+
+    /// See `LatchkeyStore.merge`. Both users' rows are locked in id order (two merges of the same
+    /// pair in opposite directions then queue instead of deadlocking).
+    package func merge(_ merge: MergeRecord, now: Date) async throws -> StoredUser {
+        try await transaction("merge") { connection in
+            var rows: [String: (Bool, String)] = [:]
+            for id in Set([merge.sourceUserID, merge.targetUserID]).sorted() {
+                if let row = try await connection.rows(
+                    "SELECT disabled, properties::text FROM users WHERE id = \(id) FOR UPDATE"
+                ).first {
+                    rows[id] = try row.decode((Bool, String).self)
+                }
+            }
+            guard let target = rows[merge.targetUserID] else { throw IdentityRefusal.sessionEnded }
+            let source = rows[merge.sourceUserID]
+            let owner = try await connection.rows(
+                "SELECT user_id FROM identities WHERE provider = \(merge.provider) AND subject = \(merge.subject)"
+            ).first.map { try $0.decode(String.self) }
+            let ticketSpent = try await !connection.rows(
+                """
+                SELECT 1 FROM single_use WHERE kind = 'link_ticket' AND value = \(merge.ticketID)
+                    AND expires_at >= \(now)
+                """
+            ).isEmpty
+            let facts = MergeFacts(
+                ticketSpent: ticketSpent, sourceExists: source != nil, sourceDisabled: source?.0 ?? false,
+                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID)
+            if let refusal = Verdicts.merge(facts) { throw refusal }
+            guard let source else { throw IdentityRefusal.ticketInvalid }
+            try await connection.run(
+                """
+                INSERT INTO single_use (kind, value, expires_at) VALUES ('link_ticket', \(merge.ticketID),
+                    \(merge.ticketExpiresAt))
+                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                """)
+            let moved = try await connection.rows(
+                """
+                UPDATE identities SET user_id = \(merge.targetUserID) WHERE user_id = \(merge.sourceUserID) RETURNING 1
+                """
+            ).count
+            let properties = Self.json(
+                StorageRules.propertiesAfterMerge(
+                    target: Self.decodeObject(target.1), source: Self.decodeObject(source.1)))
+            try await connection.run(
+                """
+                UPDATE users SET properties = \(properties)::json, updated_at = \(now) WHERE id = \(merge.targetUserID)
+                """)
+            // The merged account's sessions, refresh tokens and codes go with it (the schema's
+            // cascades): nothing it issued works any more.
+            try await connection.run("DELETE FROM users WHERE id = \(merge.sourceUserID)")
+            try await Self.record(
+                .merged(from: merge.sourceUserID, into: merge.targetUserID, identities: moved), at: now, connection)
+            guard let after = try await Self.loadUser(merge.targetUserID, connection) else {
+                throw IdentityRefusal.sessionEnded
+            }
+            return after
+        }
+    }
+
+    /// See `LatchkeyStore.deleteUser`.
+    package func deleteUser(
+        id: String, sessionID: String, now: Date, reauthenticationWindow: TimeInterval
+    ) async throws {
+        try await transaction("delete user") { connection in
+            let user = try await connection.rows(
+                "SELECT disabled, anonymous FROM users WHERE id = \(id) FOR UPDATE"
+            ).first.map { try $0.decode((Bool, Bool).self) }
+            let session = try await connection.rows(
+                """
+                SELECT revoked_at IS NULL, COALESCE(authenticated_at, created_at) FROM sessions
+                WHERE id = \(sessionID) AND user_id = \(id)
+                """
+            ).first.map { try $0.decode((Bool, Date).self) }
+            let facts = DeletionFacts(
+                sessionActive: user.map { !$0.0 } == true && session?.0 == true, anonymous: user?.1 ?? false,
+                secondsSinceSignIn: now.timeIntervalSince(session?.1 ?? .distantPast), window: reauthenticationWindow)
+            if let refusal = Verdicts.deletion(facts) { throw refusal }
+            guard let stored = try await Self.loadUser(id, connection) else { throw IdentityRefusal.sessionEnded }
+            for job in StorageRules.deletionJobs(userID: id, identities: stored.identities) {
+                let payload = String(decoding: job.payload.encoded(), as: UTF8.self)
+                try await connection.run(
+                    """
+                    INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at)
+                    VALUES (\(job.id), \(job.kind.rawValue), \(id), \(payload)::json, \(now), \(now))
+                    """)
+            }
+            try await connection.run("DELETE FROM audit_events WHERE user_id = \(id)")
+            try await connection.run("DELETE FROM users WHERE id = \(id)")
+            try await Self.record(.deleted(userID: id, by: .user), at: now, connection)
+        }
+    }
+
+    /// See `LatchkeyStore.claimJobs`. `SKIP LOCKED`: nodes claiming at once take different jobs.
+    package func claimJobs(now: Date, leaseUntil: Date, limit: Int) async throws -> [StoredJob] {
+        try await withConnection("claim jobs") { connection in
+            try await connection.rows(
+                """
+                UPDATE jobs SET lease_until = \(leaseUntil), attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM jobs WHERE due_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now))
+                    ORDER BY due_at LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
+                RETURNING id, kind, user_id, payload::text, attempts
+                """
+            ).compactMap { row in
+                let (id, kind, userID, payload, attempts) = try row.decode((String, String, String, String, Int).self)
+                guard let kind = StoredJob.Kind(rawValue: kind) else { return nil }
+                return StoredJob(
+                    id: id, kind: kind, userID: userID,
+                    payload: (try? JSONValue.decode(Data(payload.utf8))) ?? [:], attempts: attempts)
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.finishJob`.
+    package func finishJob(id: String, outcome: JobOutcome, now: Date) async throws {
+        try await transaction("finish job") { connection in
+            switch outcome {
+            case .done(let event), .gaveUp(let event):
+                let gone = try await connection.rows("DELETE FROM jobs WHERE id = \(id) RETURNING 1")
+                // Another node finished it first (its lease had expired): recorded once.
+                if !gone.isEmpty { try await Self.record(event, at: now, connection) }
+            case .retry(let at, let error):
+                try await connection.run(
+                    "UPDATE jobs SET due_at = \(at), lease_until = NULL, last_error = \(error) WHERE id = \(id)")
+            }
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Whether the single-use values are already spent (the jti) or not live (the server nonce).
+    static func singleUseFacts(
+        _ once: SingleUseClaims?, now: Date, _ connection: PostgresConnection
+    ) async throws -> (jti: Bool, nonce: Bool) {
+        guard let once else { return (false, false) }
+        let jti = try await !connection.rows(
+            "SELECT 1 FROM single_use WHERE kind = 'jti' AND value = \(once.jti) AND expires_at >= \(now)"
+        ).isEmpty
+        var nonce = false
+        if let value = once.serverNonce {
+            nonce = try await connection.rows(
+                "SELECT 1 FROM nonces WHERE value = \(value) AND expires_at > \(now) FOR UPDATE"
+            ).isEmpty
+        }
+        return (jti, nonce)
+    }
+
+    /// Spends the single-use values inside the caller's transaction (the facts said they are live).
+    static func spend(_ once: SingleUseClaims?, now: Date, _ connection: PostgresConnection) async throws {
+        guard let once else { return }
+        try await connection.run(
+            """
+            INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', \(once.jti), \(once.jtiExpiresAt))
+            ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            """)
+        if let nonce = once.serverNonce { try await connection.run("DELETE FROM nonces WHERE value = \(nonce)") }
+    }
+
+    /// Opens a session and its first refresh token inside the caller's transaction.
+    static func open(_ session: NewSession, userID: String, _ connection: PostgresConnection) async throws {
+        try await connection.run(
+            """
+            WITH sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at)
+                VALUES (\(session.id), \(userID), \(session.createdAt), \(session.refreshExpiresAt)))
+            INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
+            VALUES (\(session.refreshTokenHash), \(session.id), \(session.createdAt), \(session.refreshExpiresAt))
+            """)
+    }
+}
+
+/// A concurrent link inserted the identity first: this attempt is rolled back and read again.
+struct LinkRace: Error {}

@@ -1,0 +1,223 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+
+/// Guests, linking, merging and deleting accounts: each reads its facts, lets `Verdicts` decide,
+/// and writes what was decided, in one transaction (nothing else runs between the read and the
+/// writes on SQLite's one connection).
+extension SQLiteStore {
+    /// See `LatchkeyStore.createGuest`.
+    package func createGuest(id: String, session: NewSession, now: Date) async throws -> StoredUser {
+        try await transaction { db in
+            let stamp = now.timeIntervalSince1970
+            try db.execute(
+                "INSERT INTO users (id, created_at, updated_at, disabled, properties, anonymous) VALUES (?, ?, ?, 0, '{}', 1)",
+                [.text(id), .float(stamp), .float(stamp)])
+            try Self.open(session, userID: id, db)
+            try Self.record(AuditEvent(type: .guestCreated, userID: id, detail: [:]), at: now, db)
+            guard let user = try Self.loadUser(id, db) else { throw SQLiteStoreError.inconsistent }
+            return user
+        }
+    }
+
+    /// See `LatchkeyStore.linkIdentity`.
+    package func linkIdentity(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
+        try await transaction { db in
+            let identity = link.identity
+            let owner = try db.query(
+                "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
+                [.text(identity.provider), .text(identity.subject)]
+            ).first?.column("user_id")?.string
+            let user = try Self.userRow(link.userID, db)
+            let facts = LinkFacts(
+                jtiSpent: try link.singleUse.map { try Self.isSpent(kind: "jti", value: $0.jti, now: now, db) }
+                    ?? false,
+                nonceInvalid: try link.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
+                userExists: user != nil, userDisabled: user?.disabled ?? false,
+                owner: owner == nil ? .nobody : owner == link.userID ? .caller : .another)
+            let verdict = Verdicts.link(facts)
+            switch verdict {
+            case .refuse(let refusal): throw refusal
+            case .conflict: return .conflict
+            case .touch, .link: break
+            }
+            if let once = link.singleUse {
+                _ = try Self.spend(kind: "jti", value: once.jti, expiresAt: once.jtiExpiresAt, now: now, db)
+                if let nonce = once.serverNonce { try db.execute("DELETE FROM nonces WHERE value = ?", [.text(nonce)]) }
+            }
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            if verdict == .touch {
+                try db.execute(
+                    "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
+                    [
+                        .text(Self.json(identity.grantedPermissions)), stamp, .text(identity.provider),
+                        .text(identity.subject),
+                    ])
+            } else {
+                try db.execute(
+                    """
+                    INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen,
+                        business_token)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(link.userID),
+                        .text(Self.json(identity.grantedPermissions)), stamp, stamp,
+                        link.businessToken.map(SQLiteValue.text) ?? .null,
+                    ])
+                let properties = StorageRules.propertiesAfterLink(
+                    stored: user?.properties ?? [:], mapped: link.mappedProperties)
+                try db.execute(
+                    "UPDATE users SET anonymous = 0, properties = COALESCE(?, properties), updated_at = ? WHERE id = ?",
+                    [properties.map { .text(Self.json($0)) } ?? .null, stamp, .text(link.userID)])
+                try Self.record(.identity(linked: true, userID: link.userID, identity: identity), at: now, db)
+            }
+            if let proving = link.provingSessionID {
+                try db.execute(
+                    "UPDATE sessions SET authenticated_at = ? WHERE id = ? AND user_id = ?",
+                    [stamp, .text(proving), .text(link.userID)])
+            }
+            if let session = link.session { try Self.open(session, userID: link.userID, db) }
+            if let code = link.authorizationCode { try Self.store(code, userID: link.userID, now: now, db) }
+            guard let after = try Self.loadUser(link.userID, db) else { throw SQLiteStoreError.inconsistent }
+            return verdict == .touch ? .alreadyLinked(after) : .linked(after)
+        }
+    }
+
+    /// See `LatchkeyStore.userID(businessToken:)`.
+    package func userID(businessToken token: String) async throws -> String? {
+        try await transaction { db in
+            try db.query(
+                "SELECT user_id FROM identities WHERE business_token = ? LIMIT 1", [.text(token)]
+            ).first?.column("user_id")?.string
+        }
+    }
+
+    /// See `LatchkeyStore.unlinkIdentity`.
+    package func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
+    {
+        try await transaction { db in
+            guard let user = try Self.loadUser(userID, db) else { throw IdentityRefusal.sessionEnded }
+            let found = user.identities.first { $0.provider == provider && $0.subject == subject }
+            if let refusal = Verdicts.unlink(
+                UnlinkFacts(userExists: true, linked: found != nil, identities: user.identities.count))
+            {
+                throw refusal
+            }
+            guard let found else { throw IdentityRefusal.notLinked }
+            try db.execute(
+                "DELETE FROM identities WHERE provider = ? AND subject = ? AND user_id = ?",
+                [.text(provider), .text(subject), .text(userID)])
+            try db.execute(
+                "UPDATE users SET updated_at = ? WHERE id = ?", [.float(now.timeIntervalSince1970), .text(userID)])
+            try Self.record(.identity(linked: false, userID: userID, identity: found), at: now, db)
+            guard let after = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
+            return after
+        }
+    }
+
+    /// See `LatchkeyStore.merge`.
+    package func merge(_ merge: MergeRecord, now: Date) async throws -> StoredUser {
+        try await transaction { db in
+            let owner = try db.query(
+                "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
+                [.text(merge.provider), .text(merge.subject)]
+            ).first?.column("user_id")?.string
+            let source = try Self.userRow(merge.sourceUserID, db)
+            guard let target = try Self.userRow(merge.targetUserID, db) else { throw IdentityRefusal.sessionEnded }
+            let facts = MergeFacts(
+                ticketSpent: try Self.isSpent(kind: "link_ticket", value: merge.ticketID, now: now, db),
+                sourceExists: source != nil, sourceDisabled: source?.disabled ?? false,
+                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID)
+            if let refusal = Verdicts.merge(facts) { throw refusal }
+            guard let source else { throw IdentityRefusal.ticketInvalid }
+            _ = try Self.spend(
+                kind: "link_ticket", value: merge.ticketID, expiresAt: merge.ticketExpiresAt, now: now, db)
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            let moved = try db.query(
+                "UPDATE identities SET user_id = ? WHERE user_id = ? RETURNING provider",
+                [.text(target.id), .text(source.id)]
+            ).count
+            let properties = StorageRules.propertiesAfterMerge(target: target.properties, source: source.properties)
+            try db.execute(
+                "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+                [.text(Self.json(properties)), stamp, .text(target.id)])
+            // The merged account's sessions, refresh tokens and codes go with it (the schema's
+            // cascades): nothing it issued works any more.
+            try db.execute("DELETE FROM users WHERE id = ?", [.text(source.id)])
+            try Self.record(.merged(from: source.id, into: target.id, identities: moved), at: now, db)
+            guard let after = try Self.loadUser(target.id, db) else { throw SQLiteStoreError.inconsistent }
+            return after
+        }
+    }
+
+    /// See `LatchkeyStore.deleteUser`.
+    package func deleteUser(
+        id: String, sessionID: String, now: Date, reauthenticationWindow: TimeInterval
+    ) async throws {
+        try await transaction { db in
+            let session = try Self.session(sessionID, db)
+            let active = session.map { $0.userID == id && !$0.revoked && !$0.userDisabled } ?? false
+            let facts = DeletionFacts(
+                sessionActive: active, anonymous: session?.anonymous ?? false,
+                secondsSinceSignIn: now.timeIntervalSince1970 - (session?.authenticatedAt ?? 0),
+                window: reauthenticationWindow)
+            if let refusal = Verdicts.deletion(facts) { throw refusal }
+            guard let user = try Self.loadUser(id, db) else { throw IdentityRefusal.sessionEnded }
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            for job in StorageRules.deletionJobs(userID: id, identities: user.identities) {
+                try db.execute(
+                    """
+                    INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at) VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .text(job.id), .text(job.kind.rawValue), .text(id),
+                        .text(String(decoding: job.payload.encoded(), as: UTF8.self)), stamp, stamp,
+                    ])
+            }
+            try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(id)])
+            try db.execute("DELETE FROM users WHERE id = ?", [.text(id)])
+            try Self.record(.deleted(userID: id, by: .user), at: now, db)
+        }
+    }
+
+    /// See `LatchkeyStore.claimJobs`.
+    package func claimJobs(now: Date, leaseUntil: Date, limit: Int) async throws -> [StoredJob] {
+        try await transaction { db in
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            return try db.query(
+                """
+                UPDATE jobs SET lease_until = ?, attempts = attempts + 1
+                WHERE id IN (
+                    SELECT id FROM jobs WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                    ORDER BY due_at LIMIT \(max(limit, 0)))
+                RETURNING id, kind, user_id, payload, attempts
+                """, [.float(leaseUntil.timeIntervalSince1970), stamp, stamp]
+            ).compactMap { row in
+                guard let id = row.column("id")?.string,
+                    let kind = row.column("kind")?.string.flatMap(StoredJob.Kind.init(rawValue:))
+                else { return nil }
+                return StoredJob(
+                    id: id, kind: kind, userID: row.column("user_id")?.string ?? "",
+                    payload: (try? JSONValue.decode(Data((row.column("payload")?.string ?? "{}").utf8))) ?? [:],
+                    attempts: row.column("attempts")?.integer ?? 1)
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.finishJob`.
+    package func finishJob(id: String, outcome: JobOutcome, now: Date) async throws {
+        try await transaction { db in
+            switch outcome {
+            case .done(let event), .gaveUp(let event):
+                let gone = try db.query("DELETE FROM jobs WHERE id = ? RETURNING id", [.text(id)])
+                // Another node finished it first (its lease had expired): recorded once.
+                if !gone.isEmpty { try Self.record(event, at: now, db) }
+            case .retry(let at, let error):
+                try db.execute(
+                    "UPDATE jobs SET due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",
+                    [.float(at.timeIntervalSince1970), .text(error), .text(id)])
+            }
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Hummingbird
+import LatchkeyAPI
+import LatchkeyShared
+
+/// Guests, the caller's identities (link, complete a conflict, unlink) and deleting the account.
+struct IdentitiesController: Controller {
+    let identities: IdentityService
+    let limits: AbuseLimits
+    let reading: RequestReading
+    /// Checks the token and that its session is active.
+    let sessionChecked: BearerAuthentication
+
+    /// The longest provider name or subject accepted in a path: far above any provider's ids.
+    static let maximumPathComponent = 256
+
+    func register(on router: Router<LatchkeyRequestContext>) {
+        router.route(.post, "/v1/auth/anonymous") { request, context in
+            // Counted per address like a sign-in: each call makes an account.
+            _ = try await limits.enforceSignIn(request, context)
+            _ = try await reading.fields(request, allowed: [])
+            return try Response.json(try await identities.createGuest(logger: context.logger))
+        }
+        let signedIn = router.group().add(middleware: sessionChecked)
+        signedIn.route(.post, "/v1/users/me/identities") { request, context in
+            let claims = try context.authenticatedSession()
+            let address = try await limits.enforceSignIn(request, context)
+            let fields = try await reading.fields(request, allowed: SignInService.requestFields)
+            let user = try await identities.link(claims, SignInService.request(fields), client: address)
+            return try Response.json(UserAnswerBody(user: UserBody(user)))
+        }
+        signedIn.route(.post, "/v1/users/me/identities/link-requests") { request, context in
+            let claims = try context.authenticatedSession()
+            _ = try await reading.fields(request, allowed: [])
+            return try Response.json(try identities.linkRequest(claims))
+        }
+        signedIn.route(.post, "/v1/users/me/identities/complete") { request, context in
+            let claims = try context.authenticatedSession()
+            let fields = try await reading.fields(request, allowed: IdentityService.completionFields)
+            guard let ticket = fields[LinkCompletionRequest.CodingKeys.linkTicket.stringValue]?.stringValue,
+                !ticket.isEmpty, ticket.utf8.count <= SealedToken.maximumLength
+            else { throw APIError.invalidRequest("Send {\"linkTicket\": \"…\"}.") }
+            return try Response.json(try await identities.complete(claims, LinkCompletionRequest(linkTicket: ticket)))
+        }
+        signedIn.route(.delete, "/v1/users/me/identities/{provider}/{subject}") { _, context in
+            let claims = try context.authenticatedSession()
+            guard let provider = context.parameters.get("provider"), let subject = context.parameters.get("subject"),
+                provider.utf8.count <= Self.maximumPathComponent, subject.utf8.count <= Self.maximumPathComponent
+            else { throw APIError.invalidRequest("Name the identity as /{provider}/{subject}.") }
+            let user = try await identities.unlink(claims, provider: provider, subject: subject)
+            return try Response.json(UserAnswerBody(user: UserBody(user)))
+        }
+        signedIn.route(.delete, "/v1/users/me") { _, context in
+            try await identities.deleteAccount(try context.authenticatedSession(), logger: context.logger)
+            return Response(status: .noContent)
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import HTTPTypes
+import LatchkeyAPI
+import LatchkeyCrypto
+import LatchkeyShared
+import Logging
+
+/// Guests, linking and unlinking identities, completing a conflict by merging, and deleting an
+/// account. What each does is decided in `Verdicts` (`IdentityVerdicts.swift`) on the facts a
+/// store reads; this service verifies credentials, issues and opens tickets, and turns refusals
+/// into typed errors.
+struct IdentityService: Sendable {
+    let configuration: ServerConfiguration
+    let store: any LatchkeyStore
+    let signIn: SignInService
+    let tokens: SessionTokens
+    let limits: AbuseLimits
+
+    /// The fields `POST /v1/users/me/identities/complete` accepts.
+    static let completionFields = LinkCompletionRequest.CodingKeys.fieldNames
+
+    // MARK: Guests
+
+    /// `POST /v1/auth/anonymous`: a guest with no identity and a session for it.
+    func createGuest(logger: Logger) async throws -> SignInBody {
+        guard configuration.identities.anonymousUsers else {
+            throw APIError(
+                .notFound, .notFound, "Guest accounts are not enabled on this server (LATCHKEY_ANONYMOUS_USERS).")
+        }
+        let now = configuration.clock()
+        let refresh = SessionTokens.newRefreshToken()
+        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let user = try await store.createGuest(
+            id: SessionTokens.randomToken(bytes: 15), session: newSession(sessionID, refresh.hash, now), now: now)
+        logger.info("latchkey.guest.created", metadata: ["latchkey.user.id": "\(user.id)"])
+        return SignInBody(
+            user: UserBody(user), isNewUser: true, grantedPermissions: [], declinedPermissions: [],
+            session: try tokens.body(
+                userID: user.id, sessionID: sessionID, refreshToken: refresh.token, anonymous: true, now: now))
+    }
+
+    // MARK: Linking
+
+    /// `POST /v1/users/me/identities`: links the identity `request` proves to the caller's account.
+    func link(
+        _ claims: SessionTokens.AccessClaims, _ request: FacebookExchangeRequest, client: ClientAddress?
+    ) async throws -> StoredUser {
+        let (identity, mapping) = try await signIn.verify(request, client: client)
+        let now = configuration.clock()
+        let record = LinkRecord(
+            userID: claims.userID, identity: identity.stored(at: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            singleUse: identity.singleUse, provingSessionID: claims.sessionID)
+        switch try await link(record, identity: identity, now: now) {
+        case .linked(let user), .alreadyLinked(let user): return user
+        case .conflict: throw try conflict(record, now: now)
+        }
+    }
+
+    /// `POST /v1/users/me/identities/link-requests`: a handle for `/v1/oauth/authorize`'s
+    /// `link_request`, so Easy Login links to the caller instead of signing in, with no bearer in a
+    /// URL. Sealed (`SealedToken`), bound to the caller's session, spent once at the callback, and
+    /// valid as long as a person may take on Facebook's dialog.
+    func linkRequest(_ claims: SessionTokens.AccessClaims) throws -> LinkRequestBody {
+        let lifetime = configuration.easyLogin.requestLifetime
+        let expires = Int(configuration.clock().addingTimeInterval(lifetime).timeIntervalSince1970)
+        let handle = try SealedToken.seal(
+            [
+                "u": .string(claims.userID), "s": .string(claims.sessionID), "e": .int(expires),
+                "n": .string(RandomToken.base64URL(bytes: 12)),
+            ], kind: .linkRequest, key: tokens.keys.current.signing)
+        return LinkRequestBody(linkRequest: handle, expiresIn: Int(lifetime))
+    }
+
+    /// `POST /v1/auth/facebook` with a guest's bearer: the identity is linked to the guest, which
+    /// keeps its id and properties and becomes a full user, and a session opens as for a sign-in.
+    func upgradeGuest(
+        _ claims: SessionTokens.AccessClaims, _ request: FacebookExchangeRequest, client: ClientAddress?,
+        logger: Logger
+    ) async throws -> SignInBody {
+        guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
+        let (identity, mapping) = try await signIn.verify(request, client: client)
+        let now = configuration.clock()
+        let refresh = SessionTokens.newRefreshToken()
+        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let record = LinkRecord(
+            userID: claims.userID, identity: identity.stored(at: now),
+            mappedProperties: mapping.apply(to: identity.profile),
+            singleUse: identity.singleUse, session: newSession(sessionID, refresh.hash, now))
+        let user: StoredUser
+        switch try await link(record, identity: identity, now: now) {
+        case .linked(let linked), .alreadyLinked(let linked): user = linked
+        case .conflict: throw try conflict(record, now: now)
+        }
+        logger.info("latchkey.guest.upgraded", metadata: ["latchkey.user.id": "\(user.id)"])
+        return SignInBody(
+            user: UserBody(user), isNewUser: false, grantedPermissions: identity.granted,
+            declinedPermissions: identity.declined,
+            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+    }
+
+    /// Runs a link, giving the per-identity count back when it was refused.
+    private func link(_ record: LinkRecord, identity: FacebookIdentity, now: Date) async throws -> LinkOutcome {
+        do {
+            return try await store.linkIdentity(record, now: now)
+        } catch let refusal as IdentityRefusal {
+            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            throw APIError(refusal)
+        }
+    }
+
+    /// The `409 identity_already_linked` of a link whose identity another user owns, with a ticket
+    /// bound to the caller's account and the identity just proven. It names neither the other
+    /// account nor anything of it.
+    private func conflict(_ record: LinkRecord, now: Date) throws -> APIError {
+        try Self.conflict(record, now: now, configuration: configuration, tokens: tokens)
+    }
+
+    /// The conflict of `record` (see `conflict(_:now:)`), for Easy Login's link too.
+    static func conflict(
+        _ record: LinkRecord, now: Date, configuration: ServerConfiguration, tokens: SessionTokens
+    ) throws -> APIError {
+        let expires = Int(now.addingTimeInterval(configuration.identities.linkTicketLifetime).timeIntervalSince1970)
+        let ticket = try SealedToken.seal(
+            [
+                "u": .string(record.userID), "p": .string(record.identity.provider),
+                "s": .string(record.identity.subject), "e": .int(expires),
+                "n": .string(RandomToken.base64URL(bytes: 12)),
+            ], kind: .linkTicket, key: tokens.keys.current.signing)
+        var error = APIError(
+            .conflict, .identityAlreadyLinked,
+            "This identity belongs to another account. Sign in with it, then send linkTicket to POST /v1/users/me/identities/complete to merge the two accounts."
+        )
+        error.linkTicket = ticket
+        return error
+    }
+
+    /// `POST /v1/users/me/identities/complete`: merges the ticket's account into the caller's.
+    func complete(
+        _ claims: SessionTokens.AccessClaims, _ request: LinkCompletionRequest
+    ) async throws -> LinkCompletionBody {
+        let now = configuration.clock()
+        let invalid = APIError(IdentityRefusal.ticketInvalid)
+        guard
+            let opened = SealedToken.open(request.linkTicket, kind: .linkTicket, keys: tokens.keys.current.requestKeys),
+            let source = opened.payload["u"]?.stringValue, let provider = opened.payload["p"]?.stringValue,
+            let subject = opened.payload["s"]?.stringValue, let expires = opened.payload["e"]?.intValue
+        else { throw invalid }
+        guard TimeInterval(expires) > now.timeIntervalSince1970 else {
+            throw APIError(.badRequest, .linkTicketInvalid, "This link ticket has expired; link again for a new one.")
+        }
+        do {
+            let user = try await store.merge(
+                MergeRecord(
+                    sourceUserID: source, targetUserID: claims.userID, provider: provider, subject: subject,
+                    ticketID: opened.useKey, ticketExpiresAt: Date(timeIntervalSince1970: TimeInterval(expires))),
+                now: now)
+            return LinkCompletionBody(user: UserBody(user), mergedUserID: source)
+        } catch let refusal as IdentityRefusal {
+            throw APIError(refusal)
+        }
+    }
+
+    /// `DELETE /v1/users/me/identities/{provider}/{subject}`.
+    func unlink(_ claims: SessionTokens.AccessClaims, provider: String, subject: String) async throws -> StoredUser {
+        do {
+            return try await store.unlinkIdentity(
+                userID: claims.userID, provider: provider, subject: subject, now: configuration.clock())
+        } catch let refusal as IdentityRefusal {
+            throw APIError(refusal)
+        }
+    }
+
+    // MARK: Deleting
+
+    /// `DELETE /v1/users/me`: deletes the caller's account, when its session signed in recently.
+    func deleteAccount(_ claims: SessionTokens.AccessClaims, logger: Logger) async throws {
+        do {
+            try await store.deleteUser(
+                id: claims.userID, sessionID: claims.sessionID, now: configuration.clock(),
+                reauthenticationWindow: configuration.identities.reauthenticationWindow)
+        } catch let refusal as IdentityRefusal {
+            throw APIError(refusal)
+        }
+        logger.info("latchkey.user.deleted", metadata: ["latchkey.user.id": "\(claims.userID)"])
+    }
+
+    private func newSession(_ id: String, _ hash: Data, _ now: Date) -> NewSession {
+        NewSession(
+            id: id, refreshTokenHash: hash, createdAt: now,
+            refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime))
+    }
+}
+
+extension APIError {
+    /// The typed error of a refused identity operation.
+    init(_ refusal: IdentityRefusal) {
+        switch refusal {
+        case .replayed: self.init(.unauthorized, .idTokenReplayed, "This id token was already used.")
+        case .nonceInvalid: self = .nonceInvalid
+        case .userDisabled: self.init(.forbidden, .userDisabled, "This account is disabled.")
+        case .sessionEnded: self = .sessionEnded
+        case .notLinked: self.init(.notFound, .notFound, "This identity is not linked to the account.")
+        case .lastSignInMethod:
+            self.init(
+                .conflict, .lastSignInMethod,
+                "This is the account's last way to sign in; link another before removing it.")
+        case .ticketInvalid:
+            self.init(
+                .badRequest, .linkTicketInvalid,
+                "This link ticket is not valid for this account: it was used, altered, or the accounts changed.")
+        case .reauthenticationRequired:
+            self.init(
+                .forbidden, .reauthenticationRequired,
+                "Deleting the account needs a recent sign-in: sign in again, then retry with the new session.")
+        }
+    }
+}

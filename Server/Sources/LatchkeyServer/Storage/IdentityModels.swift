@@ -1,0 +1,146 @@
+import Foundation
+import LatchkeyAPI
+
+/// A verified identity to link to an existing user (`LatchkeyStore.linkIdentity`): the caller's own
+/// account through `POST /v1/users/me/identities`, a guest upgrading through a sign-in, or the
+/// user another app of the same business already knows.
+package struct LinkRecord: Sendable {
+    /// The user the identity joins.
+    package var userID: String
+    /// The identity, first and last seen now.
+    package var identity: StoredIdentity
+    /// Properties from the provider's profile: they fill only the keys the user does not have
+    /// (`StorageRules.propertiesAfterLink`), so linking never overwrites what an account holds.
+    package var mappedProperties: [String: JSONValue]
+    /// Spent in the same transaction, only when the link goes through (a conflict spends nothing,
+    /// so the same credential can still sign in to the account that owns the identity).
+    package var singleUse: SingleUseClaims?
+    /// The session that proved the credential: it counts as freshly signed in afterwards
+    /// (`LATCHKEY_REAUTHENTICATION_WINDOW`). `nil` when the link opens a session instead.
+    package var provingSessionID: String?
+    /// A session to open for the user in the same transaction (a sign-in that links).
+    package var session: NewSession?
+    /// Facebook's `token_for_business`, stored with a new identity.
+    package var businessToken: String?
+    /// An Easy Login authorization code to store for the user in the same transaction (a link
+    /// through Easy Login answers the app a code, which opens a session of the same user).
+    package var authorizationCode: NewAuthorizationCode?
+
+    /// Creates a link record.
+    package init(
+        userID: String, identity: StoredIdentity, mappedProperties: [String: JSONValue],
+        singleUse: SingleUseClaims? = nil, provingSessionID: String? = nil, session: NewSession? = nil,
+        businessToken: String? = nil, authorizationCode: NewAuthorizationCode? = nil
+    ) {
+        self.businessToken = businessToken
+        self.authorizationCode = authorizationCode
+        self.userID = userID
+        self.identity = identity
+        self.mappedProperties = mappedProperties
+        self.singleUse = singleUse
+        self.provingSessionID = provingSessionID
+        self.session = session
+    }
+}
+
+/// What `LatchkeyStore.linkIdentity` did.
+package enum LinkOutcome: Sendable, Equatable {
+    /// The identity was added to the user (a guest became a full user).
+    case linked(StoredUser)
+    /// The user had the identity already; only its last sign-in and permissions changed.
+    case alreadyLinked(StoredUser)
+    /// The identity belongs to another user: nothing changed. That user is not named: the caller
+    /// gets a link ticket, never the other account.
+    case conflict
+}
+
+/// Why a link, a merge or a deletion was refused; nothing was written.
+package enum IdentityRefusal: Error, Sendable, Equatable {
+    /// The id token's `jti` was spent already.
+    case replayed
+    /// The server nonce is unknown, expired or spent.
+    case nonceInvalid
+    /// The user is disabled.
+    case userDisabled
+    /// The caller's user or session no longer exists (deleted, merged away, signed out).
+    case sessionEnded
+    /// The identity is not linked to the user.
+    case notLinked
+    /// Unlinking would leave a full user with no way to sign in.
+    case lastSignInMethod
+    /// The link ticket was spent, or no longer describes the accounts (the identity moved, the
+    /// other account is gone).
+    case ticketInvalid
+    /// The session's sign-in is older than the reauthentication window.
+    case reauthenticationRequired
+}
+
+/// A merge (`LatchkeyStore.merge`): the user a link ticket was issued to (`sourceUserID`) is merged
+/// into the user that owns the ticket's identity (`targetUserID`, the caller).
+package struct MergeRecord: Sendable {
+    /// The account that goes away.
+    package var sourceUserID: String
+    /// The caller's account, which stays.
+    package var targetUserID: String
+    /// The identity the ticket names, which the target must own.
+    package var provider: String
+    /// The identity's subject.
+    package var subject: String
+    /// The ticket's single-use value, spent in the same transaction.
+    package var ticketID: String
+    /// Until when the ticket's spend is remembered (its expiry).
+    package var ticketExpiresAt: Date
+
+    /// Creates a merge record.
+    package init(
+        sourceUserID: String, targetUserID: String, provider: String, subject: String, ticketID: String,
+        ticketExpiresAt: Date
+    ) {
+        self.sourceUserID = sourceUserID
+        self.targetUserID = targetUserID
+        self.provider = provider
+        self.subject = subject
+        self.ticketID = ticketID
+        self.ticketExpiresAt = ticketExpiresAt
+    }
+}
+
+/// Background work kept in the database (`jobs`): it survives restarts, runs on one node at a
+/// time (a lease), and is retried with growing delays until it succeeds or gives up.
+package struct StoredJob: Sendable, Equatable {
+    /// The kinds of work, one list for every backend.
+    package enum Kind: String, Sendable, CaseIterable {
+        /// `DELETE /{app-scoped-id}/permissions` with the app token, after an account deletion.
+        case facebookRevokePermissions = "facebook.revoke_permissions"
+    }
+
+    /// Random id.
+    package var id: String
+    /// What to do.
+    package var kind: Kind
+    /// The user it is for (deleted by now, usually): the audit event of its outcome names them.
+    package var userID: String
+    /// What the work needs (for a revocation: `app_id`, `subject`).
+    package var payload: JSONValue
+    /// Attempts made so far, this one included once claimed.
+    package var attempts: Int
+
+    /// Creates a job.
+    package init(id: String, kind: Kind, userID: String, payload: JSONValue, attempts: Int = 0) {
+        self.id = id
+        self.kind = kind
+        self.userID = userID
+        self.payload = payload
+        self.attempts = attempts
+    }
+}
+
+/// How a claimed job ended (`LatchkeyStore.finishJob`).
+package enum JobOutcome: Sendable, Equatable {
+    /// Done (or nothing left to do): the job is deleted and `event` recorded, in one transaction.
+    case done(AuditEvent)
+    /// Failed for now: tried again at `retryAt`.
+    case retry(at: Date, error: String)
+    /// Failed for good: the job is deleted and `event` recorded.
+    case gaveUp(AuditEvent)
+}

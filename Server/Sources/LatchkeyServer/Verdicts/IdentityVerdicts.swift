@@ -1,0 +1,159 @@
+import Foundation
+
+/// What a store found when a link reached it (`LatchkeyStore.linkIdentity`).
+package struct LinkFacts: Sendable, Hashable {
+    /// Who owns the identity now.
+    package enum Owner: Sendable, Hashable, CaseIterable {
+        /// Nobody: the identity is new.
+        case nobody
+        /// The user it is being linked to.
+        case caller
+        /// Another user.
+        case another
+    }
+
+    /// The id token's `jti` was spent already.
+    package var jtiSpent = false
+    /// A server nonce was presented and is unknown, expired or spent.
+    package var nonceInvalid = false
+    /// The user the identity joins exists.
+    package var userExists = true
+    /// That user is disabled.
+    package var userDisabled = false
+    /// The identity's owner.
+    package var owner = Owner.nobody
+
+    /// Creates the facts; each defaults to the one that lets a link through.
+    package init(
+        jtiSpent: Bool = false, nonceInvalid: Bool = false, userExists: Bool = true, userDisabled: Bool = false,
+        owner: Owner = .nobody
+    ) {
+        self.jtiSpent = jtiSpent
+        self.nonceInvalid = nonceInvalid
+        self.userExists = userExists
+        self.userDisabled = userDisabled
+        self.owner = owner
+    }
+}
+
+/// What a link does.
+package enum LinkVerdict: Sendable, Equatable {
+    /// Refused; nothing is written.
+    case refuse(IdentityRefusal)
+    /// Someone else owns the identity: nothing is written, the caller gets a ticket.
+    case conflict
+    /// The caller has it already: its last sign-in is noted and the single-use values spent.
+    case touch
+    /// The identity is added, the properties filled, a guest made a full user.
+    case link
+}
+
+/// What a store found for an unlink.
+package struct UnlinkFacts: Sendable, Hashable {
+    /// The user exists.
+    package var userExists = true
+    /// The identity is the user's.
+    package var linked = true
+    /// How many identities the user has, this one included.
+    package var identities = 2
+
+    /// Creates the facts.
+    package init(userExists: Bool = true, linked: Bool = true, identities: Int = 2) {
+        self.userExists = userExists
+        self.linked = linked
+        self.identities = identities
+    }
+}
+
+/// What a store found for a merge.
+package struct MergeFacts: Sendable, Hashable {
+    /// The ticket was spent already.
+    package var ticketSpent = false
+    /// The account the ticket was issued to still exists.
+    package var sourceExists = true
+    /// That account is disabled (a merge must not carry a disabled account's identities out).
+    package var sourceDisabled = false
+    /// The caller still owns the ticket's identity.
+    package var targetOwnsIdentity = true
+    /// Source and target are the same user (the identity was linked to the ticket's user since).
+    package var sameUser = false
+
+    /// Creates the facts.
+    package init(
+        ticketSpent: Bool = false, sourceExists: Bool = true, sourceDisabled: Bool = false,
+        targetOwnsIdentity: Bool = true, sameUser: Bool = false
+    ) {
+        self.ticketSpent = ticketSpent
+        self.sourceExists = sourceExists
+        self.sourceDisabled = sourceDisabled
+        self.targetOwnsIdentity = targetOwnsIdentity
+        self.sameUser = sameUser
+    }
+}
+
+/// What a store found for an account deletion.
+package struct DeletionFacts: Sendable, Hashable {
+    /// The session exists, is not revoked, and belongs to the user.
+    package var sessionActive = true
+    /// The user is a guest (exempt from reauthentication: a guest has nothing to sign in with).
+    package var anonymous = false
+    /// Seconds since the session's sign-in (or its latest fresh proof of a credential).
+    package var secondsSinceSignIn: TimeInterval = 0
+    /// `LATCHKEY_REAUTHENTICATION_WINDOW`.
+    package var window: TimeInterval = 600
+
+    /// Creates the facts.
+    package init(
+        sessionActive: Bool = true, anonymous: Bool = false, secondsSinceSignIn: TimeInterval = 0,
+        window: TimeInterval = 600
+    ) {
+        self.sessionActive = sessionActive
+        self.anonymous = anonymous
+        self.secondsSinceSignIn = secondsSinceSignIn
+        self.window = window
+    }
+}
+
+extension Verdicts {
+    /// Whether a link goes through. The order: a replayed token and a stale nonce first (as for a
+    /// sign-in: the request itself is not fresh), then the caller's account (gone, disabled), and
+    /// only then whose the identity is, so a refused request learns nothing about the identity.
+    package static func link(_ facts: LinkFacts) -> LinkVerdict {
+        if facts.jtiSpent { return .refuse(.replayed) }
+        if facts.nonceInvalid { return .refuse(.nonceInvalid) }
+        if !facts.userExists { return .refuse(.sessionEnded) }
+        if facts.userDisabled { return .refuse(.userDisabled) }
+        switch facts.owner {
+        case .another: return .conflict
+        case .caller: return .touch
+        case .nobody: return .link
+        }
+    }
+
+    /// Whether an identity may be unlinked: never the last one (a guest has none to unlink).
+    package static func unlink(_ facts: UnlinkFacts) -> IdentityRefusal? {
+        if !facts.userExists { return .sessionEnded }
+        if !facts.linked { return .notLinked }
+        if facts.identities <= 1 { return .lastSignInMethod }
+        return nil
+    }
+
+    /// Whether a link ticket's merge goes through. Every way a ticket can stop describing the two
+    /// accounts (spent, the other account gone or merged, the identity moved, both now one) is the
+    /// same refusal: the caller learns nothing about the other account.
+    package static func merge(_ facts: MergeFacts) -> IdentityRefusal? {
+        if facts.ticketSpent || !facts.sourceExists || !facts.targetOwnsIdentity || facts.sameUser {
+            return .ticketInvalid
+        }
+        if facts.sourceDisabled { return .userDisabled }
+        return nil
+    }
+
+    /// Whether an account may be deleted by its own session: only one signed in recently, unless
+    /// it is a guest's.
+    package static func deletion(_ facts: DeletionFacts) -> IdentityRefusal? {
+        if !facts.sessionActive { return .sessionEnded }
+        if !facts.anonymous && !(facts.secondsSinceSignIn <= facts.window) { return .reauthenticationRequired }
+        return nil
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+@testable import LatchkeyServer
+
+/// The identity verdicts' truth tables: linking, unlinking, merging and deleting.
+extension VerdictTests {
+    /// Every combination of link facts (2⁴ × 3 owners).
+    static let allLinkFacts: [LinkFacts] = [false, true].flatMap { jti in
+        [false, true].flatMap { nonce in
+            [false, true].flatMap { exists in
+                [false, true].flatMap { disabled in
+                    LinkFacts.Owner.allCases.map {
+                        LinkFacts(
+                            jtiSpent: jti, nonceInvalid: nonce, userExists: exists, userDisabled: disabled, owner: $0)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a link: the request's refusals, then the caller's account, and only then whose the identity is")
+    func link() {
+        #expect(Self.allLinkFacts.count == 48)
+        for facts in Self.allLinkFacts {
+            let expected: LinkVerdict =
+                facts.jtiSpent
+                ? .refuse(.replayed)
+                : facts.nonceInvalid
+                    ? .refuse(.nonceInvalid)
+                    : !facts.userExists
+                        ? .refuse(.sessionEnded)
+                        : facts.userDisabled
+                            ? .refuse(.userDisabled)
+                            : [.nobody: .link, .caller: .touch, .another: .conflict][facts.owner]!
+            #expect(Verdicts.link(facts) == expected, "\(facts)")
+        }
+        // The rows a reader checks first.
+        #expect(Verdicts.link(LinkFacts()) == .link)
+        #expect(Verdicts.link(LinkFacts(owner: .another)) == .conflict)
+        #expect(Verdicts.link(LinkFacts(jtiSpent: true, owner: .another)) == .refuse(.replayed))
+        #expect(Verdicts.link(LinkFacts(userDisabled: true, owner: .another)) == .refuse(.userDisabled))
+    }
+
+    static let unlinkTable: [(UnlinkFacts, IdentityRefusal?)] = [
+        (UnlinkFacts(identities: 2), nil),
+        (UnlinkFacts(identities: 5), nil),
+        (UnlinkFacts(identities: 1), .lastSignInMethod),
+        (UnlinkFacts(linked: false, identities: 1), .notLinked),
+        (UnlinkFacts(linked: false, identities: 0), .notLinked),
+        (UnlinkFacts(linked: false, identities: 3), .notLinked),
+        (UnlinkFacts(userExists: false, linked: false, identities: 0), .sessionEnded),
+    ]
+
+    @Test("an unlink: never the last identity", arguments: unlinkTable)
+    func unlink(facts: UnlinkFacts, expected: IdentityRefusal?) {
+        #expect(Verdicts.unlink(facts) == expected, "\(facts)")
+    }
+
+    @Test("a merge: every way a ticket stops describing the accounts is one refusal")
+    func merge() {
+        for spent in [false, true] {
+            for exists in [false, true] {
+                for disabled in [false, true] {
+                    for owns in [false, true] {
+                        for same in [false, true] {
+                            let facts = MergeFacts(
+                                ticketSpent: spent, sourceExists: exists, sourceDisabled: disabled,
+                                targetOwnsIdentity: owns, sameUser: same)
+                            let invalid = spent || !exists || !owns || same
+                            let expected: IdentityRefusal? =
+                                invalid ? .ticketInvalid : disabled ? .userDisabled : nil
+                            #expect(Verdicts.merge(facts) == expected, "\(facts)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static let deletionTable: [(DeletionFacts, IdentityRefusal?)] = [
+        (DeletionFacts(secondsSinceSignIn: 0, window: 600), nil),
+        (DeletionFacts(secondsSinceSignIn: 600, window: 600), nil),
+        (DeletionFacts(secondsSinceSignIn: 600.5, window: 600), .reauthenticationRequired),
+        (DeletionFacts(anonymous: true, secondsSinceSignIn: 1e9, window: 600), nil),
+        (DeletionFacts(secondsSinceSignIn: .nan, window: 600), .reauthenticationRequired),
+        (DeletionFacts(sessionActive: false, secondsSinceSignIn: 0), .sessionEnded),
+        (DeletionFacts(sessionActive: false, anonymous: true), .sessionEnded),
+    ]
+
+    @Test("a deletion: an active session that signed in within the window, or a guest's", arguments: deletionTable)
+    func deletion(facts: DeletionFacts, expected: IdentityRefusal?) {
+        #expect(Verdicts.deletion(facts) == expected, "\(facts)")
+    }
+}
