@@ -212,6 +212,37 @@ call("POST", "/v1/auth/facebook", status=403, code="property_not_writable",
 call("POST", "/v1/auth/facebook", status=413, code="request_too_large", json_body={"accessToken": "x" * 70_000})
 call("POST", "/v1/auth/nonce", status=400, code="invalid_request", json_body={"x": 1})
 
+# --- Guests, linking, a conflict and its ticket, unlinking, deleting (serve --dev turns guests on)
+_, guest = call("POST", "/v1/auth/anonymous", status=200, json_body={})
+if not guest["user"]["isAnonymous"] or guest["user"]["identities"]:
+    fail("a guest is not anonymous, or has an identity")
+guest_access = guest["session"]["access_token"]
+_, linked = call("POST", "/v1/users/me/identities", status=200, bearer=guest_access,
+                 json_body={"accessToken": facebook_token("dave")})
+if linked["user"]["id"] != guest["user"]["id"] or linked["user"]["isAnonymous"]:
+    fail("linking kept neither the guest's id nor made it a full user")
+_, conflict = call("POST", "/v1/users/me/identities", status=409, code="identity_already_linked",
+                   bearer=guest_access, json_body={"accessToken": facebook_token("carol")})
+ticket = conflict["error"]["linkTicket"]
+_, carol = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("carol")})
+_, merged = call("POST", "/v1/users/me/identities/complete", status=200, bearer=carol["session"]["access_token"],
+                 json_body={"linkTicket": ticket})
+if merged["mergedUserId"] != guest["user"]["id"]:
+    fail("completing the ticket did not name the merged account")
+call("POST", "/v1/users/me/identities/complete", status=400, code="link_ticket_invalid",
+     bearer=carol["session"]["access_token"], json_body={"linkTicket": ticket})
+_, handle = call("POST", "/v1/users/me/identities/link-requests", status=200, bearer=carol["session"]["access_token"])
+if not handle["linkRequest"]:
+    fail("a link request without a handle")
+subjects = [identity["subject"] for identity in merged["user"]["identities"]]
+call("DELETE", f"/v1/users/me/identities/facebook/{subjects[0]}", status=200, bearer=carol["session"]["access_token"])
+call("DELETE", f"/v1/users/me/identities/facebook/{subjects[1]}", status=409, code="last_sign_in_method",
+     bearer=carol["session"]["access_token"])
+call("DELETE", "/v1/users/me/identities/facebook/1", status=404, code="not_found",
+     bearer=carol["session"]["access_token"])
+call("DELETE", "/v1/users/me", status=204, bearer=carol["session"]["access_token"])
+call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=carol["session"]["access_token"])
+
 # --- Logout, then every session
 limited_access = limited["session"]["access_token"]
 call("POST", "/v1/auth/logout", status=204, bearer=limited_access)

@@ -58,7 +58,7 @@ extension PostgresStore {
             let facts = LinkFacts(
                 jtiSpent: spent.jti, nonceInvalid: spent.nonce, userExists: user != nil,
                 userDisabled: user?.0 ?? false,
-                owner: owner == nil ? .nobody : owner == link.userID ? .caller : .another)
+                owner: LinkFacts.Owner(owner, caller: link.userID))
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal

@@ -34,7 +34,7 @@ extension SQLiteStore {
                     ?? false,
                 nonceInvalid: try link.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
                 userExists: user != nil, userDisabled: user?.disabled ?? false,
-                owner: owner == nil ? .nobody : owner == link.userID ? .caller : .another)
+                owner: LinkFacts.Owner(owner, caller: link.userID))
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal

@@ -120,13 +120,16 @@ func buildApplication(
         trustedProxies: configuration.http.trustedProxies.compactMap(ClientAddress.Network.init),
         forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.http.forwardedHeader) ?? .xForwardedFor,
         clock: configuration.clock, facebookUsage: usage)
+    let recorder = SignInRecorder(
+        store: store, business: BusinessTokenLookup(graph: graph, apps: configuration.facebook.apps, logger: logger),
+        joinsByBusiness: configuration.facebook.joinsByBusiness)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits,
-        business: BusinessTokenLookup(graph: graph, apps: configuration.facebook.apps, logger: logger))
+        recorder: recorder)
     let easyLogin = EasyLoginService(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
-        limits: limits)
+        limits: limits, recorder: recorder)
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: ErrorMiddleware(routes: table))
     Routes(

@@ -372,6 +372,22 @@ struct BusinessJoinTests {
         }
     }
 
+    @Test("Easy Login joins too: a person known through the second app lands on that user")
+    func easyLogin() async throws {
+        try await Stack.run(browsable: true, { IdentityTests.configure(&$0) }) { stack in
+            let first = try await IdentityTests.signIn(stack, "alice", app: Demo.otherAppID)
+            let request = AuthorizeRequest()
+            let answer = try await EasyLoginTests.redirect(stack, request, choose: "emulator_user=alice")
+            let issued = try JSONDecoder().decode(
+                SessionBody.self,
+                from: Data(
+                    try await stack.postForm("/v1/oauth/token", request.tokenForm(code: try #require(answer["code"])))
+                        .body.readableBytesView))
+            let me = try await stack.get("/v1/users/me", bearer: issued.accessToken).json()
+            #expect(me["id"] == first["user"]?["id"] && me["identities"]?.arrayValue?.count == 2)
+        }
+    }
+
     /// A Limited Login id token of `user` for `app`, with the default nonce.
     static func idToken(_ stack: Stack, _ user: String, app: String) async throws -> String {
         let body: JSONValue = [

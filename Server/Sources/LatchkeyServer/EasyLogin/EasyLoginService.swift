@@ -21,6 +21,8 @@ struct EasyLoginService: Sendable {
     let tokens: SessionTokens
     let origin: ServerOrigin
     let limits: AbuseLimits
+    /// Records the sign-in, joining by business as `POST /v1/auth/facebook` does.
+    let recorder: SignInRecorder
 
     /// Where Facebook's dialog sends the person back (registered with the Facebook app).
     var callbackURL: String { origin.url + ServerConfiguration.facebookCallbackPath }
@@ -306,8 +308,8 @@ struct EasyLoginService: Sendable {
         let user: StoredUser
         let created: Bool
         do {
-            (user, created) = try await store.signIn(login, now: now)
-        } catch SignInConflict.userDisabled {
+            (user, created) = try await recorder.record(login, identity, now: now)
+        } catch SignInConflict.userDisabled, IdentityRefusal.userDisabled {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError(.forbidden, .userDisabled, "This account is disabled.")
         }

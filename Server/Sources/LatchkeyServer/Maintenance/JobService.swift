@@ -36,17 +36,9 @@ package struct JobService: Service {
 
     /// Runs due jobs every interval until the service group shuts down.
     package func run() async {
-        let interval = Duration.seconds(configuration.maintenance.jobInterval)
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await Task.sleep(for: interval)
-                    await runOnce()
-                }
-            }
-        } catch {
-            // Cancelled while waiting: a claimed job's lease expires and another run takes it.
-        }
+        // Cancelled while waiting, never mid-job; a job claimed by a node killed outright has a
+        // lease that expires, and another run takes it.
+        await runPeriodically(every: .seconds(configuration.maintenance.jobInterval)) { await runOnce() }
     }
 
     /// The wait before the next attempt after `attempts` failed ones: 30 s doubling, at most 6 h.

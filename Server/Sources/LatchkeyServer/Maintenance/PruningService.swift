@@ -43,17 +43,8 @@ package struct PruningService: Service {
     /// Waits before the first run rather than after start-up: starting stays quick, and what
     /// accumulated while the server was down goes at the first interval, in batches like the rest.
     package func run() async {
-        let interval = Duration.seconds(configuration.maintenance.pruneInterval)
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await Task.sleep(for: interval)
-                    await runOnce()
-                }
-            }
-        } catch {
-            // Cancelled (shutdown) while waiting: nothing is half-done, a prune call is a transaction.
-        }
+        // A prune call is a transaction: nothing is half-done when shutdown cancels the wait.
+        await runPeriodically(every: .seconds(configuration.maintenance.pruneInterval)) { await runOnce() }
     }
 
     /// Prunes once: computes the cutoffs now, then calls the store until no table reaches the

@@ -25,16 +25,7 @@ struct SessionKeyRefresher: Service {
     /// Refreshes every interval until the service group shuts down.
     func run() async {
         let interval = Duration.milliseconds(Int64(configuration.sessions.keyRefreshInterval * 1000))
-        do {
-            try await cancelWhenGracefulShutdown {
-                while true {
-                    try await Task.sleep(for: interval)
-                    await refreshOnce()
-                }
-            }
-        } catch {
-            // Cancelled while waiting: shutting down.
-        }
+        await runPeriodically(every: interval) { await refreshOnce() }
     }
 
     /// Reads the keys once and replaces the ring.

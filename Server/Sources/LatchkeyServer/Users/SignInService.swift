@@ -14,9 +14,8 @@ struct SignInService: Sendable {
     let limited: LimitedLoginVerifier
     let tokens: SessionTokens
     let limits: AbuseLimits
-    /// Asks Facebook for `token_for_business` when a new identity signs in and joining by business
-    /// is on (`LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`).
-    let business: BusinessTokenLookup
+    /// Records sign-ins, joining a new identity to its business's user (`LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`).
+    let recorder: SignInRecorder
 
     /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
     static let requestFields = FacebookExchangeRequest.CodingKeys.fieldNames
@@ -38,20 +37,15 @@ struct SignInService: Sendable {
         let now = configuration.clock()
         let refresh = SessionTokens.newRefreshToken()
         let sessionID = SessionTokens.randomToken(bytes: 16)
-        var login = LoginRecord(
+        let login = LoginRecord(
             identity, mapping: mapping, configuration: configuration, now: now,
             session: NewSession(
                 id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
                 refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
-        login.joinsByBusiness = configuration.facebook.joinsByBusiness
         let user: StoredUser
         let created: Bool
         do {
-            do {
-                (user, created) = try await store.signIn(login, now: now)
-            } catch SignInConflict.newIdentity {
-                (user, created) = try await signInNewIdentity(login, identity, now: now)
-            }
+            (user, created) = try await recorder.record(login, identity, now: now)
         } catch let conflict as SignInConflict {
             // Not a sign-in of this person after all: the count goes back.
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
@@ -77,32 +71,6 @@ struct SignInService: Sendable {
             user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
             declinedPermissions: identity.declined,
             session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
-    }
-
-    /// A new identity's sign-in when joining by business is on: the person's `token_for_business`
-    /// names the user another app of the business made, and the identity is linked to that user
-    /// (with the session, in one transaction); otherwise, or when that user went away meanwhile,
-    /// a user of its own is made, the token stored so later apps find it.
-    private func signInNewIdentity(
-        _ login: LoginRecord, _ identity: FacebookIdentity, now: Date
-    ) async throws -> (user: StoredUser, created: Bool) {
-        var login = login
-        login.joinsByBusiness = false
-        login.businessToken = try await business.token(for: identity)
-        if let token = login.businessToken, let owner = try await store.userID(businessToken: token) {
-            let record = LinkRecord(
-                userID: owner, identity: login.identity, mappedProperties: login.mappedProperties,
-                singleUse: login.singleUse, session: login.session, businessToken: token)
-            do {
-                switch try await store.linkIdentity(record, now: now) {
-                case .linked(let user), .alreadyLinked(let user): return (user, false)
-                case .conflict: break  // a concurrent sign-in made it first: sign in to its user
-                }
-            } catch IdentityRefusal.sessionEnded {
-                // That user was deleted or merged meanwhile: a user of its own.
-            }
-        }
-        return try await store.signIn(login, now: now)
     }
 
     /// Verifies the Facebook credential of a sign-in or a link (the same shapes, the same checks)

@@ -10,6 +10,11 @@ package struct LinkFacts: Sendable, Hashable {
         case caller
         /// Another user.
         case another
+
+        /// Who `owner` (the identity's user, as read) is to `caller`.
+        package init(_ owner: String?, caller: String) {
+            self = owner == nil ? .nobody : owner == caller ? .caller : .another
+        }
     }
 
     /// The id token's `jti` was spent already.
