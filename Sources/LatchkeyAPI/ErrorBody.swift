@@ -36,17 +36,21 @@ public struct OAuthErrorBody: Codable, Sendable, Equatable {
     public var errorDescription: String
     /// Latchkey's stable code (one of `ErrorCode`).
     public var errorCode: ErrorCode
+    /// With `identity_already_linked` (an Easy Login link's code redeemed): the link ticket.
+    public var linkTicket: String?
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
         case errorCode = "error_code"
+        case linkTicket = "link_ticket"
     }
 
     /// Creates an OAuth error body.
-    public init(error: String, errorDescription: String, errorCode: ErrorCode) {
+    public init(error: String, errorDescription: String, errorCode: ErrorCode, linkTicket: String? = nil) {
         self.error = error
         self.errorDescription = errorDescription
         self.errorCode = errorCode
+        self.linkTicket = linkTicket
     }
 }

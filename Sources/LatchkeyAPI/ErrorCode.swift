@@ -91,8 +91,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let userDisabled = ErrorCode(rawValue: "user_disabled")
     /// The property may not be written by users.
     public static let propertyNotWritable = ErrorCode(rawValue: "property_not_writable")
-    /// Deleting the account needs a recent sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`): sign in
-    /// again, then retry with the new session.
+    /// Deleting the account, adding or unlinking an identity, or completing a merge needs a
+    /// recent sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`): sign in again (or link the same
+    /// credential again), then retry.
     public static let reauthenticationRequired = ErrorCode(rawValue: "reauthentication_required")
 
     // MARK: Identities
@@ -105,8 +106,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let lastSignInMethod = ErrorCode(rawValue: "last_sign_in_method")
     /// The link ticket is forged, expired, already used, or was issued for another pair of accounts.
     public static let linkTicketInvalid = ErrorCode(rawValue: "link_ticket_invalid")
-    /// An Easy Login `link_request` is forged, expired, already used, or its session has ended
-    /// (only in an Easy Login redirect's `error_code`).
+    /// An Easy Login `link_request` is forged, expired, or not for this request's PKCE challenge,
+    /// or its session has ended (in an Easy Login redirect's `error_code`, or when its code is redeemed).
     public static let linkRequestInvalid = ErrorCode(rawValue: "link_request_invalid")
 
     // MARK: OAuth (Easy Login and the token endpoint)

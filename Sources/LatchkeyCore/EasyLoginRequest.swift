@@ -8,7 +8,7 @@ import LatchkeyShared
 /// their own browser can use one directly.
 public struct EasyLoginRequest: Sendable, Equatable, Codable {
     /// The server's `/v1/oauth/authorize` URL with every parameter.
-    public let url: URL
+    public private(set) var url: URL
     /// Where the server sends the answer; one of the client's registered redirect URIs.
     public let redirectURI: String
     /// The `client_id` registered on the server.
@@ -25,11 +25,9 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
     ///   - redirectURI: e.g. `myapp://auth`, or `http://127.0.0.1:PORT/callback` on a desktop.
     ///   - permissions: Facebook permissions beyond `public_profile`.
     ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
-    ///   - linkRequest: a handle from `POST /v1/users/me/identities/link-requests`: the server links
-    ///     the Facebook identity to that session's user instead of signing in.
     public init(
         serverURL: URL, clientID: String, redirectURI: String, permissions: [String] = [],
-        fieldsMapping: [String: String]? = nil, linkRequest: String? = nil
+        fieldsMapping: [String: String]? = nil
     ) {
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -45,9 +43,19 @@ public struct EasyLoginRequest: Sendable, Equatable, Codable {
             let text = fieldsMapping.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
             pairs.append(("fields_mapping", text))
         }
-        if let linkRequest { pairs.append(("link_request", linkRequest)) }
         let authorize = serverURL.appendingPathComponent("v1/oauth/authorize").absoluteString
         url = URL(string: authorize + "?" + FormEncoding.encode(pairs)) ?? serverURL
+    }
+
+    /// The PKCE challenge in the URL, which a link request is bound to.
+    var codeChallenge: String { PKCE.challenge(for: codeVerifier) }
+
+    /// This request with `link_request` added (the same state and verifier): the server then links
+    /// the Facebook identity to the handle's user when the code is redeemed with the verifier.
+    func linking(_ linkRequest: String) -> EasyLoginRequest {
+        var linked = self
+        linked.url = URL(string: url.absoluteString + "&" + FormEncoding.encode([("link_request", linkRequest)])) ?? url
+        return linked
     }
 
     /// Whether `url` is this request's redirect (same URI before the query).

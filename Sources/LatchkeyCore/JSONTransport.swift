@@ -50,7 +50,8 @@ struct JSONTransport: Sendable {
             // The token endpoint answers in RFC 6749's shape, with Latchkey's code alongside.
             if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data) {
                 throw LatchkeyError(
-                    code: body.errorCode, message: body.errorDescription, httpStatus: http.status)
+                    code: body.errorCode, message: body.errorDescription, httpStatus: http.status,
+                    linkTicket: body.linkTicket)
             }
             throw LatchkeyError(
                 code: http.status >= 500 ? .internalError : .invalidResponse,

@@ -19,8 +19,7 @@ extension LatchkeyClient {
     public func makeEasyLoginURL(
         fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
     ) async throws(LatchkeyError) -> URL {
-        try await startEasyLogin(
-            fieldsMapping: fieldsMapping, permissions: permissions, redirectURI: redirectURI, linkRequest: nil)
+        try await startEasyLogin(try easyLoginRequest(fieldsMapping, permissions, redirectURI))
     }
 
     /// ``makeEasyLoginURL(fieldsMapping:permissions:redirectURI:)`` for linking: the Facebook
@@ -32,30 +31,32 @@ extension LatchkeyClient {
     public func makeEasyLoginLinkURL(
         fieldsMapping: [String: String]? = nil, permissions: [String] = [], redirectURI: String? = nil
     ) async throws(LatchkeyError) -> URL {
-        guard configuration.oauthClientID != nil, (redirectURI ?? configuration.redirectURI) != nil else {
-            throw LatchkeyError.sdk(
-                .easyLoginNotConfigured, "Set oauthClientID and redirectURI in LatchkeyConfiguration.")
-        }
-        // The handle is asked for with the bearer, so no bearer token ever travels in the URL.
+        let request = try easyLoginRequest(fieldsMapping, permissions, redirectURI)
+        // The handle is asked for with the bearer, bound to this request's PKCE challenge: no bearer
+        // token travels in the URL, and the handle links nothing without this app's verifier.
         let handle = try await authorized(
-            "POST", "v1/users/me/identities/link-requests", json: [:], as: LinkRequestBody.self
+            "POST", "v1/users/me/identities/link-requests", json: ["codeChallenge": .string(request.codeChallenge)],
+            as: LinkRequestBody.self
         ).0.linkRequest
-        return try await startEasyLogin(
-            fieldsMapping: fieldsMapping, permissions: permissions, redirectURI: redirectURI, linkRequest: handle)
+        return try await startEasyLogin(request.linking(handle))
     }
 
-    /// Starts an attempt: kept in the store, then its URL returned.
-    private func startEasyLogin(
-        fieldsMapping: [String: String]?, permissions: [String], redirectURI: String?, linkRequest: String?
-    ) async throws(LatchkeyError) -> URL {
+    /// A fresh request for the configured client, or `easy_login_not_configured`.
+    private func easyLoginRequest(
+        _ fieldsMapping: [String: String]?, _ permissions: [String], _ redirectURI: String?
+    ) throws(LatchkeyError) -> EasyLoginRequest {
         guard let clientID = configuration.oauthClientID, let redirect = redirectURI ?? configuration.redirectURI
         else {
             throw LatchkeyError.sdk(
                 .easyLoginNotConfigured, "Set oauthClientID and redirectURI in LatchkeyConfiguration.")
         }
-        let request = EasyLoginRequest(
+        return EasyLoginRequest(
             serverURL: configuration.serverURL, clientID: clientID, redirectURI: redirect, permissions: permissions,
-            fieldsMapping: fieldsMapping, linkRequest: linkRequest)
+            fieldsMapping: fieldsMapping)
+    }
+
+    /// Starts an attempt with `request`: kept in the store, then its URL returned.
+    private func startEasyLogin(_ request: EasyLoginRequest) async throws(LatchkeyError) -> URL {
         // beginSignIn queues the clear of any attempt kept before, ahead of this save: should the
         // save fail, no superseded attempt stays in the store.
         let attempt = beginSignIn()

@@ -32,6 +32,10 @@ extension LatchkeyClient {
     /// guest becomes a full user and keeps its id and properties; linking an identity the user
     /// has already changes nothing.
     ///
+    /// Adding an identity a full user does not have yet needs a session that signed in recently
+    /// (``LatchkeyError/Code/reauthenticationRequired`` otherwise); re-linking one it has is that
+    /// fresh sign-in.
+    ///
     /// When the identity belongs to another account the error's code is
     /// ``LatchkeyError/Code/identityAlreadyLinked`` and it carries a ``LatchkeyError/linkTicket``:
     /// to join the two, sign in with the same credential (that is the other account) and call
@@ -47,8 +51,10 @@ extension LatchkeyClient {
         return try await adoptUser((answer.0.user, answer.1))
     }
 
-    /// Removes an identity from the signed-in user. The server refuses to remove the last one
-    /// (``LatchkeyError/Code/lastSignInMethod``), and answers `not_found` for one not linked.
+    /// Removes an identity from the signed-in user, and signs the account out on its other
+    /// devices. The server refuses to remove the last one (``LatchkeyError/Code/lastSignInMethod``)
+    /// or to act for a session that signed in long ago
+    /// (``LatchkeyError/Code/reauthenticationRequired``), and answers `not_found` for one not linked.
     /// - Parameters:
     ///   - provider: the identity's provider (`facebook`).
     ///   - subject: its subject (``IdentityBody/subject``).

@@ -49,20 +49,25 @@ extension PostgresStore {
         try await transaction("link") { connection in
             let identity = link.identity
             let user = try await connection.rows(
-                "SELECT disabled, properties::text FROM users WHERE id = \(link.userID) FOR UPDATE"
-            ).first.map { try $0.decode((Bool, String).self) }
+                "SELECT disabled, properties::text, anonymous FROM users WHERE id = \(link.userID) FOR UPDATE"
+            ).first.map { try $0.decode((Bool, String, Bool).self) }
             let owner = try await connection.rows(
                 "SELECT user_id FROM identities WHERE provider = \(identity.provider) AND subject = \(identity.subject)"
             ).first.map { try $0.decode(String.self) }
             let spent = try await Self.singleUseFacts(link.singleUse, now: now, connection)
+            var recent: Bool?
+            if let proving = link.provingSessionID {
+                recent = try await Self.isRecent(
+                    session: proving, of: link.userID, now: now, window: link.reauthenticationWindow, connection)
+            }
             let facts = LinkFacts(
                 jtiSpent: spent.jti, nonceInvalid: spent.nonce, userExists: user != nil,
-                userDisabled: user?.0 ?? false,
-                owner: LinkFacts.Owner(owner, caller: link.userID))
+                userDisabled: user?.0 ?? false, owner: LinkFacts.Owner(owner, caller: link.userID),
+                anonymous: user?.2 ?? false, sessionRecent: recent ?? true)
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
-            case .conflict: return .conflict
+            case .conflict: return .conflict(owner: owner ?? "")
             case .touch, .link: break
             }
             let granted = Self.json(identity.grantedPermissions)
@@ -96,7 +101,9 @@ extension PostgresStore {
                     .identity(linked: true, userID: link.userID, identity: identity), at: now, connection)
             }
             try await Self.spend(link.singleUse, now: now, connection)
-            if let proving = link.provingSessionID {
+            // Only re-proving an identity the user had already is a fresh sign-in: adding a new one
+            // proves nothing about who holds this session.
+            if verdict == .touch, let proving = link.provingSessionID {
                 try await connection.run(
                     "UPDATE sessions SET authenticated_at = \(now) WHERE id = \(proving) AND user_id = \(link.userID)")
             }
@@ -128,16 +135,21 @@ extension PostgresStore {
 
     /// See `LatchkeyStore.unlinkIdentity`. The user's row is locked first, so two unlinks of one user's
     /// two identities run one after the other, and the second finds the last one.
-    package func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
-    {
+    package func unlinkIdentity(
+        userID: String, sessionID: String, provider: String, subject: String, now: Date,
+        reauthenticationWindow: TimeInterval
+    ) async throws -> StoredUser {
         try await transaction("unlink") { connection in
             let exists = try await !connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE").isEmpty
             guard exists, let user = try await Self.loadUser(userID, connection) else {
                 throw IdentityRefusal.sessionEnded
             }
             let found = user.identities.first { $0.provider == provider && $0.subject == subject }
+            let recent = try await Self.isRecent(
+                session: sessionID, of: userID, now: now, window: reauthenticationWindow, connection)
             if let refusal = Verdicts.unlink(
-                UnlinkFacts(userExists: true, linked: found != nil, identities: user.identities.count))
+                UnlinkFacts(
+                    userExists: true, linked: found != nil, identities: user.identities.count, sessionRecent: recent))
             {
                 throw refusal
             }
@@ -147,6 +159,11 @@ extension PostgresStore {
                 DELETE FROM identities WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
                 """)
             try await connection.run("UPDATE users SET updated_at = \(now) WHERE id = \(userID)")
+            try await connection.run(
+                """
+                UPDATE sessions SET revoked_at = \(now)
+                WHERE user_id = \(userID) AND id <> \(sessionID) AND revoked_at IS NULL
+                """)
             try await Self.record(.identity(linked: false, userID: userID, identity: found), at: now, connection)
             guard let after = try await Self.loadUser(userID, connection) else { throw IdentityRefusal.sessionEnded }
             return after
@@ -178,7 +195,10 @@ extension PostgresStore {
             ).isEmpty
             let facts = MergeFacts(
                 ticketSpent: ticketSpent, sourceExists: source != nil, sourceDisabled: source?.0 ?? false,
-                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID)
+                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID,
+                targetRecent: try await Self.isRecent(
+                    session: merge.targetSessionID, of: merge.targetUserID, now: now,
+                    window: merge.reauthenticationWindow, connection))
             if let refusal = Verdicts.merge(facts) { throw refusal }
             guard let source else { throw IdentityRefusal.ticketInvalid }
             try await connection.run(
@@ -199,6 +219,10 @@ extension PostgresStore {
                 """
                 UPDATE users SET properties = \(properties)::json, updated_at = \(now) WHERE id = \(merge.targetUserID)
                 """)
+            // Its history follows its identities, so deleting the merged account later leaves
+            // nothing of it behind.
+            try await connection.run(
+                "UPDATE audit_events SET user_id = \(merge.targetUserID) WHERE user_id = \(merge.sourceUserID)")
             // The merged account's sessions, refresh tokens and codes go with it (the schema's
             // cascades): nothing it issued works any more.
             try await connection.run("DELETE FROM users WHERE id = \(merge.sourceUserID)")
@@ -282,6 +306,19 @@ extension PostgresStore {
 
     // MARK: Helpers
 
+    /// Whether `sessionID` is an active session of `userID` that signed in within `window`.
+    static func isRecent(
+        session sessionID: String, of userID: String, now: Date, window: TimeInterval, _ connection: PostgresConnection
+    ) async throws -> Bool {
+        let signedIn = try await connection.rows(
+            """
+            SELECT COALESCE(authenticated_at, created_at) FROM sessions
+            WHERE id = \(sessionID) AND user_id = \(userID) AND revoked_at IS NULL
+            """
+        ).first.map { try $0.decode(Date.self) }
+        return StorageRules.isRecent(authenticatedAt: signedIn, now: now, window: window)
+    }
+
     /// Whether the single-use values are already spent (the jti) or not live (the server nonce).
     static func singleUseFacts(
         _ once: SingleUseClaims?, now: Date, _ connection: PostgresConnection
@@ -299,15 +336,22 @@ extension PostgresStore {
         return (jti, nonce)
     }
 
-    /// Spends the single-use values inside the caller's transaction (the facts said they are live).
+    /// Spends the single-use values inside the caller's transaction. The facts said they are live,
+    /// but a concurrent sign-in with the same id token may have spent the jti since the read: the
+    /// upsert takes over only an expired record, and a spend that finds none is the replay it is.
     static func spend(_ once: SingleUseClaims?, now: Date, _ connection: PostgresConnection) async throws {
         guard let once else { return }
-        try await connection.run(
+        let spent = try await connection.rows(
             """
             INSERT INTO single_use (kind, value, expires_at) VALUES ('jti', \(once.jti), \(once.jtiExpiresAt))
             ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE single_use.expires_at < \(now) RETURNING 1
             """)
-        if let nonce = once.serverNonce { try await connection.run("DELETE FROM nonces WHERE value = \(nonce)") }
+        guard !spent.isEmpty else { throw IdentityRefusal.replayed }
+        if let nonce = once.serverNonce {
+            let deleted = try await connection.rows("DELETE FROM nonces WHERE value = \(nonce) RETURNING 1")
+            guard !deleted.isEmpty else { throw IdentityRefusal.nonceInvalid }
+        }
     }
 
     /// Opens a session and its first refresh token inside the caller's transaction.

@@ -29,16 +29,20 @@ extension SQLiteStore {
                 [.text(identity.provider), .text(identity.subject)]
             ).first?.column("user_id")?.string
             let user = try Self.userRow(link.userID, db)
+            let recent = try link.provingSessionID.map {
+                try Self.isRecent(session: $0, of: link.userID, now: now, window: link.reauthenticationWindow, db)
+            }
             let facts = LinkFacts(
                 jtiSpent: try link.singleUse.map { try Self.isSpent(kind: "jti", value: $0.jti, now: now, db) }
                     ?? false,
                 nonceInvalid: try link.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
                 userExists: user != nil, userDisabled: user?.disabled ?? false,
-                owner: LinkFacts.Owner(owner, caller: link.userID))
+                owner: LinkFacts.Owner(owner, caller: link.userID), anonymous: user?.anonymous ?? false,
+                sessionRecent: recent ?? true)
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
-            case .conflict: return .conflict
+            case .conflict: return .conflict(owner: owner ?? "")
             case .touch, .link: break
             }
             if let once = link.singleUse {
@@ -72,7 +76,9 @@ extension SQLiteStore {
                     [properties.map { .text(Self.json($0)) } ?? .null, stamp, .text(link.userID)])
                 try Self.record(.identity(linked: true, userID: link.userID, identity: identity), at: now, db)
             }
-            if let proving = link.provingSessionID {
+            // Only re-proving an identity the user had already is a fresh sign-in: adding a new one
+            // proves nothing about who holds this session.
+            if verdict == .touch, let proving = link.provingSessionID {
                 try db.execute(
                     "UPDATE sessions SET authenticated_at = ? WHERE id = ? AND user_id = ?",
                     [stamp, .text(proving), .text(link.userID)])
@@ -94,13 +100,17 @@ extension SQLiteStore {
     }
 
     /// See `LatchkeyStore.unlinkIdentity`.
-    package func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
-    {
+    package func unlinkIdentity(
+        userID: String, sessionID: String, provider: String, subject: String, now: Date,
+        reauthenticationWindow: TimeInterval
+    ) async throws -> StoredUser {
         try await transaction { db in
             guard let user = try Self.loadUser(userID, db) else { throw IdentityRefusal.sessionEnded }
             let found = user.identities.first { $0.provider == provider && $0.subject == subject }
+            let recent = try Self.isRecent(session: sessionID, of: userID, now: now, window: reauthenticationWindow, db)
             if let refusal = Verdicts.unlink(
-                UnlinkFacts(userExists: true, linked: found != nil, identities: user.identities.count))
+                UnlinkFacts(
+                    userExists: true, linked: found != nil, identities: user.identities.count, sessionRecent: recent))
             {
                 throw refusal
             }
@@ -110,6 +120,9 @@ extension SQLiteStore {
                 [.text(provider), .text(subject), .text(userID)])
             try db.execute(
                 "UPDATE users SET updated_at = ? WHERE id = ?", [.float(now.timeIntervalSince1970), .text(userID)])
+            try db.execute(
+                "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND id != ? AND revoked_at IS NULL",
+                [.float(now.timeIntervalSince1970), .text(userID), .text(sessionID)])
             try Self.record(.identity(linked: false, userID: userID, identity: found), at: now, db)
             guard let after = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return after
@@ -128,7 +141,10 @@ extension SQLiteStore {
             let facts = MergeFacts(
                 ticketSpent: try Self.isSpent(kind: "link_ticket", value: merge.ticketID, now: now, db),
                 sourceExists: source != nil, sourceDisabled: source?.disabled ?? false,
-                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID)
+                targetOwnsIdentity: owner == merge.targetUserID, sameUser: merge.sourceUserID == merge.targetUserID,
+                targetRecent: try Self.isRecent(
+                    session: merge.targetSessionID, of: merge.targetUserID, now: now,
+                    window: merge.reauthenticationWindow, db))
             if let refusal = Verdicts.merge(facts) { throw refusal }
             guard let source else { throw IdentityRefusal.ticketInvalid }
             _ = try Self.spend(
@@ -142,6 +158,10 @@ extension SQLiteStore {
             try db.execute(
                 "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
                 [.text(Self.json(properties)), stamp, .text(target.id)])
+            // Its history follows its identities, so deleting the merged account later leaves
+            // nothing of it behind.
+            try db.execute(
+                "UPDATE audit_events SET user_id = ? WHERE user_id = ?", [.text(target.id), .text(source.id)])
             // The merged account's sessions, refresh tokens and codes go with it (the schema's
             // cascades): nothing it issued works any more.
             try db.execute("DELETE FROM users WHERE id = ?", [.text(source.id)])
@@ -179,6 +199,17 @@ extension SQLiteStore {
             try db.execute("DELETE FROM users WHERE id = ?", [.text(id)])
             try Self.record(.deleted(userID: id, by: .user), at: now, db)
         }
+    }
+
+    /// Whether `sessionID` is an active session of `userID` that signed in within `window`.
+    static func isRecent(
+        session sessionID: String, of userID: String, now: Date, window: TimeInterval, _ db: SQLiteConnectionState
+    ) throws -> Bool {
+        guard let session = try Self.session(sessionID, db), session.userID == userID, !session.revoked else {
+            return false
+        }
+        return StorageRules.isRecent(
+            authenticatedAt: Date(timeIntervalSince1970: session.authenticatedAt), now: now, window: window)
     }
 
     /// See `LatchkeyStore.claimJobs`.

@@ -150,6 +150,48 @@ struct IdentityTests {
         }
     }
 
+    @Test("a stale session adds no identity and removes none; re-proving a linked one renews it")
+    func reauthentication() async throws {
+        try await Stack.run(Self.configure) { stack in
+            let alice = try await Self.signIn(stack, "alice")
+            let token = try Self.bearer(alice)
+            stack.clock.advance(601)
+            let refreshed = try await SessionTests.refresh(
+                stack, try #require(alice["session"]?["refresh_token"]?.stringValue)
+            ).json()
+            let fresh = try #require(refreshed["access_token"]?.stringValue)
+            _ = token
+            let bob = try await stack.facebookToken("bob")
+            let add = try await Self.send(
+                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
+            #expect(add.status == .forbidden && add.errorCode == "reauthentication_required")
+            // Nor does a stale session learn of a conflict, or get a ticket.
+            _ = try await Self.signIn(stack, "carol")
+            let carol = try await stack.facebookToken("carol")
+            let taken = try await Self.send(
+                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(carol)])
+            let ticket = try taken.json()["error"]?["linkTicket"]
+            #expect(taken.errorCode == "reauthentication_required" && ticket == nil)
+            // Re-proving alice's own identity is the fresh sign-in; then bob links.
+            let again = try await Self.send(
+                stack, .post, "/v1/users/me/identities", bearer: fresh,
+                json: ["accessToken": .string(try await stack.facebookToken("alice"))])
+            #expect(again.status == .ok)
+            let added = try await Self.send(
+                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
+            #expect(added.status == .ok)
+            stack.clock.advance(601)
+            let subject = try #require(alice["user"]?["identities"]?.arrayValue?.first?["subject"]?.stringValue)
+            let refreshedAgain = try await SessionTests.refresh(
+                stack, try #require(refreshed["refresh_token"]?.stringValue)
+            ).json()
+            let later = try #require(refreshedAgain["access_token"]?.stringValue)
+            let removed = try await Self.send(
+                stack, .delete, "/v1/users/me/identities/facebook/\(subject)", bearer: later)
+            #expect(removed.status == .forbidden && removed.errorCode == "reauthentication_required")
+        }
+    }
+
     @Test("a conflict answers a ticket; signing in as the owner and completing merges the accounts")
     func conflictAndMerge() async throws {
         try await Stack.run(Self.configure) { stack in

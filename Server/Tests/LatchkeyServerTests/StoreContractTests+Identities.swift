@@ -71,7 +71,7 @@ extension StoreContractTests {
             let record = LinkRecord(
                 userID: "g", identity: Self.identity("owned"), mappedProperties: [:], singleUse: once,
                 session: Self.session("would-open"))
-            #expect(try await store.linkIdentity(record, now: Self.now) == .conflict, "\(name)")
+            #expect(try await store.linkIdentity(record, now: Self.now) == .conflict(owner: "owner"), "\(name)")
             #expect(try await store.user(id: "g")?.anonymous == true, "\(name)")
             #expect(try await store.isSessionActive(id: "would-open") == false, "\(name)")
             // The jti is still unspent: the same credential can sign in to the owner.
@@ -92,18 +92,34 @@ extension StoreContractTests {
         try await Self.onEveryBackend { name, store in
             _ = try await store.signIn(Self.login(subject: "a", userID: "u", sessionID: "s"), now: Self.now)
             await #expect(throws: IdentityRefusal.lastSignInMethod) {
-                try await store.unlinkIdentity(userID: "u", provider: "facebook", subject: "a", now: Self.now)
+                try await store.unlinkIdentity(
+                    userID: "u", sessionID: "s", provider: "facebook", subject: "a", now: Self.now,
+                    reauthenticationWindow: 600)
             }
             await #expect(throws: IdentityRefusal.notLinked) {
-                try await store.unlinkIdentity(userID: "u", provider: "facebook", subject: "b", now: Self.now)
+                try await store.unlinkIdentity(
+                    userID: "u", sessionID: "s", provider: "facebook", subject: "b", now: Self.now,
+                    reauthenticationWindow: 600)
             }
             _ = try await store.linkIdentity(
                 LinkRecord(userID: "u", identity: Self.identity("b", app: "2"), mappedProperties: [:]), now: Self.now)
-            let after = try await store.unlinkIdentity(userID: "u", provider: "facebook", subject: "a", now: Self.now)
+            // Another session of the user: unlinking ends it with the identity.
+            _ = try await store.signIn(Self.login(subject: "b", userID: "x", sessionID: "other"), now: Self.now)
+            await #expect(throws: IdentityRefusal.reauthenticationRequired) {
+                try await store.unlinkIdentity(
+                    userID: "u", sessionID: "s", provider: "facebook", subject: "a", now: Self.now + 601,
+                    reauthenticationWindow: 600)
+            }
+            let after = try await store.unlinkIdentity(
+                userID: "u", sessionID: "s", provider: "facebook", subject: "a", now: Self.now,
+                reauthenticationWindow: 600)
+            let otherEnded = try await store.isSessionActive(id: "other") == false
+            let ownKept = try await store.isSessionActive(id: "s")
+            #expect(otherEnded && ownKept, "\(name)")
             #expect(after.identities.map(\.subject) == ["b"], "\(name)")
             #expect(try await store.user(id: "u") == after, "\(name)")
             let events = try await store.auditEvents(userID: "u", limit: 5).map(\.event.type)
-            #expect(events.prefix(2) == [.identityUnlinked, .identityLinked], "\(name)")
+            #expect(events.first == .identityUnlinked && events.contains(.identityLinked), "\(name)")
             // The identity is free again: its next sign-in makes a new user.
             let signedIn = try await store.signIn(
                 Self.login(subject: "a", userID: "u2", sessionID: "s2"), now: Self.now)
@@ -123,7 +139,12 @@ extension StoreContractTests {
                 now: Self.now)
             let record = MergeRecord(
                 sourceUserID: "source", targetUserID: "target", provider: "facebook", subject: "owned",
-                ticketID: "ticket-1", ticketExpiresAt: Self.now + 600)
+                ticketID: "ticket-1", ticketExpiresAt: Self.now + 600, targetSessionID: "t", reauthenticationWindow: 600
+            )
+            // The caller's session must have signed in recently.
+            await #expect(throws: IdentityRefusal.reauthenticationRequired) {
+                try await store.merge(record, now: Self.now.addingTimeInterval(601))
+            }
             // The ticket's identity must be the caller's, and the pair as issued.
             var wrongPair = record
             wrongPair.subject = "theirs"

@@ -5,14 +5,19 @@ import Testing
 
 /// The identity verdicts' truth tables: linking, unlinking, merging and deleting.
 extension VerdictTests {
-    /// Every combination of link facts (2⁴ × 3 owners).
+    /// Every combination of link facts (2⁶ × 3 owners).
     static let allLinkFacts: [LinkFacts] = [false, true].flatMap { jti in
         [false, true].flatMap { nonce in
             [false, true].flatMap { exists in
                 [false, true].flatMap { disabled in
-                    LinkFacts.Owner.allCases.map {
-                        LinkFacts(
-                            jtiSpent: jti, nonceInvalid: nonce, userExists: exists, userDisabled: disabled, owner: $0)
+                    [false, true].flatMap { anonymous in
+                        [false, true].flatMap { recent in
+                            LinkFacts.Owner.allCases.map {
+                                LinkFacts(
+                                    jtiSpent: jti, nonceInvalid: nonce, userExists: exists, userDisabled: disabled,
+                                    owner: $0, anonymous: anonymous, sessionRecent: recent)
+                            }
+                        }
                     }
                 }
             }
@@ -21,7 +26,7 @@ extension VerdictTests {
 
     @Test("a link: the request's refusals, then the caller's account, and only then whose the identity is")
     func link() {
-        #expect(Self.allLinkFacts.count == 48)
+        #expect(Self.allLinkFacts.count == 192)
         for facts in Self.allLinkFacts {
             let expected: LinkVerdict =
                 facts.jtiSpent
@@ -32,7 +37,9 @@ extension VerdictTests {
                         ? .refuse(.sessionEnded)
                         : facts.userDisabled
                             ? .refuse(.userDisabled)
-                            : [.nobody: .link, .caller: .touch, .another: .conflict][facts.owner]!
+                            : facts.owner != .caller && !facts.anonymous && !facts.sessionRecent
+                                ? .refuse(.reauthenticationRequired)
+                                : [.nobody: .link, .caller: .touch, .another: .conflict][facts.owner]!
             #expect(Verdicts.link(facts) == expected, "\(facts)")
         }
         // The rows a reader checks first.
@@ -40,6 +47,11 @@ extension VerdictTests {
         #expect(Verdicts.link(LinkFacts(owner: .another)) == .conflict)
         #expect(Verdicts.link(LinkFacts(jtiSpent: true, owner: .another)) == .refuse(.replayed))
         #expect(Verdicts.link(LinkFacts(userDisabled: true, owner: .another)) == .refuse(.userDisabled))
+        // A stale session adds nothing and gets no ticket; re-proving its own identity is allowed
+        // (that is the fresh sign-in), and a guest has nothing to sign in with.
+        #expect(Verdicts.link(LinkFacts(owner: .another, sessionRecent: false)) == .refuse(.reauthenticationRequired))
+        #expect(Verdicts.link(LinkFacts(owner: .caller, sessionRecent: false)) == .touch)
+        #expect(Verdicts.link(LinkFacts(owner: .nobody, anonymous: true, sessionRecent: false)) == .link)
     }
 
     static let unlinkTable: [(UnlinkFacts, IdentityRefusal?)] = [
@@ -50,6 +62,9 @@ extension VerdictTests {
         (UnlinkFacts(linked: false, identities: 0), .notLinked),
         (UnlinkFacts(linked: false, identities: 3), .notLinked),
         (UnlinkFacts(userExists: false, linked: false, identities: 0), .sessionEnded),
+        (UnlinkFacts(identities: 2, sessionRecent: false), .reauthenticationRequired),
+        (UnlinkFacts(linked: false, identities: 1, sessionRecent: false), .reauthenticationRequired),
+        (UnlinkFacts(userExists: false, sessionRecent: false), .sessionEnded),
     ]
 
     @Test("an unlink: never the last identity", arguments: unlinkTable)
@@ -64,13 +79,17 @@ extension VerdictTests {
                 for disabled in [false, true] {
                     for owns in [false, true] {
                         for same in [false, true] {
-                            let facts = MergeFacts(
-                                ticketSpent: spent, sourceExists: exists, sourceDisabled: disabled,
-                                targetOwnsIdentity: owns, sameUser: same)
-                            let invalid = spent || !exists || !owns || same
-                            let expected: IdentityRefusal? =
-                                invalid ? .ticketInvalid : disabled ? .userDisabled : nil
-                            #expect(Verdicts.merge(facts) == expected, "\(facts)")
+                            for recent in [false, true] {
+                                let facts = MergeFacts(
+                                    ticketSpent: spent, sourceExists: exists, sourceDisabled: disabled,
+                                    targetOwnsIdentity: owns, sameUser: same, targetRecent: recent)
+                                let invalid = spent || !exists || !owns || same
+                                let expected: IdentityRefusal? =
+                                    invalid
+                                    ? .ticketInvalid
+                                    : disabled ? .userDisabled : recent ? nil : .reauthenticationRequired
+                                #expect(Verdicts.merge(facts) == expected, "\(facts)")
+                            }
                         }
                     }
                 }

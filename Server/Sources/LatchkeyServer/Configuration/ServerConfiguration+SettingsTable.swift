@@ -210,7 +210,7 @@ extension ServerConfiguration {
         .seconds(
             "LATCHKEY_REAUTHENTICATION_WINDOW", \.identities, \.reauthenticationWindow, default: "`600`",
             meaning:
-                "seconds after a sign-in (or a fresh proof of a linked credential) during which `DELETE /v1/users/me` is allowed"
+                "seconds after a sign-in (or a fresh proof of an already linked credential) during which a session may delete its account, add or unlink an identity, or complete a merge (guests are exempt)"
         ),
     ]
 

@@ -30,8 +30,12 @@ struct IdentitiesController: Controller {
         }
         signedIn.route(.post, "/v1/users/me/identities/link-requests") { request, context in
             let claims = try context.authenticatedSession()
-            _ = try await reading.fields(request, allowed: [])
-            return try Response.json(try identities.linkRequest(claims))
+            let fields = try await reading.fields(request, allowed: ["codeChallenge"])
+            guard let challenge = fields["codeChallenge"]?.stringValue else {
+                throw APIError.invalidRequest(
+                    "Send {\"codeChallenge\"}: the S256 code_challenge of the Easy Login request.")
+            }
+            return try Response.json(try identities.linkRequest(claims, codeChallenge: challenge))
         }
         signedIn.route(.post, "/v1/users/me/identities/complete") { request, context in
             let claims = try context.authenticatedSession()

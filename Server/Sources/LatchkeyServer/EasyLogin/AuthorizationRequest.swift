@@ -42,8 +42,10 @@ extension AuthorizationRequest {
 struct LinkRequestClaims: Sendable {
     /// The user the identity joins.
     let userID: String
-    /// The session that asked, which must still be active at the callback.
+    /// The session that asked, which must still be active at the callback and at redemption.
     let sessionID: String
+    /// The PKCE challenge of the Easy Login request it may ride with.
+    let codeChallenge: String
     /// When the request expires.
     let expiresAt: Date
     /// What records its single use.

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 import Logging
 import NIOCore
 
@@ -91,7 +92,7 @@ struct EasyLoginService: Sendable {
         // A link request is checked now, so a stale one fails before the person meets Facebook;
         // the callback checks it again and spends it.
         let linkRequest = parameters["link_request"]
-        if let linkRequest, openLinkRequest(linkRequest, now: configuration.clock()) == nil {
+        if let linkRequest, openLinkRequest(linkRequest, now: configuration.clock())?.codeChallenge != challenge {
             return fail(
                 "invalid_request", "link_request is not valid: start the link again from the app.",
                 code: .linkRequestInvalid)
@@ -298,9 +299,7 @@ struct EasyLoginService: Sendable {
             scope: identity.granted,
             expiresAt: now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime))
         if let linkRequest = pending.linkRequest {
-            try await link(
-                linkRequest, identity: identity, mapping: mapping, code: authorizationCode, now: now, logger: logger)
-            return code
+            return try await linkCode(linkRequest, pending: pending, identity: identity, mapping: mapping, now: now)
         }
         let login = LoginRecord(
             identity, mapping: mapping, configuration: configuration, now: now, session: nil,
@@ -322,40 +321,85 @@ struct EasyLoginService: Sendable {
         return code
     }
 
-    /// The callback of a link (`link_request`): the identity is linked to the request's user, and
-    /// the code the app gets opens a session of that same user. The request is spent first, once.
-    private func link(
-        _ handle: String, identity: FacebookIdentity, mapping: FieldMapping, code: NewAuthorizationCode, now: Date,
-        logger: Logger
-    ) async throws {
-        let invalid = APIError(
-            .badRequest, .linkRequestInvalid, "The link request expired, was used, or its session ended; link again.")
-        guard let request = openLinkRequest(handle, now: now),
-            try await store.useOnce(
-                kind: Self.linkRequestUseKind, value: request.useKey,
-                expiresAt: request.expiresAt.addingTimeInterval(configuration.signIn.clockSkew), now: now),
+    /// The callback of a link (`link_request`): nothing is written yet. The code the app gets is
+    /// the link itself, sealed (`SealedToken.Kind.linkCode`): what to link to whom, bound to the
+    /// app's client, redirect URI and PKCE challenge. Only its redemption with the verifier
+    /// (`redeemLink`) links, so a handle that leaked, or one an attacker made a victim's browser
+    /// carry, links nothing.
+    private func linkCode(
+        _ handle: String, pending: AuthorizationRequest, identity: FacebookIdentity, mapping: FieldMapping, now: Date
+    ) async throws -> String {
+        guard let request = openLinkRequest(handle, now: now), request.codeChallenge == pending.codeChallenge,
             try await store.isSessionActive(id: request.sessionID)
         else {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
-            throw invalid
+            throw Self.linkRequestInvalid
         }
+        let expires = now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime)
+        return try SealedToken.seal(
+            [
+                "u": .string(request.userID), "s": .string(request.sessionID), "c": .string(pending.codeChallenge),
+                "cid": .string(pending.clientID), "ru": .string(pending.redirectURI),
+                "e": .int(Int(expires.timeIntervalSince1970)), "p": "facebook", "sub": .string(identity.subject),
+                "app": .string(identity.appID), "g": .array(identity.granted.map(JSONValue.string)),
+                "m": .object(mapping.apply(to: identity.profile)), "n": .string(RandomToken.base64URL(bytes: 12)),
+            ], kind: .linkCode, key: tokens.keys.current.signing)
+    }
+
+    static let linkRequestInvalid = APIError(
+        .badRequest, .linkRequestInvalid, "The link request expired, was used, or its session ended; link again.")
+
+    /// Redeems an Easy Login link's code: checks what it is bound to (client, redirect URI, the
+    /// verifier of its challenge, expiry, a single use), then links the identity to the request's
+    /// user and opens a session for it, in one transaction.
+    private func redeemLink(
+        _ opened: SealedToken.Opened, clientID: String, redirectURI: String, verifier: String, now: Date
+    ) async throws -> SessionBody {
+        let invalid = APIError(
+            .badRequest, .authorizationCodeInvalid,
+            "The code is unknown or expired, or was issued for another client, redirect_uri or code_verifier.")
+        let payload = opened.payload
+        guard let userID = payload["u"]?.stringValue, let sessionID = payload["s"]?.stringValue,
+            let challenge = payload["c"]?.stringValue, payload["cid"]?.stringValue == clientID,
+            payload["ru"]?.stringValue == redirectURI, let expires = payload["e"]?.intValue,
+            TimeInterval(expires) > now.timeIntervalSince1970,
+            ConstantTime.equals(PKCE.challenge(for: verifier), challenge),
+            let provider = payload["p"]?.stringValue, let subject = payload["sub"]?.stringValue,
+            let appID = payload["app"]?.stringValue
+        else { throw invalid }
+        guard
+            try await store.useOnce(
+                kind: Self.linkCodeUseKind, value: opened.useKey,
+                expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)).addingTimeInterval(
+                    configuration.signIn.clockSkew), now: now)
+        else { throw invalid }
+        guard try await store.isSessionActive(id: sessionID) else { throw Self.linkRequestInvalid }
+        let granted = payload["g"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        let refresh = SessionTokens.newRefreshToken()
+        let newSessionID = SessionTokens.randomToken(bytes: 16)
         let record = LinkRecord(
-            userID: request.userID, identity: identity.stored(at: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            provingSessionID: request.sessionID, authorizationCode: code)
+            userID: userID,
+            identity: StoredIdentity(
+                provider: provider, subject: subject, appID: appID, grantedPermissions: granted, firstSeen: now,
+                lastSeen: now),
+            mappedProperties: payload["m"]?.objectValue ?? [:], provingSessionID: sessionID,
+            reauthenticationWindow: configuration.identities.reauthenticationWindow,
+            session: NewSession(
+                id: newSessionID, refreshTokenHash: refresh.hash, createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
         let outcome: LinkOutcome
         do {
             outcome = try await store.linkIdentity(record, now: now)
         } catch let refusal as IdentityRefusal {
-            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError(refusal)
         }
-        if outcome == .conflict {
-            throw try IdentityService.conflict(record, now: now, configuration: configuration, tokens: tokens)
+        if case .conflict(let owner) = outcome {
+            throw try IdentityService.conflict(
+                record, owner: owner, now: now, configuration: configuration, tokens: tokens)
         }
-        logger.info(
-            "latchkey.identity.linked",
-            metadata: ["latchkey.user.id": "\(request.userID)", "latchkey.signin.kind": "easy_login"])
+        var body = try tokens.body(userID: userID, sessionID: newSessionID, refreshToken: refresh.token, now: now)
+        body.scope = granted.joined(separator: " ")
+        return body
     }
 
     /// What a link request binds, once opened and found unexpired; `nil` otherwise.
@@ -365,12 +409,12 @@ struct EasyLoginService: Sendable {
             let expires = opened.payload["e"]?.intValue, TimeInterval(expires) > now.timeIntervalSince1970
         else { return nil }
         return LinkRequestClaims(
-            userID: userID, sessionID: sessionID, expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
-            useKey: opened.useKey)
+            userID: userID, sessionID: sessionID, codeChallenge: opened.payload["c"]?.stringValue ?? "",
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), useKey: opened.useKey)
     }
 
-    /// The `single_use` kind that records a link request's use.
-    static let linkRequestUseKind = "link_request"
+    /// The `single_use` kind that records a link code's redemption.
+    static let linkCodeUseKind = "link_code"
 
     // MARK: POST /v1/oauth/token, grant_type=authorization_code
 
@@ -386,13 +430,17 @@ struct EasyLoginService: Sendable {
         guard configuration.easyLogin.client(clientID) != nil else {
             throw APIError(.unauthorized, .clientUnknown, "client_id names no registered client.")
         }
-        let code = try required(.code, maxLength: 256)
+        let code = try required(.code, maxLength: SealedToken.Kind.linkCode.maximumLength)
         let redirectURI = try required(.redirectURI)
         let verifier = try required(.codeVerifier, maxLength: 128)
         guard PKCE.isWellFormed(verifier) else {
             throw APIError.invalidRequest("code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~.")
         }
         let now = configuration.clock()
+        if let link = SealedToken.open(code, kind: .linkCode, keys: tokens.keys.current.requestKeys) {
+            return try await redeemLink(
+                link, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now)
+        }
         let refresh = SessionTokens.newRefreshToken()
         let outcome = try await store.redeemAuthorizationCode(
             CodePresentation(

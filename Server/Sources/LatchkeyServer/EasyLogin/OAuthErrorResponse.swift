@@ -10,7 +10,7 @@ extension APIError {
         switch code {
         case .refreshTokenInvalid, .refreshTokenReused, .refreshTokenSuperseded, .authorizationCodeInvalid,
             .authorizationCodeReused,
-            .userDisabled:
+            .userDisabled, .identityAlreadyLinked, .linkRequestInvalid, .reauthenticationRequired:
             "invalid_grant"
         case .clientUnknown: "invalid_client"
         case .unsupportedGrantType: "unsupported_grant_type"
@@ -30,7 +30,8 @@ extension APIError {
 
     /// This error in the token endpoint's RFC 6749 shape, with Latchkey's code alongside.
     func oauthResponse() -> Response {
-        let body = OAuthErrorBody(error: oauthError, errorDescription: message, errorCode: code)
+        let body = OAuthErrorBody(
+            error: oauthError, errorDescription: message, errorCode: code, linkTicket: linkTicket)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"

@@ -40,9 +40,7 @@ package struct FacebookPermissionRevoker: Sendable {
                 metadata: ["latchkey.facebook.app_id": "\(appID)", "latchkey.error.cause": "\(failure)"])
             return .failed("facebook refused the app's credentials")
         }
-        if failure.code == 100, failure.subcode.map(Self.nothingLeftSubcodes.contains) ?? true,
-            !failure.isTransient
-        {
+        if failure.code == 100, failure.subcode.map(Self.nothingLeftSubcodes.contains) == true, !failure.isTransient {
             return .done(detail: ["app_id": .string(appID), "outcome": "nothing_to_revoke"])
         }
         return .failed("graph error \(failure.code.map(String.init) ?? "?")")

@@ -712,7 +712,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "RFC 6749 §5.2: a missing, ill-typed or too long parameter or an unreadable body (`invalid_request`), a refused grant (`invalid_grant`), or another grant type.",
+                    "description": "RFC 6749 §5.2: a missing, ill-typed or too long parameter or an unreadable body (`invalid_request`), a refused grant (`invalid_grant`), or another grant type. Redeeming an Easy Login link's code can also answer `identity_already_linked` (with `link_ticket`), `link_request_invalid` or `reauthentication_required`.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -739,7 +739,10 @@ enum OpenAPIDocument {
                                 "refresh_token_superseded",
                                 "authorization_code_invalid",
                                 "authorization_code_reused",
-                                "user_disabled"
+                                "user_disabled",
+                                "identity_already_linked",
+                                "link_request_invalid",
+                                "reauthentication_required"
                               ]
                             }
                           }
@@ -1088,7 +1091,7 @@ enum OpenAPIDocument {
             "/v1/users/me/identities": {
               "post": {
                 "operationId": "linkIdentity",
-                "summary": "Link the identity a Facebook credential proves (the shapes and checks of `POST /v1/auth/facebook`) to the signed-in user. Linking to a guest makes it a full user; linking an identity the user has already changes nothing. The session counts as freshly signed in afterwards (`LATCHKEY_REAUTHENTICATION_WINDOW`).",
+                "summary": "Link the identity a Facebook credential proves (the shapes and checks of `POST /v1/auth/facebook`) to the signed-in user. Linking to a guest makes it a full user; linking an identity the user has already changes nothing. Re-proving an identity the user already has counts as a fresh sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`); adding a new one needs one.",
                 "tags": [
                   "users"
                 ],
@@ -1243,7 +1246,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "403": {
-                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set.",
+                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set. Adding an identity (or learning another account has it) needs a session that signed in within `LATCHKEY_REAUTHENTICATION_WINDOW` (`reauthentication_required`; guests excepted).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1260,7 +1263,8 @@ enum OpenAPIDocument {
                                     "facebook_checkpoint",
                                     "facebook_permission_denied",
                                     "user_disabled",
-                                    "property_not_writable"
+                                    "property_not_writable",
+                                    "reauthentication_required"
                                   ]
                                 }
                               }
@@ -1345,7 +1349,7 @@ enum OpenAPIDocument {
             "/v1/users/me/identities/link-requests": {
               "post": {
                 "operationId": "createLinkRequest",
-                "summary": "A short-lived, single-use handle that makes an Easy Login link the Facebook identity to the signed-in user instead of signing in, with no bearer token in a URL.",
+                "summary": "A short-lived handle, bound to this session and to the PKCE challenge of the app's Easy Login request, that makes Easy Login link the Facebook identity to the signed-in user instead of signing in; the link is written when the app redeems the code with its verifier. No bearer token travels in a URL.",
                 "tags": [
                   "users"
                 ],
@@ -1355,12 +1359,23 @@ enum OpenAPIDocument {
                   }
                 ],
                 "requestBody": {
-                  "required": false,
+                  "required": true,
                   "content": {
                     "application/json": {
                       "schema": {
                         "type": "object",
-                        "maxProperties": 0
+                        "required": [
+                          "codeChallenge"
+                        ],
+                        "additionalProperties": false,
+                        "properties": {
+                          "codeChallenge": {
+                            "type": "string",
+                            "minLength": 43,
+                            "maxLength": 43,
+                            "description": "The S256 `code_challenge` the Easy Login request will carry: the handle works with it alone."
+                          }
+                        }
                       }
                     }
                   }
@@ -1377,7 +1392,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "A body other than nothing or `{}`.",
+                    "description": "The body is malformed, or `codeChallenge` is missing or not an S256 challenge.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1495,7 +1510,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "The account the ticket was issued to is disabled.",
+                    "description": "The account the ticket was issued to is disabled. Or the caller's session signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW`.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1509,7 +1524,8 @@ enum OpenAPIDocument {
                               "properties": {
                                 "code": {
                                   "enum": [
-                                    "user_disabled"
+                                    "user_disabled",
+                                    "reauthentication_required"
                                   ]
                                 }
                               }
@@ -1537,7 +1553,7 @@ enum OpenAPIDocument {
             "/v1/users/me/identities/{provider}/{subject}": {
               "delete": {
                 "operationId": "unlinkIdentity",
-                "summary": "Remove an identity from the signed-in user; never the last one of a full user.",
+                "summary": "Remove an identity from the signed-in user (never the last one of a full user), from a session that signed in recently; the user's other sessions end with it.",
                 "tags": [
                   "users"
                 ],
@@ -1584,6 +1600,31 @@ enum OpenAPIDocument {
                   },
                   "401": {
                     "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "The session signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "reauthentication_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
                   },
                   "404": {
                     "description": "The identity is not linked to the user.",
@@ -1834,7 +1875,7 @@ enum OpenAPIDocument {
                     "name": "link_request",
                     "in": "query",
                     "required": false,
-                    "description": "A handle from `POST /v1/users/me/identities/link-requests`: the callback links the Facebook identity to that handle's user instead of signing in. A stale one is an `invalid_request` redirect with `error_code=link_request_invalid`; a conflict reaches the app as `error_code=identity_already_linked` with `link_ticket`.",
+                    "description": "A handle from `POST /v1/users/me/identities/link-requests`, bound to this request's `code_challenge`: the code the app gets then links the Facebook identity to that handle's user when redeemed with the verifier (a conflict answers the token request `identity_already_linked` with `link_ticket`). A stale or mismatched one is an `invalid_request` redirect with `error_code=link_request_invalid`.",
                     "schema": {
                       "type": "string",
                       "maxLength": 2048
@@ -1843,7 +1884,7 @@ enum OpenAPIDocument {
                 ],
                 "responses": {
                   "302": {
-                    "description": "A redirect: to Facebook's dialog, or back to the app's `redirect_uri` with `code`/`state`/`iss` or an OAuth `error` (`error_code` names Latchkey's code). With `link_request`, an `identity_already_linked` error also carries `link_ticket`.",
+                    "description": "A redirect: to Facebook's dialog, or back to the app's `redirect_uri` with `code`/`state`/`iss` or an OAuth `error` (`error_code` names Latchkey's code).",
                     "headers": {
                       "Location": {
                         "required": true,
@@ -1987,7 +2028,7 @@ enum OpenAPIDocument {
                   },
                   "code": {
                     "type": "string",
-                    "maxLength": 256
+                    "maxLength": 8192
                   },
                   "redirect_uri": {
                     "type": "string",
@@ -2059,7 +2100,7 @@ enum OpenAPIDocument {
                   "link_ticket_invalid",
                   "link_request_invalid"
                 ],
-                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Four never appear in a body: `facebook_code_invalid`, `login_request_expired` and `link_request_invalid` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
+                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
               },
               "Error": {
                 "type": "object",
@@ -2114,6 +2155,10 @@ enum OpenAPIDocument {
                   },
                   "error_code": {
                     "$ref": "#/components/schemas/ErrorCode"
+                  },
+                  "link_ticket": {
+                    "type": "string",
+                    "description": "Only with `identity_already_linked`: the ticket for `POST /v1/users/me/identities/complete`."
                   }
                 }
               },

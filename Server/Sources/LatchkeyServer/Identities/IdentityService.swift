@@ -50,10 +50,11 @@ struct IdentityService: Sendable {
         let record = LinkRecord(
             userID: claims.userID, identity: identity.stored(at: now),
             mappedProperties: mapping.apply(to: identity.profile),
-            singleUse: identity.singleUse, provingSessionID: claims.sessionID)
+            singleUse: identity.singleUse, provingSessionID: claims.sessionID,
+            reauthenticationWindow: configuration.identities.reauthenticationWindow)
         switch try await link(record, identity: identity, now: now) {
         case .linked(let user), .alreadyLinked(let user): return user
-        case .conflict: throw try conflict(record, now: now)
+        case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
         }
     }
 
@@ -61,13 +62,21 @@ struct IdentityService: Sendable {
     /// `link_request`, so Easy Login links to the caller instead of signing in, with no bearer in a
     /// URL. Sealed (`SealedToken`), bound to the caller's session, spent once at the callback, and
     /// valid as long as a person may take on Facebook's dialog.
-    func linkRequest(_ claims: SessionTokens.AccessClaims) throws -> LinkRequestBody {
+    ///
+    /// It is bound to the PKCE `codeChallenge` of the app's Easy Login request: `authorize` accepts
+    /// it only with that challenge, and nothing is linked until the code is redeemed with the
+    /// verifier. A handle that leaks (a proxy's log of the authorize URL) or one an attacker sends a
+    /// victim (linking CSRF) links nothing without the verifier, which never leaves the app.
+    func linkRequest(_ claims: SessionTokens.AccessClaims, codeChallenge: String) throws -> LinkRequestBody {
+        guard PKCE.isValidS256Challenge(codeChallenge) else {
+            throw APIError.invalidRequest("codeChallenge must be the S256 code_challenge of the Easy Login request.")
+        }
         let lifetime = configuration.easyLogin.requestLifetime
         let expires = Int(configuration.clock().addingTimeInterval(lifetime).timeIntervalSince1970)
         let handle = try SealedToken.seal(
             [
-                "u": .string(claims.userID), "s": .string(claims.sessionID), "e": .int(expires),
-                "n": .string(RandomToken.base64URL(bytes: 12)),
+                "u": .string(claims.userID), "s": .string(claims.sessionID), "c": .string(codeChallenge),
+                "e": .int(expires), "n": .string(RandomToken.base64URL(bytes: 12)),
             ], kind: .linkRequest, key: tokens.keys.current.signing)
         return LinkRequestBody(linkRequest: handle, expiresIn: Int(lifetime))
     }
@@ -90,7 +99,7 @@ struct IdentityService: Sendable {
         let user: StoredUser
         switch try await link(record, identity: identity, now: now) {
         case .linked(let linked), .alreadyLinked(let linked): user = linked
-        case .conflict: throw try conflict(record, now: now)
+        case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
         }
         logger.info("latchkey.guest.upgraded", metadata: ["latchkey.user.id": "\(user.id)"])
         return SignInBody(
@@ -112,19 +121,20 @@ struct IdentityService: Sendable {
     /// The `409 identity_already_linked` of a link whose identity another user owns, with a ticket
     /// bound to the caller's account and the identity just proven. It names neither the other
     /// account nor anything of it.
-    private func conflict(_ record: LinkRecord, now: Date) throws -> APIError {
-        try Self.conflict(record, now: now, configuration: configuration, tokens: tokens)
+    private func conflict(_ record: LinkRecord, owner: String, now: Date) throws -> APIError {
+        try Self.conflict(record, owner: owner, now: now, configuration: configuration, tokens: tokens)
     }
 
     /// The conflict of `record` (see `conflict(_:now:)`), for Easy Login's link too.
+    /// The ticket names (sealed) the account that owned the identity, and completes for it alone.
     static func conflict(
-        _ record: LinkRecord, now: Date, configuration: ServerConfiguration, tokens: SessionTokens
+        _ record: LinkRecord, owner: String, now: Date, configuration: ServerConfiguration, tokens: SessionTokens
     ) throws -> APIError {
         let expires = Int(now.addingTimeInterval(configuration.identities.linkTicketLifetime).timeIntervalSince1970)
         let ticket = try SealedToken.seal(
             [
                 "u": .string(record.userID), "p": .string(record.identity.provider),
-                "s": .string(record.identity.subject), "e": .int(expires),
+                "s": .string(record.identity.subject), "o": .string(owner), "e": .int(expires),
                 "n": .string(RandomToken.base64URL(bytes: 12)),
             ], kind: .linkTicket, key: tokens.keys.current.signing)
         var error = APIError(
@@ -144,7 +154,9 @@ struct IdentityService: Sendable {
         guard
             let opened = SealedToken.open(request.linkTicket, kind: .linkTicket, keys: tokens.keys.current.requestKeys),
             let source = opened.payload["u"]?.stringValue, let provider = opened.payload["p"]?.stringValue,
-            let subject = opened.payload["s"]?.stringValue, let expires = opened.payload["e"]?.intValue
+            let subject = opened.payload["s"]?.stringValue, let expires = opened.payload["e"]?.intValue,
+            // Issued while another account owned the identity: only that account completes it.
+            opened.payload["o"]?.stringValue == claims.userID
         else { throw invalid }
         guard TimeInterval(expires) > now.timeIntervalSince1970 else {
             throw APIError(.badRequest, .linkTicketInvalid, "This link ticket has expired; link again for a new one.")
@@ -153,7 +165,9 @@ struct IdentityService: Sendable {
             let user = try await store.merge(
                 MergeRecord(
                     sourceUserID: source, targetUserID: claims.userID, provider: provider, subject: subject,
-                    ticketID: opened.useKey, ticketExpiresAt: Date(timeIntervalSince1970: TimeInterval(expires))),
+                    ticketID: opened.useKey, ticketExpiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
+                    targetSessionID: claims.sessionID,
+                    reauthenticationWindow: configuration.identities.reauthenticationWindow),
                 now: now)
             return LinkCompletionBody(user: UserBody(user), mergedUserID: source)
         } catch let refusal as IdentityRefusal {
@@ -165,7 +179,8 @@ struct IdentityService: Sendable {
     func unlink(_ claims: SessionTokens.AccessClaims, provider: String, subject: String) async throws -> StoredUser {
         do {
             return try await store.unlinkIdentity(
-                userID: claims.userID, provider: provider, subject: subject, now: configuration.clock())
+                userID: claims.userID, sessionID: claims.sessionID, provider: provider, subject: subject,
+                now: configuration.clock(), reauthenticationWindow: configuration.identities.reauthenticationWindow)
         } catch let refusal as IdentityRefusal {
             throw APIError(refusal)
         }

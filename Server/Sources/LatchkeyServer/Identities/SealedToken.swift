@@ -14,9 +14,16 @@ enum SealedToken {
     enum Kind: UInt8 {
         case linkTicket = 0x4C  // "L"
         case linkRequest = 0x52  // "R"
+        /// The authorization code of an Easy Login link: what to link, written only when the app
+        /// redeems it with the PKCE verifier.
+        case linkCode = 0x43  // "C"
+
+        /// The longest value of this kind accepted, characters: a link code carries the mapped
+        /// profile.
+        var maximumLength: Int { self == .linkCode ? 8192 : SealedToken.maximumLength }
     }
 
-    /// The longest sealed value accepted, characters.
+    /// The longest ticket or link request accepted, characters.
     static let maximumLength = 2048
 
     /// Seals `payload` under `key`.
@@ -35,7 +42,7 @@ enum SealedToken {
 
     /// Opens `text` of `kind`; `nil` when it is not one this deployment sealed, or was altered.
     static func open(_ text: String, kind: Kind, keys: [Data: SessionSigningKey]) -> Opened? {
-        guard text.utf8.count <= maximumLength, let bytes = Base64URL.decode(text), bytes.count > 1 + 8 + 12 + 16,
+        guard text.utf8.count <= kind.maximumLength, let bytes = Base64URL.decode(text), bytes.count > 1 + 8 + 12 + 16,
             bytes.first == kind.rawValue, let key = keys[Data(bytes.dropFirst().prefix(8))]
         else { return nil }
         guard let box = try? AES.GCM.SealedBox(combined: Data(bytes.dropFirst(9))),

@@ -15,9 +15,13 @@ package struct LinkRecord: Sendable {
     /// Spent in the same transaction, only when the link goes through (a conflict spends nothing,
     /// so the same credential can still sign in to the account that owns the identity).
     package var singleUse: SingleUseClaims?
-    /// The session that proved the credential: it counts as freshly signed in afterwards
-    /// (`LATCHKEY_REAUTHENTICATION_WINDOW`). `nil` when the link opens a session instead.
+    /// The caller's session, for a link the caller asked for (`nil` for a sign-in that links). A
+    /// full user's link of an identity it does not have yet needs this session to have signed in
+    /// within `reauthenticationWindow` (a stolen access token must not add the thief's Facebook);
+    /// re-proving an identity the user has already counts as a fresh sign-in for it.
     package var provingSessionID: String?
+    /// `LATCHKEY_REAUTHENTICATION_WINDOW`, for a link with a proving session.
+    package var reauthenticationWindow: TimeInterval = 600
     /// A session to open for the user in the same transaction (a sign-in that links).
     package var session: NewSession?
     /// Facebook's `token_for_business`, stored with a new identity.
@@ -29,11 +33,13 @@ package struct LinkRecord: Sendable {
     /// Creates a link record.
     package init(
         userID: String, identity: StoredIdentity, mappedProperties: [String: JSONValue],
-        singleUse: SingleUseClaims? = nil, provingSessionID: String? = nil, session: NewSession? = nil,
+        singleUse: SingleUseClaims? = nil, provingSessionID: String? = nil, reauthenticationWindow: TimeInterval = 600,
+        session: NewSession? = nil,
         businessToken: String? = nil, authorizationCode: NewAuthorizationCode? = nil
     ) {
         self.businessToken = businessToken
         self.authorizationCode = authorizationCode
+        self.reauthenticationWindow = reauthenticationWindow
         self.userID = userID
         self.identity = identity
         self.mappedProperties = mappedProperties
@@ -49,9 +55,9 @@ package enum LinkOutcome: Sendable, Equatable {
     case linked(StoredUser)
     /// The user had the identity already; only its last sign-in and permissions changed.
     case alreadyLinked(StoredUser)
-    /// The identity belongs to another user: nothing changed. That user is not named: the caller
-    /// gets a link ticket, never the other account.
-    case conflict
+    /// The identity belongs to another user (`owner`): nothing changed. The caller is never told
+    /// who: the id goes only into the sealed link ticket, which completes for that owner alone.
+    case conflict(owner: String)
 }
 
 /// Why a link, a merge or a deletion was refused; nothing was written.
@@ -88,14 +94,21 @@ package struct MergeRecord: Sendable {
     package var subject: String
     /// The ticket's single-use value, spent in the same transaction.
     package var ticketID: String
+    /// The caller's session, which must have signed in within `reauthenticationWindow` (the person
+    /// completing a merge has just signed in with the identity).
+    package var targetSessionID: String = ""
+    /// `LATCHKEY_REAUTHENTICATION_WINDOW`.
+    package var reauthenticationWindow: TimeInterval = 600
     /// Until when the ticket's spend is remembered (its expiry).
     package var ticketExpiresAt: Date
 
     /// Creates a merge record.
     package init(
         sourceUserID: String, targetUserID: String, provider: String, subject: String, ticketID: String,
-        ticketExpiresAt: Date
+        ticketExpiresAt: Date, targetSessionID: String = "", reauthenticationWindow: TimeInterval = 600
     ) {
+        self.targetSessionID = targetSessionID
+        self.reauthenticationWindow = reauthenticationWindow
         self.sourceUserID = sourceUserID
         self.targetUserID = targetUserID
         self.provider = provider

@@ -134,10 +134,16 @@ package protocol LatchkeyStore: Sendable {
     /// through another app of the same business), or `nil`.
     func userID(businessToken token: String) async throws -> String?
 
-    /// Removes an identity from a user, as `Verdicts.unlink` allows.
-    /// - Throws: `IdentityRefusal` (`notLinked`, `lastSignInMethod`, `sessionEnded`).
+    /// Removes an identity from a user, as `Verdicts.unlink` allows (`sessionID` must have signed
+    /// in within `reauthenticationWindow`), and ends the user's other sessions: whoever signed in
+    /// with the removed identity is signed out with it.
+    /// - Throws: `IdentityRefusal` (`notLinked`, `lastSignInMethod`, `sessionEnded`,
+    ///   `reauthenticationRequired`).
     /// - Returns: the user after the change.
-    func unlinkIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
+    func unlinkIdentity(
+        userID: String, sessionID: String, provider: String, subject: String, now: Date,
+        reauthenticationWindow: TimeInterval
+    ) async throws -> StoredUser
 
     /// Merges `merge.sourceUserID` into `merge.targetUserID` as `Verdicts.merge` allows: the
     /// source's identities move over, its properties fill the target's missing keys

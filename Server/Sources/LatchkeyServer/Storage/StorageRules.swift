@@ -64,6 +64,13 @@ package enum StorageRules {
         }
     }
 
+    /// Whether a session whose latest sign-in (or re-proof of a linked identity) was at
+    /// `authenticatedAt` counts as recent at `now`; `nil` (no such active session) never does.
+    package static func isRecent(authenticatedAt: Date?, now: Date, window: TimeInterval) -> Bool {
+        guard let authenticatedAt else { return false }
+        return now.timeIntervalSince(authenticatedAt) <= window
+    }
+
     /// A user's properties after a client's update: each given key is set, and `null` removes it.
     package static func propertiesAfterUpdate(
         current: [String: JSONValue], changes: [String: JSONValue]

@@ -27,17 +27,24 @@ package struct LinkFacts: Sendable, Hashable {
     package var userDisabled = false
     /// The identity's owner.
     package var owner = Owner.nobody
+    /// The user is a guest (exempt from reauthentication: it has nothing to sign in with).
+    package var anonymous = false
+    /// The caller's session signed in within the reauthentication window; `true` for a link
+    /// without a caller's session (a sign-in that links).
+    package var sessionRecent = true
 
     /// Creates the facts; each defaults to the one that lets a link through.
     package init(
         jtiSpent: Bool = false, nonceInvalid: Bool = false, userExists: Bool = true, userDisabled: Bool = false,
-        owner: Owner = .nobody
+        owner: Owner = .nobody, anonymous: Bool = false, sessionRecent: Bool = true
     ) {
         self.jtiSpent = jtiSpent
         self.nonceInvalid = nonceInvalid
         self.userExists = userExists
         self.userDisabled = userDisabled
         self.owner = owner
+        self.anonymous = anonymous
+        self.sessionRecent = sessionRecent
     }
 }
 
@@ -61,12 +68,15 @@ package struct UnlinkFacts: Sendable, Hashable {
     package var linked = true
     /// How many identities the user has, this one included.
     package var identities = 2
+    /// The caller's session signed in within the reauthentication window.
+    package var sessionRecent = true
 
     /// Creates the facts.
-    package init(userExists: Bool = true, linked: Bool = true, identities: Int = 2) {
+    package init(userExists: Bool = true, linked: Bool = true, identities: Int = 2, sessionRecent: Bool = true) {
         self.userExists = userExists
         self.linked = linked
         self.identities = identities
+        self.sessionRecent = sessionRecent
     }
 }
 
@@ -82,17 +92,20 @@ package struct MergeFacts: Sendable, Hashable {
     package var targetOwnsIdentity = true
     /// Source and target are the same user (the identity was linked to the ticket's user since).
     package var sameUser = false
+    /// The caller's session signed in within the reauthentication window.
+    package var targetRecent = true
 
     /// Creates the facts.
     package init(
         ticketSpent: Bool = false, sourceExists: Bool = true, sourceDisabled: Bool = false,
-        targetOwnsIdentity: Bool = true, sameUser: Bool = false
+        targetOwnsIdentity: Bool = true, sameUser: Bool = false, targetRecent: Bool = true
     ) {
         self.ticketSpent = ticketSpent
         self.sourceExists = sourceExists
         self.sourceDisabled = sourceDisabled
         self.targetOwnsIdentity = targetOwnsIdentity
         self.sameUser = sameUser
+        self.targetRecent = targetRecent
     }
 }
 
@@ -128,6 +141,10 @@ extension Verdicts {
         if facts.nonceInvalid { return .refuse(.nonceInvalid) }
         if !facts.userExists { return .refuse(.sessionEnded) }
         if facts.userDisabled { return .refuse(.userDisabled) }
+        // Adding an identity, or learning that another account has it (and getting a ticket that
+        // could merge this account away), needs a recent sign-in; re-proving one the user has is
+        // that sign-in.
+        if facts.owner != .caller, !facts.anonymous, !facts.sessionRecent { return .refuse(.reauthenticationRequired) }
         switch facts.owner {
         case .another: return .conflict
         case .caller: return .touch
@@ -135,9 +152,11 @@ extension Verdicts {
         }
     }
 
-    /// Whether an identity may be unlinked: never the last one (a guest has none to unlink).
+    /// Whether an identity may be unlinked: by a session that signed in recently (an intruder
+    /// must not remove the owner's way in), and never the last one (a guest has none to unlink).
     package static func unlink(_ facts: UnlinkFacts) -> IdentityRefusal? {
         if !facts.userExists { return .sessionEnded }
+        if !facts.sessionRecent { return .reauthenticationRequired }
         if !facts.linked { return .notLinked }
         if facts.identities <= 1 { return .lastSignInMethod }
         return nil
@@ -151,6 +170,7 @@ extension Verdicts {
             return .ticketInvalid
         }
         if facts.sourceDisabled { return .userDisabled }
+        if !facts.targetRecent { return .reauthenticationRequired }
         return nil
     }
 

@@ -14,9 +14,6 @@ extension ServerConfiguration {
         package var linkTicketLifetime: TimeInterval = 600
         /// Seconds after a session's sign-in during which it may delete its account.
         package var reauthenticationWindow: TimeInterval = 600
-        /// Seconds an Easy Login link request stays valid: as long as a person may take on
-        /// Facebook's dialog, and no longer.
-        package var linkRequestLifetime: TimeInterval = 600
 
         /// Refuses values that cannot work, naming the setting.
         func validate() throws {
