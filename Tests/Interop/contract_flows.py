@@ -231,7 +231,11 @@ if merged["mergedUserId"] != guest["user"]["id"]:
     fail("completing the ticket did not name the merged account")
 call("POST", "/v1/users/me/identities/complete", status=400, code="link_ticket_invalid",
      bearer=carol["session"]["access_token"], json_body={"linkTicket": ticket})
-_, handle = call("POST", "/v1/users/me/identities/link-requests", status=200, bearer=carol["session"]["access_token"])
+link_challenge = base64.urlsafe_b64encode(hashlib.sha256(b"a-verifier-" * 4).digest()).rstrip(b"=").decode()
+_, handle = call("POST", "/v1/users/me/identities/link-requests", status=200, bearer=carol["session"]["access_token"],
+                 json_body={"codeChallenge": link_challenge})
+call("POST", "/v1/users/me/identities/link-requests", status=400, code="invalid_request",
+     bearer=carol["session"]["access_token"], json_body={"codeChallenge": "short"})
 if not handle["linkRequest"]:
     fail("a link request without a handle")
 subjects = [identity["subject"] for identity in merged["user"]["identities"]]
