@@ -111,6 +111,10 @@ struct IdentityTests {
             // A bearer that does not verify is refused rather than ignored.
             let bad = try await stack.signIn(["accessToken": .string(token)], bearer: "not-a-token")
             #expect(bad.status == .unauthorized && bad.errorCode == "unauthorized")
+            // Another scheme (a proxy's Basic credentials) is not a bearer, and is ignored.
+            let basic = try await stack.post(
+                "/v1/auth/facebook", json: ["accessToken": .string(token)], headers: [.authorization: "Basic eDp5"])
+            #expect(basic.status == .ok)
         }
     }
 

@@ -13,11 +13,11 @@ struct SignInController: Controller {
         router.route(.post, "/v1/auth/facebook") { request, context in
             let address = try await limits.enforceSignIn(request, context)
             // A bearer is optional here. A guest's upgrades the guest (the identity is linked to
-            // it); anyone else's is not needed to sign in and is ignored. One that does not verify
-            // is refused rather than ignored: signing in past it would strand a guest's account.
+            // it); anyone else's is not needed to sign in and is ignored, as is another scheme (a
+            // proxy's Basic credentials). A bearer that does not verify is refused rather than
+            // ignored: signing in past it would strand a guest's account.
             var guest: SessionTokens.AccessClaims?
-            if let header = request.headers[.authorization] {
-                guard let token = BearerAuthentication.bearerToken(header) else { throw APIError.unauthorized }
+            if let header = request.headers[.authorization], let token = BearerAuthentication.bearerToken(header) {
                 let claims = try tokens.verify(token, now: signIn.configuration.clock())
                 if claims.anonymous { guest = claims }
             }
