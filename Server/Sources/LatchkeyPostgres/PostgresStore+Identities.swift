@@ -276,6 +276,7 @@ extension PostgresStore {
                 UPDATE jobs SET lease_until = \(leaseUntil), attempts = attempts + 1
                 WHERE id IN (
                     SELECT id FROM jobs WHERE due_at <= \(now) AND (lease_until IS NULL OR lease_until <= \(now))
+                        AND kind IN (\(unescaped: StoredJob.Kind.sqlList))
                     ORDER BY due_at LIMIT \(max(limit, 0)) FOR UPDATE SKIP LOCKED)
                 RETURNING id, kind, user_id, payload::text, attempts
                 """

@@ -221,6 +221,7 @@ extension SQLiteStore {
                 UPDATE jobs SET lease_until = ?, attempts = attempts + 1
                 WHERE id IN (
                     SELECT id FROM jobs WHERE due_at <= ? AND (lease_until IS NULL OR lease_until <= ?)
+                        AND kind IN (\(StoredJob.Kind.sqlList))
                     ORDER BY due_at LIMIT \(max(limit, 0)))
                 RETURNING id, kind, user_id, payload, attempts
                 """, [.float(leaseUntil.timeIntervalSince1970), stamp, stamp]

@@ -108,6 +108,12 @@ struct IdentityTests {
             let carol = try await stack.signIn(
                 ["accessToken": .string(try await stack.facebookToken("carol"))], bearer: try Self.bearer(body))
             #expect(try carol.json()["user"]?["id"]?.stringValue != id && carol.status == .ok)
+            // The guest's token, issued before the upgrade, is held to the window like any other
+            // once the user is a full one: no identity added from a stale session.
+            stack.clock.advance(601)
+            let stale = try await stack.signIn(
+                ["accessToken": .string(try await stack.facebookToken("dave"))], bearer: try Self.bearer(guest))
+            #expect(stale.status == .forbidden && stale.errorCode == "reauthentication_required")
             // A bearer that does not verify is refused rather than ignored.
             let bad = try await stack.signIn(["accessToken": .string(token)], bearer: "not-a-token")
             #expect(bad.status == .unauthorized && bad.errorCode == "unauthorized")

@@ -95,7 +95,12 @@ struct IdentityService: Sendable {
         let record = LinkRecord(
             userID: claims.userID, identity: identity.stored(at: now),
             mappedProperties: mapping.apply(to: identity.profile),
-            singleUse: identity.singleUse, session: newSession(sessionID, refresh.hash, now))
+            singleUse: identity.singleUse,
+            // The token said guest when it was issued; if the user became a full one since, the
+            // link is held to the reauthentication window like any other.
+            provingSessionID: claims.sessionID,
+            reauthenticationWindow: configuration.identities.reauthenticationWindow,
+            session: newSession(sessionID, refresh.hash, now))
         let user: StoredUser
         switch try await link(record, identity: identity, now: now) {
         case .linked(let linked), .alreadyLinked(let linked): user = linked

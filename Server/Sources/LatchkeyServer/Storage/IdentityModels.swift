@@ -125,6 +125,11 @@ package struct StoredJob: Sendable, Equatable {
     package enum Kind: String, Sendable, CaseIterable {
         /// `DELETE /{app-scoped-id}/permissions` with the app token, after an account deletion.
         case facebookRevokePermissions = "facebook.revoke_permissions"
+
+        /// The kinds this version runs, as an SQL list of string literals (our own constants):
+        /// a job of a kind written by a newer version is left for a node that knows it, never
+        /// claimed and leased here in vain.
+        package static var sqlList: String { allCases.map { "'\($0.rawValue)'" }.joined(separator: ", ") }
     }
 
     /// Random id.
