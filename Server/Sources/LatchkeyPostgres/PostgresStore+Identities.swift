@@ -355,15 +355,14 @@ extension PostgresStore {
         }
     }
 
-    /// Opens a session and its first refresh token inside the caller's transaction.
+    /// Opens a session and its first refresh token inside the caller's transaction, with the
+    /// inserts the sign-in statements and a code's redemption use (`sessionInserts`).
     static func open(_ session: NewSession, userID: String, _ connection: PostgresConnection) async throws {
-        try await connection.run(
-            """
-            WITH sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at)
-                VALUES (\(session.id), \(userID), \(session.createdAt), \(session.refreshExpiresAt)))
-            INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
-            VALUES (\(session.refreshTokenHash), \(session.id), \(session.createdAt), \(session.refreshExpiresAt))
-            """)
+        var b = StatementBuilder()
+        let inserts = sessionInserts(
+            user: b.bind(userID), id: b.bind(session.id), tokenHash: b.bind(session.refreshTokenHash),
+            created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt))
+        try await connection.run(b.query("WITH " + inserts.joined(separator: ",\n") + "\nSELECT 1"))
     }
 }
 

@@ -13,8 +13,8 @@ import Testing
 @Suite("Easy Login links identities")
 struct EasyLoginLinkTests {
     static func linkRequest(_ stack: Stack, bearer: String, for request: AuthorizeRequest) async throws -> String {
-        let response = try await IdentityTests.send(
-            stack, .post, "/v1/users/me/identities/link-requests", bearer: bearer,
+        let response = try await stack.send(
+            .post, "/v1/users/me/identities/link-requests", bearer: bearer,
             json: ["codeChallenge": .string(request.challenge)])
         #expect(response.status == .ok)
         return try #require(try response.json()["linkRequest"]?.stringValue)
@@ -63,8 +63,8 @@ struct EasyLoginLinkTests {
             let redeemed = try await stack.postForm("/v1/oauth/token", request.tokenForm(code: code))
             #expect(redeemed.status == .badRequest && redeemed.errorCode == "identity_already_linked")
             let ticket = try #require(try redeemed.json()["link_ticket"]?.stringValue)
-            let merged = try await IdentityTests.send(
-                stack, .post, "/v1/users/me/identities/complete", bearer: try IdentityTests.bearer(alice),
+            let merged = try await stack.send(
+                .post, "/v1/users/me/identities/complete", bearer: try IdentityTests.bearer(alice),
                 json: ["linkTicket": .string(ticket)])
             #expect(try merged.json()["mergedUserId"] == bob["user"]?["id"])
         }
@@ -91,7 +91,7 @@ struct EasyLoginLinkTests {
             let handle = try await Self.linkRequest(stack, bearer: try IdentityTests.bearer(bob), for: request)
             request.extra = [("link_request", handle)]
             let ended = try await EasyLoginTests.redirect(stack, request, choose: "emulator_user=carol") {
-                _ = try await IdentityTests.send(stack, .post, "/v1/auth/logout", bearer: try IdentityTests.bearer(bob))
+                _ = try await stack.send(.post, "/v1/auth/logout", bearer: try IdentityTests.bearer(bob))
             }
             #expect(ended["error_code"] == "link_request_invalid")
             #expect(

@@ -23,17 +23,6 @@ struct IdentityTests {
         configuration.users.writableProperties = ["favourite"]
     }
 
-    @discardableResult
-    static func send(
-        _ stack: Stack, _ method: HTTPRequest.Method, _ path: String, bearer: String?, json: JSONValue? = nil
-    ) async throws -> TestResponse {
-        var headers = HTTPFields()
-        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
-        if json != nil { headers[.contentType] = "application/json" }
-        return try await stack.server.execute(
-            uri: path, method: method, headers: headers, body: json.map { ByteBuffer(bytes: $0.encoded()) })
-    }
-
     /// Signs in with a classic token of `user` for `app`: the answer's body.
     static func signIn(_ stack: Stack, _ user: String, app: String = Demo.appID) async throws -> JSONValue {
         let response = try await stack.signIn(["accessToken": .string(try await stack.facebookToken(user, app: app))])
@@ -64,11 +53,11 @@ struct IdentityTests {
             #expect(try Self.claims(token)["is_anonymous"] == true)
             let id = try #require(guest["user"]?["id"]?.stringValue)
             #expect(try await stack.get("/v1/users/me", bearer: token).json()["isAnonymous"] == true)
-            let patched = try await Self.send(
-                stack, .patch, "/v1/users/me", bearer: token, json: ["properties": ["favourite": "tea"]])
+            let patched = try await stack.send(
+                .patch, "/v1/users/me", bearer: token, json: ["properties": ["favourite": "tea"]])
             #expect(patched.status == .ok)
-            let linked = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: token,
+            let linked = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: token,
                 json: ["accessToken": .string(try await stack.facebookToken("alice"))])
             #expect(linked.status == .ok, "\(String(buffer: linked.body))")
             let user = try #require(try linked.json()["user"])
@@ -84,8 +73,8 @@ struct IdentityTests {
             #expect(try Self.claims(try #require(refreshed["access_token"]?.stringValue))["is_anonymous"] == nil)
             #expect(try await Self.signIn(stack, "alice")["user"]?["id"]?.stringValue == id)
             // Linking it again changes nothing.
-            let again = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: token,
+            let again = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: token,
                 json: ["accessToken": .string(try await stack.facebookToken("alice"))])
             #expect(try again.json()["user"]?["identities"]?.arrayValue?.count == 1)
         }
@@ -129,28 +118,28 @@ struct IdentityTests {
         try await Stack.run(Self.configure) { stack in
             let alice = try await Self.signIn(stack, "alice")
             let token = try Self.bearer(alice)
-            let limited = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: token,
+            let limited = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: token,
                 json: [
                     "idToken": .string(try await stack.idToken("alice")), "nonce": .string(Demo.rawNonce),
                 ])
             // Limited Login's subject for the same app is the same identity.
             #expect(try limited.json()["user"]?["identities"]?.arrayValue?.count == 1)
-            let second = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: token,
+            let second = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: token,
                 json: ["accessToken": .string(try await stack.facebookToken("alice", app: Demo.otherAppID))])
             let identities = try #require(try second.json()["user"]?["identities"]?.arrayValue)
             #expect(Set(identities.compactMap { $0["appId"]?.stringValue }) == [Demo.appID, Demo.otherAppID])
             let first = try #require(alice["user"]?["identities"]?.arrayValue?.first?["subject"]?.stringValue)
             let other = try #require(
                 identities.first { $0["appId"] == .string(Demo.otherAppID) }?["subject"]?.stringValue)
-            let missing = try await Self.send(
-                stack, .delete, "/v1/users/me/identities/facebook/123", bearer: token)
+            let missing = try await stack.send(
+                .delete, "/v1/users/me/identities/facebook/123", bearer: token)
             #expect(missing.status == .notFound && missing.errorCode == "not_found")
-            let removed = try await Self.send(
-                stack, .delete, "/v1/users/me/identities/facebook/\(first)", bearer: token)
+            let removed = try await stack.send(
+                .delete, "/v1/users/me/identities/facebook/\(first)", bearer: token)
             #expect(try removed.json()["user"]?["identities"]?.arrayValue?.count == 1)
-            let last = try await Self.send(stack, .delete, "/v1/users/me/identities/facebook/\(other)", bearer: token)
+            let last = try await stack.send(.delete, "/v1/users/me/identities/facebook/\(other)", bearer: token)
             #expect(last.status == .conflict && last.errorCode == "last_sign_in_method")
             #expect(try await stack.get("/v1/users/me", bearer: token).json()["identities"]?.arrayValue?.count == 1)
             let events = try await stack.store.auditEvents(
@@ -164,31 +153,29 @@ struct IdentityTests {
     func reauthentication() async throws {
         try await Stack.run(Self.configure) { stack in
             let alice = try await Self.signIn(stack, "alice")
-            let token = try Self.bearer(alice)
             stack.clock.advance(601)
             let refreshed = try await SessionTests.refresh(
                 stack, try #require(alice["session"]?["refresh_token"]?.stringValue)
             ).json()
             let fresh = try #require(refreshed["access_token"]?.stringValue)
-            _ = token
             let bob = try await stack.facebookToken("bob")
-            let add = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
+            let add = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
             #expect(add.status == .forbidden && add.errorCode == "reauthentication_required")
             // Nor does a stale session learn of a conflict, or get a ticket.
             _ = try await Self.signIn(stack, "carol")
             let carol = try await stack.facebookToken("carol")
-            let taken = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(carol)])
+            let taken = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(carol)])
             let ticket = try taken.json()["error"]?["linkTicket"]
             #expect(taken.errorCode == "reauthentication_required" && ticket == nil)
             // Re-proving alice's own identity is the fresh sign-in; then bob links.
-            let again = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: fresh,
+            let again = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: fresh,
                 json: ["accessToken": .string(try await stack.facebookToken("alice"))])
             #expect(again.status == .ok)
-            let added = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
+            let added = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: fresh, json: ["accessToken": .string(bob)])
             #expect(added.status == .ok)
             stack.clock.advance(601)
             let subject = try #require(alice["user"]?["identities"]?.arrayValue?.first?["subject"]?.stringValue)
@@ -196,8 +183,8 @@ struct IdentityTests {
                 stack, try #require(refreshed["refresh_token"]?.stringValue)
             ).json()
             let later = try #require(refreshedAgain["access_token"]?.stringValue)
-            let removed = try await Self.send(
-                stack, .delete, "/v1/users/me/identities/facebook/\(subject)", bearer: later)
+            let removed = try await stack.send(
+                .delete, "/v1/users/me/identities/facebook/\(subject)", bearer: later)
             #expect(removed.status == .forbidden && removed.errorCode == "reauthentication_required")
         }
     }
@@ -210,11 +197,11 @@ struct IdentityTests {
             let bob = try await Self.signIn(stack, "bob")
             let bobID = try #require(bob["user"]?["id"]?.stringValue)
             let bobToken = try Self.bearer(bob)
-            _ = try await Self.send(
-                stack, .patch, "/v1/users/me", bearer: bobToken, json: ["properties": ["favourite": "coffee"]])
+            _ = try await stack.send(
+                .patch, "/v1/users/me", bearer: bobToken, json: ["properties": ["favourite": "coffee"]])
             let aliceCredential = try await stack.facebookToken("alice")
-            let conflict = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: bobToken,
+            let conflict = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: bobToken,
                 json: ["accessToken": .string(aliceCredential)])
             #expect(conflict.status == .conflict && conflict.errorCode == "identity_already_linked")
             let text = String(buffer: conflict.body)
@@ -223,8 +210,8 @@ struct IdentityTests {
             // The owner signs in with the same credential and completes.
             let owner = try await stack.signIn(["accessToken": .string(aliceCredential)]).json()
             let ownerToken = try Self.bearer(owner)
-            let merged = try await Self.send(
-                stack, .post, "/v1/users/me/identities/complete", bearer: ownerToken,
+            let merged = try await stack.send(
+                .post, "/v1/users/me/identities/complete", bearer: ownerToken,
                 json: ["linkTicket": .string(ticket)])
             #expect(merged.status == .ok, "\(String(buffer: merged.body))")
             let body = try merged.json()
@@ -243,8 +230,8 @@ struct IdentityTests {
             }
             #expect(event?.event.detail["from"] == .string(bobID) && event?.event.detail["to"] == .string(aliceID))
             // Replayed.
-            let replay = try await Self.send(
-                stack, .post, "/v1/users/me/identities/complete", bearer: ownerToken,
+            let replay = try await stack.send(
+                .post, "/v1/users/me/identities/complete", bearer: ownerToken,
                 json: ["linkTicket": .string(ticket)])
             #expect(replay.status == .badRequest && replay.errorCode == "link_ticket_invalid")
         }
@@ -256,14 +243,14 @@ struct IdentityTests {
             let alice = try await Self.signIn(stack, "alice")
             let guest = try await stack.post("/v1/auth/anonymous", json: [:]).json()
             let guestID = try #require(guest["user"]?["id"]?.stringValue)
-            _ = try await Self.send(
-                stack, .patch, "/v1/users/me", bearer: try Self.bearer(guest), json: ["properties": ["favourite": "x"]])
+            _ = try await stack.send(
+                .patch, "/v1/users/me", bearer: try Self.bearer(guest), json: ["properties": ["favourite": "x"]])
             let credential = try await stack.facebookToken("alice")
             let conflict = try await stack.signIn(["accessToken": .string(credential)], bearer: try Self.bearer(guest))
             #expect(conflict.status == .conflict && conflict.errorCode == "identity_already_linked")
             let ticket = try #require(try conflict.json()["error"]?["linkTicket"]?.stringValue)
-            let done = try await Self.send(
-                stack, .post, "/v1/users/me/identities/complete", bearer: try Self.bearer(alice),
+            let done = try await stack.send(
+                .post, "/v1/users/me/identities/complete", bearer: try Self.bearer(alice),
                 json: ["linkTicket": .string(ticket)])
             #expect(try done.json()["mergedUserId"]?.stringValue == guestID)
             #expect(try done.json()["user"]?["properties"]?["favourite"] == "x")
@@ -277,13 +264,13 @@ struct IdentityTests {
             let alice = try await Self.signIn(stack, "alice")
             let bob = try await Self.signIn(stack, "bob")
             let carol = try await Self.signIn(stack, "carol")
-            let conflict = try await Self.send(
-                stack, .post, "/v1/users/me/identities", bearer: try Self.bearer(bob),
+            let conflict = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: try Self.bearer(bob),
                 json: ["accessToken": .string(try await stack.facebookToken("alice"))])
             let ticket = try #require(try conflict.json()["error"]?["linkTicket"]?.stringValue)
             func complete(_ ticket: String, as body: JSONValue) async throws -> TestResponse {
-                try await Self.send(
-                    stack, .post, "/v1/users/me/identities/complete", bearer: try Self.bearer(body),
+                try await stack.send(
+                    .post, "/v1/users/me/identities/complete", bearer: try Self.bearer(body),
                     json: ["linkTicket": .string(ticket)])
             }
             // Carol does not own Alice's identity: another pair.
@@ -318,14 +305,14 @@ struct IdentityTests {
             let facebookToken = try await stack.facebookToken("alice")
             // Too long after the sign-in.
             stack.clock.advance(601)
-            let late = try await Self.send(stack, .delete, "/v1/users/me", bearer: token)
+            let late = try await stack.send(.delete, "/v1/users/me", bearer: token)
             #expect(late.status == .forbidden && late.errorCode == "reauthentication_required")
             // A fresh sign-in's session may.
             let fresh = try await Self.signIn(stack, "alice")
             try await stack.emulatorDelete("/_emulator/calls")
             _ = try await stack.emulator(
                 "/_emulator/faults", ["endpoint": "/{id}/permissions", "preset": "server_error", "count": 1])
-            let deleted = try await Self.send(stack, .delete, "/v1/users/me", bearer: try Self.bearer(fresh))
+            let deleted = try await stack.send(.delete, "/v1/users/me", bearer: try Self.bearer(fresh))
             #expect(deleted.status == .noContent)
             #expect(try await stack.get("/v1/users/me", bearer: token).errorCode == "session_revoked")
             let refresh = try await SessionTests.refresh(
@@ -367,7 +354,7 @@ struct IdentityTests {
             ).json()
             let token = try #require(refreshed["access_token"]?.stringValue)
             #expect(try Self.claims(token)["is_anonymous"] == true)
-            #expect(try await Self.send(stack, .delete, "/v1/users/me", bearer: token).status == .noContent)
+            #expect(try await stack.send(.delete, "/v1/users/me", bearer: token).status == .noContent)
         }
     }
 }
@@ -385,7 +372,8 @@ struct BusinessJoinTests {
             #expect(second["user"]?["id"]?.stringValue == id && second["isNewUser"] == false)
             let apps = second["user"]?["identities"]?.arrayValue?.compactMap { $0["appId"]?.stringValue }
             #expect(Set(apps ?? []) == [Demo.appID, Demo.otherAppID])
-            #expect(try IdentityTests.bearer(second).isEmpty == false)
+            // Its session is the first app's user's.
+            #expect(try IdentityTests.claims(try IdentityTests.bearer(second))["sub"] == first["user"]?["id"])
             // One Graph call for the token; a returning sign-in asks nothing more.
             let counts = try await stack.emulatorGET("/_emulator/calls")["calls"]
             #expect(counts?["/{id}"] == 1)
@@ -451,6 +439,18 @@ struct BusinessJoinTests {
 }
 
 extension Stack {
+    /// Any request, with a bearer token and a JSON body when given.
+    @discardableResult
+    func send(
+        _ method: HTTPRequest.Method, _ path: String, bearer: String?, json: JSONValue? = nil
+    ) async throws -> TestResponse {
+        var headers = HTTPFields()
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+        if json != nil { headers[.contentType] = "application/json" }
+        return try await server.execute(
+            uri: path, method: method, headers: headers, body: json.map { ByteBuffer(bytes: $0.encoded()) })
+    }
+
     /// `POST /v1/auth/facebook` with a bearer token beside the credential.
     func signIn(_ body: JSONValue, bearer: String) async throws -> TestResponse {
         try await post("/v1/auth/facebook", json: body, headers: [.authorization: "Bearer \(bearer)"])

@@ -48,6 +48,4 @@ struct LinkRequestClaims: Sendable {
     let codeChallenge: String
     /// When the request expires.
     let expiresAt: Date
-    /// What records its single use.
-    let useKey: String
 }

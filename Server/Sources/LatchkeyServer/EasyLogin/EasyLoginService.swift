@@ -310,7 +310,7 @@ struct EasyLoginService: Sendable {
             (user, created) = try await recorder.record(login, identity, now: now)
         } catch SignInConflict.userDisabled, IdentityRefusal.userDisabled {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
-            throw APIError(.forbidden, .userDisabled, "This account is disabled.")
+            throw APIError.userDisabled
         }
         logger.info(
             "latchkey.signin",
@@ -375,8 +375,7 @@ struct EasyLoginService: Sendable {
         else { throw invalid }
         guard try await store.isSessionActive(id: sessionID) else { throw Self.linkRequestInvalid }
         let granted = payload["g"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let refresh = SessionTokens.newRefreshToken()
-        let newSessionID = SessionTokens.randomToken(bytes: 16)
+        let opening = tokens.opening(at: now)
         let record = LinkRecord(
             userID: userID,
             identity: StoredIdentity(
@@ -384,9 +383,7 @@ struct EasyLoginService: Sendable {
                 lastSeen: now),
             mappedProperties: payload["m"]?.objectValue ?? [:], provingSessionID: sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
-            session: NewSession(
-                id: newSessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
+            session: opening.record)
         let outcome: LinkOutcome
         do {
             outcome = try await store.linkIdentity(record, now: now)
@@ -397,7 +394,8 @@ struct EasyLoginService: Sendable {
             throw try IdentityService.conflict(
                 record, owner: owner, now: now, configuration: configuration, tokens: tokens)
         }
-        var body = try tokens.body(userID: userID, sessionID: newSessionID, refreshToken: refresh.token, now: now)
+        var body = try tokens.body(
+            userID: userID, sessionID: opening.id, refreshToken: opening.refreshToken, now: now)
         body.scope = granted.joined(separator: " ")
         return body
     }
@@ -410,7 +408,7 @@ struct EasyLoginService: Sendable {
         else { return nil }
         return LinkRequestClaims(
             userID: userID, sessionID: sessionID, codeChallenge: opened.payload["c"]?.stringValue ?? "",
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), useKey: opened.useKey)
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
     }
 
     /// The `single_use` kind that records a link code's redemption.
@@ -441,18 +439,16 @@ struct EasyLoginService: Sendable {
             return try await redeemLink(
                 link, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now)
         }
-        let refresh = SessionTokens.newRefreshToken()
+        let opening = tokens.opening(at: now, id: "")
         let outcome = try await store.redeemAuthorizationCode(
             CodePresentation(
                 hash: SessionTokens.hash(code), clientID: clientID, redirectURI: redirectURI,
                 codeChallenge: PKCE.challenge(for: verifier)),
-            session: NewSession(
-                id: "", refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)),
-            now: now)
+            session: opening.record, now: now)
         switch outcome {
         case .issued(let sessionID, let userID, let scope):
-            var body = try tokens.body(userID: userID, sessionID: sessionID, refreshToken: refresh.token, now: now)
+            var body = try tokens.body(
+                userID: userID, sessionID: sessionID, refreshToken: opening.refreshToken, now: now)
             body.scope = scope.joined(separator: " ")
             return body
         case .invalid:

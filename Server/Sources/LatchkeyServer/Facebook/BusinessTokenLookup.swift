@@ -20,7 +20,7 @@ struct BusinessTokenLookup: Sendable {
     ///   without asking would split one person into two users for good.
     func token(for identity: FacebookIdentity) async throws -> String? {
         guard let app = apps.first(where: { $0.id == identity.appID }),
-            FacebookPermissionRevoker.isGraphID(identity.subject)
+            GraphClient.isGraphID(identity.subject)
         else { return nil }
         let answer = try await graph.get(
             "/\(identity.subject)", query: [("fields", "token_for_business")], bearer: app.appToken, app: app.id)

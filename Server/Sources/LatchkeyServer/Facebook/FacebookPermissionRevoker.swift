@@ -19,7 +19,7 @@ package struct FacebookPermissionRevoker: Sendable {
     /// Runs one revocation job (`StoredJob.Kind.facebookRevokePermissions`).
     func revoke(_ job: StoredJob) async -> JobResult {
         guard let appID = job.payload["app_id"]?.stringValue, let subject = job.payload["subject"]?.stringValue,
-            Self.isGraphID(subject)
+            GraphClient.isGraphID(subject)
         else { return .failed("malformed job") }
         // The app may have left the configuration since: retried until it is back or the job gives up.
         guard let app = apps.first(where: { $0.id == appID }) else { return .failed("app \(appID) is not configured") }
@@ -44,11 +44,6 @@ package struct FacebookPermissionRevoker: Sendable {
             return .done(detail: ["app_id": .string(appID), "outcome": "nothing_to_revoke"])
         }
         return .failed("graph error \(failure.code.map(String.init) ?? "?")")
-    }
-
-    /// An app-scoped id as Graph writes them (digits), so the path can hold nothing else.
-    static func isGraphID(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
     }
 }
 

@@ -34,6 +34,12 @@ struct GraphClient: Sendable {
         var failure: GraphFailure? { GraphFailure(body["error"], status: status) }
     }
 
+    /// Whether `text` is an id as Graph writes them (digits): what a path built from an id may
+    /// hold, so it can name no other object or edge.
+    static func isGraphID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64 && text.utf8.allSatisfy { $0 >= 48 && $0 <= 57 }
+    }
+
     /// A GET whose access token (`bearer`) travels in the `Authorization` header.
     /// - Parameter app: the app the call is charged to, whose usage its answer reports; `nil` when
     ///   not known yet (the caller records it once known).

@@ -28,15 +28,14 @@ struct IdentityService: Sendable {
                 .notFound, .notFound, "Guest accounts are not enabled on this server (LATCHKEY_ANONYMOUS_USERS).")
         }
         let now = configuration.clock()
-        let refresh = SessionTokens.newRefreshToken()
-        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let opening = tokens.opening(at: now)
         let user = try await store.createGuest(
-            id: SessionTokens.randomToken(bytes: 15), session: newSession(sessionID, refresh.hash, now), now: now)
+            id: SessionTokens.randomToken(bytes: 15), session: opening.record, now: now)
         logger.info("latchkey.guest.created", metadata: ["latchkey.user.id": "\(user.id)"])
         return SignInBody(
             user: UserBody(user), isNewUser: true, grantedPermissions: [], declinedPermissions: [],
             session: try tokens.body(
-                userID: user.id, sessionID: sessionID, refreshToken: refresh.token, anonymous: true, now: now))
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, anonymous: true, now: now))
     }
 
     // MARK: Linking
@@ -90,8 +89,7 @@ struct IdentityService: Sendable {
         guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
         let (identity, mapping) = try await signIn.verify(request, client: client)
         let now = configuration.clock()
-        let refresh = SessionTokens.newRefreshToken()
-        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let opening = tokens.opening(at: now)
         let record = LinkRecord(
             userID: claims.userID, identity: identity.stored(at: now),
             mappedProperties: mapping.apply(to: identity.profile),
@@ -100,7 +98,7 @@ struct IdentityService: Sendable {
             // link is held to the reauthentication window like any other.
             provingSessionID: claims.sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
-            session: newSession(sessionID, refresh.hash, now))
+            session: opening.record)
         let user: StoredUser
         switch try await link(record, identity: identity, now: now) {
         case .linked(let linked), .alreadyLinked(let linked): user = linked
@@ -110,7 +108,8 @@ struct IdentityService: Sendable {
         return SignInBody(
             user: UserBody(user), isNewUser: false, grantedPermissions: identity.granted,
             declinedPermissions: identity.declined,
-            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+            session: try tokens.body(
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
     }
 
     /// Runs a link, giving the per-identity count back when it was refused.
@@ -204,21 +203,31 @@ struct IdentityService: Sendable {
         }
         logger.info("latchkey.user.deleted", metadata: ["latchkey.user.id": "\(claims.userID)"])
     }
-
-    private func newSession(_ id: String, _ hash: Data, _ now: Date) -> NewSession {
-        NewSession(
-            id: id, refreshTokenHash: hash, createdAt: now,
-            refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime))
-    }
 }
 
 extension APIError {
+    /// The typed error of a refused sign-in (`Verdicts.signIn`).
+    init(_ conflict: SignInConflict) {
+        switch conflict {
+        case .replayed: self = .idTokenReplayed
+        case .userDisabled: self = .userDisabled
+        case .nonceInvalid: self = .nonceInvalid
+        // Asked for only by a sign-in that then looks its business up; it reaches no client
+        // unless a concurrent change made the second pass meet it again.
+        case .newIdentity:
+            self.init(.serviceUnavailable, .unavailable, "The sign-in raced another; try again.", retryAfter: 1)
+        }
+    }
+
+    static let idTokenReplayed = APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
+    static let userDisabled = APIError(.forbidden, .userDisabled, "This account is disabled.")
+
     /// The typed error of a refused identity operation.
     init(_ refusal: IdentityRefusal) {
         switch refusal {
-        case .replayed: self.init(.unauthorized, .idTokenReplayed, "This id token was already used.")
+        case .replayed: self = .idTokenReplayed
         case .nonceInvalid: self = .nonceInvalid
-        case .userDisabled: self.init(.forbidden, .userDisabled, "This account is disabled.")
+        case .userDisabled: self = .userDisabled
         case .sessionEnded: self = .sessionEnded
         case .notLinked: self.init(.notFound, .notFound, "This identity is not linked to the account.")
         case .lastSignInMethod:

@@ -1,14 +1,12 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
 import LatchkeyShared
 
-/// A short JSON payload sealed under the session keys' `ticketKey`, for values the server hands
-/// out and must get back unaltered without storing them: link tickets and Easy Login link
-/// requests. `base64url(kind ‖ key id ‖ AES-256-GCM nonce ‖ ciphertext ‖ tag)`, kind and key id
-/// authenticated as associated data, so a value of one kind never opens as another. Sealed rather
-/// than signed, so that what a ticket binds (user ids, the identity) is not readable by whoever
-/// holds it. Every node holds the key ring and opens what another sealed.
+/// A short JSON payload sealed (`Sealing`) under the session keys' `ticketKey`: link tickets, Easy
+/// Login link requests and link codes. The kind byte is authenticated, so a value of one kind never
+/// opens as another, and the key is not the Easy Login state's, so neither opens as the other.
+/// Sealed rather than signed, so that what a ticket binds (user ids, the identity) is not readable
+/// by whoever holds it.
 enum SealedToken {
     /// What a sealed value is for: its first byte.
     enum Kind: UInt8 {
@@ -26,15 +24,12 @@ enum SealedToken {
     /// The longest ticket or link request accepted, characters.
     static let maximumLength = 2048
 
-    /// Seals `payload` under `key`.
+    /// Seals `payload` under `key` (`Sealing`, with the key's `ticketKey`).
     static func seal(_ payload: JSONValue, kind: Kind, key: SessionSigningKey) throws -> String {
-        let header = Data([kind.rawValue]) + key.requestKeyID
-        let box = try AES.GCM.seal(payload.encoded(), using: key.ticketKey, authenticating: header)
-        guard let combined = box.combined else { throw SealedRequestError.sealingFailed }
-        return Base64URL.encode(header + combined)
+        try Sealing.seal(payload.encoded(), kind: kind.rawValue, key: key, using: \.ticketKey)
     }
 
-    /// What a sealed value held, and the SHA-256 of its bytes (what records its single use).
+    /// What a sealed value held, and what records its single use (`Sealing.open`).
     struct Opened {
         let payload: JSONValue
         let useKey: String
@@ -42,13 +37,11 @@ enum SealedToken {
 
     /// Opens `text` of `kind`; `nil` when it is not one this deployment sealed, or was altered.
     static func open(_ text: String, kind: Kind, keys: [Data: SessionSigningKey]) -> Opened? {
-        guard text.utf8.count <= kind.maximumLength, let bytes = Base64URL.decode(text), bytes.count > 1 + 8 + 12 + 16,
-            bytes.first == kind.rawValue, let key = keys[Data(bytes.dropFirst().prefix(8))]
+        guard
+            let opened = Sealing.open(
+                text, kind: kind.rawValue, maximumLength: kind.maximumLength, keys: keys, using: \.ticketKey),
+            let payload = try? JSONValue.decode(opened.plain), payload.isObject
         else { return nil }
-        guard let box = try? AES.GCM.SealedBox(combined: Data(bytes.dropFirst(9))),
-            let plain = try? AES.GCM.open(box, using: key.ticketKey, authenticating: Data(bytes.prefix(9))),
-            let payload = try? JSONValue.decode(plain), payload.isObject
-        else { return nil }
-        return Opened(payload: payload, useKey: Base64URL.encode(Data(SHA256.hash(data: bytes))))
+        return Opened(payload: payload, useKey: opened.useKey)
     }
 }

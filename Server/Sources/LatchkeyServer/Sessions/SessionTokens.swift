@@ -32,6 +32,27 @@ struct SessionTokens: Sendable {
         var anonymous = false
     }
 
+    /// A session about to open: the store's record of it and the refresh token its answer carries.
+    struct Opening: Sendable {
+        /// What the store writes (the token only as its hash).
+        let record: NewSession
+        /// The refresh token, for the answer only.
+        let refreshToken: String
+        /// The session's id.
+        var id: String { record.id }
+    }
+
+    /// A new session at `now` with a fresh refresh token living `refreshTokenLifetime`.
+    /// - Parameter id: its id; a code's redemption passes `""` (the code names the session).
+    func opening(at now: Date, id: String = SessionTokens.randomToken(bytes: 16)) -> Opening {
+        let refresh = Self.newRefreshToken()
+        return Opening(
+            record: NewSession(
+                id: id, refreshTokenHash: refresh.hash, createdAt: now,
+                refreshExpiresAt: now.addingTimeInterval(refreshTokenLifetime)),
+            refreshToken: refresh.token)
+    }
+
     /// A fresh refresh token and its hash.
     static func newRefreshToken() -> (token: String, hash: Data) {
         let token = randomToken(bytes: 32)

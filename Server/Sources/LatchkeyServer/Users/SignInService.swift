@@ -35,13 +35,9 @@ struct SignInService: Sendable {
     func signIn(_ request: FacebookExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
         let (identity, mapping) = try await verify(request, client: client)
         let now = configuration.clock()
-        let refresh = SessionTokens.newRefreshToken()
-        let sessionID = SessionTokens.randomToken(bytes: 16)
+        let opening = tokens.opening(at: now)
         let login = LoginRecord(
-            identity, mapping: mapping, configuration: configuration, now: now,
-            session: NewSession(
-                id: sessionID, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime)))
+            identity, mapping: mapping, configuration: configuration, now: now, session: opening.record)
         let user: StoredUser
         let created: Bool
         do {
@@ -49,14 +45,7 @@ struct SignInService: Sendable {
         } catch let conflict as SignInConflict {
             // Not a sign-in of this person after all: the count goes back.
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
-            switch conflict {
-            case .replayed: throw APIError(.unauthorized, .idTokenReplayed, "This id token was already used.")
-            case .userDisabled: throw APIError(.forbidden, .userDisabled, "This account is disabled.")
-            case .nonceInvalid: throw APIError.nonceInvalid
-            case .newIdentity:
-                throw APIError(
-                    .serviceUnavailable, .unavailable, "The sign-in raced another; try again.", retryAfter: 1)
-            }
+            throw APIError(conflict)
         } catch let refusal as IdentityRefusal {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError(refusal)
@@ -70,7 +59,8 @@ struct SignInService: Sendable {
         return SignInBody(
             user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
             declinedPermissions: identity.declined,
-            session: try tokens.body(userID: user.id, sessionID: sessionID, refreshToken: refresh.token, now: now))
+            session: try tokens.body(
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
     }
 
     /// Verifies the Facebook credential of a sign-in or a link (the same shapes, the same checks)
