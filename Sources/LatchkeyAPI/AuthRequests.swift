@@ -256,3 +256,48 @@ public enum TokenRequest: Sendable, Equatable {
         }
     }
 }
+
+/// `POST /v1/auth/apple` (and `POST /v1/users/me/identities` with `provider: "apple"`): exchange
+/// what Sign in with Apple gave the app (`ASAuthorizationAppleIDCredential`) for a Latchkey session.
+public struct AppleExchangeRequest: Codable, Sendable, Equatable {
+    /// The credential's `identityToken`, as text.
+    public var idToken: String
+    /// The credential's `authorizationCode`, as text: the server exchanges it with Apple (once,
+    /// within five minutes) and keeps the refresh token to revoke at account deletion.
+    public var authorizationCode: String
+    /// The raw nonce: the request to Apple carried its SHA-256 hex.
+    public var nonce: String
+    /// The credential's `fullName.givenName`: Apple gives the name on the first authorization only.
+    public var givenName: String?
+    /// The credential's `fullName.familyName`.
+    public var familyName: String?
+
+    /// The JSON names: the SDK writes these and the server accepts no others (`provider` is read
+    /// only by the linking endpoint).
+    public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
+        case idToken, authorizationCode, nonce, givenName, familyName
+    }
+
+    /// Creates a request.
+    public init(
+        idToken: String, authorizationCode: String, nonce: String, givenName: String? = nil, familyName: String? = nil
+    ) {
+        self.idToken = idToken
+        self.authorizationCode = authorizationCode
+        self.nonce = nonce
+        self.givenName = givenName
+        self.familyName = familyName
+    }
+
+    /// The request as the JSON body the server reads (absent names left out).
+    public var json: JSONValue {
+        var body: [String: JSONValue] = [
+            CodingKeys.idToken.stringValue: .string(idToken),
+            CodingKeys.authorizationCode.stringValue: .string(authorizationCode),
+            CodingKeys.nonce.stringValue: .string(nonce),
+        ]
+        body[CodingKeys.givenName.stringValue] = givenName.map(JSONValue.string)
+        body[CodingKeys.familyName.stringValue] = familyName.map(JSONValue.string)
+        return .object(body)
+    }
+}

@@ -73,6 +73,19 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// Facebook is throttling this app; retry later.
     public static let facebookRateLimited = ErrorCode(rawValue: "facebook_rate_limited")
 
+    // MARK: Sign in with Apple
+
+    /// Apple refused the authorization code (`invalid_grant`: used, older than five minutes, or
+    /// issued to another client id), or the code was not issued with the id token sent beside it:
+    /// ask Apple for a new authorization.
+    public static let appleCodeInvalid = ErrorCode(rawValue: "apple_code_invalid")
+    /// Apple did not answer in time, answered with a server error, or refused this server's own
+    /// credentials (logged for the operator); retry later.
+    public static let appleUnavailable = ErrorCode(rawValue: "apple_unavailable")
+    /// A server-to-server notification from Apple was refused: not signed by Apple, for another
+    /// app, replayed, expired or malformed. Nothing changed.
+    public static let appleNotificationInvalid = ErrorCode(rawValue: "apple_notification_invalid")
+
     // MARK: Sessions
 
     /// The access token is missing, malformed, badly signed or expired.

@@ -68,8 +68,9 @@ public struct LimitedLoginToken: Sendable {
         return Claims(appID: appID, subject: subject, jti: jti, expiresAt: expiresAt, all: claims)
     }
 
-    /// Returns `exp`. Both `exp` and `iat` are required (a token without `exp` never expires).
-    static func checkTimes(
+    /// Checks `exp` and `iat` under `policy` (skew, maximum age) and returns `exp`. Both are
+    /// required (a token without `exp` never expires). Shared with Apple's id tokens.
+    public static func checkTimes(
         _ claims: JSONValue, policy: IDTokenPolicy, now: TimeInterval
     ) throws(IDTokenFailure)
         -> TimeInterval

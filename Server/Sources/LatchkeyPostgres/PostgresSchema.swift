@@ -130,5 +130,19 @@ enum PostgresSchema {
             // Deleting a user (an account deletion, a merge, a pruned guest) cascades to its codes.
             "CREATE INDEX authorization_codes_user ON authorization_codes(user_id)",
         ],
+        [
+            // A provider's refresh tokens, sealed, one per identity and client id: revoked when the
+            // account or the identity goes (`StorageRules.revocationJobs`). Keyed by the identity,
+            // not the user, so a merge moves them with their identity.
+            """
+            CREATE TABLE provider_tokens (
+                provider text NOT NULL, subject text NOT NULL, client_id text NOT NULL, token bytea NOT NULL,
+                updated_at timestamptz NOT NULL, PRIMARY KEY (provider, subject, client_id))
+            """,
+            // What a provider said out of band: the person revoked the app (until their next
+            // sign-in), or stopped email forwarding.
+            "ALTER TABLE identities ADD COLUMN revoked_at timestamptz",
+            "ALTER TABLE identities ADD COLUMN email_disabled boolean NOT NULL DEFAULT false",
+        ],
     ]
 }

@@ -154,6 +154,9 @@ extension PostgresStore {
                 throw refusal
             }
             guard let found else { throw IdentityRefusal.notLinked }
+            let tokens = try await Self.providerTokens(of: [found], connection)
+            try await Self.insert(StorageRules.revocationJobs(userID: userID, tokens: tokens), now: now, connection)
+            try await Self.deleteProviderTokens(of: [found], connection)
             try await connection.run(
                 """
                 DELETE FROM identities WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
@@ -254,17 +257,64 @@ extension PostgresStore {
                 secondsSinceSignIn: now.timeIntervalSince(session?.1 ?? .distantPast), window: reauthenticationWindow)
             if let refusal = Verdicts.deletion(facts) { throw refusal }
             guard let stored = try await Self.loadUser(id, connection) else { throw IdentityRefusal.sessionEnded }
-            for job in StorageRules.deletionJobs(userID: id, identities: stored.identities) {
-                let payload = String(decoding: job.payload.encoded(), as: UTF8.self)
-                try await connection.run(
-                    """
-                    INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at)
-                    VALUES (\(job.id), \(job.kind.rawValue), \(id), \(payload)::json, \(now), \(now))
-                    """)
+            try await Self.delete(stored, by: .user, now: now, connection)
+        }
+    }
+
+    /// Deletes `user` (its row locked by the caller) as an account deletion does: its revocations
+    /// queued (`StorageRules.deletionJobs`), its provider tokens, audit events and the user
+    /// (cascading to identities, sessions and codes) gone, and a tombstone recorded.
+    static func delete(
+        _ user: StoredUser, by actor: AuditEvent.Actor, now: Date, _ connection: PostgresConnection
+    ) async throws {
+        let tokens = try await providerTokens(of: user.identities, connection)
+        try await insert(
+            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now,
+            connection)
+        try await deleteProviderTokens(of: user.identities, connection)
+        try await connection.run("DELETE FROM audit_events WHERE user_id = \(user.id)")
+        try await connection.run("DELETE FROM users WHERE id = \(user.id)")
+        try await record(.deleted(userID: user.id, by: actor), at: now, connection)
+    }
+
+    /// Queues `jobs`, due now.
+    static func insert(_ jobs: [StoredJob], now: Date, _ connection: PostgresConnection) async throws {
+        for job in jobs {
+            let payload = String(decoding: job.payload.encoded(), as: UTF8.self)
+            try await connection.run(
+                """
+                INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at)
+                VALUES (\(job.id), \(job.kind.rawValue), \(job.userID), \(payload)::json, \(now), \(now))
+                """)
+        }
+    }
+
+    /// The provider tokens stored for `identities`.
+    static func providerTokens(
+        of identities: [StoredIdentity], _ connection: PostgresConnection
+    ) async throws -> [StoredProviderToken] {
+        var tokens: [StoredProviderToken] = []
+        for identity in identities {
+            for row in try await connection.rows(
+                """
+                SELECT client_id, token FROM provider_tokens
+                WHERE provider = \(identity.provider) AND subject = \(identity.subject)
+                """)
+            {
+                let (clientID, token) = try row.decode((String, Data).self)
+                tokens.append(
+                    StoredProviderToken(
+                        provider: identity.provider, subject: identity.subject, clientID: clientID, token: token))
             }
-            try await connection.run("DELETE FROM audit_events WHERE user_id = \(id)")
-            try await connection.run("DELETE FROM users WHERE id = \(id)")
-            try await Self.record(.deleted(userID: id, by: .user), at: now, connection)
+        }
+        return tokens
+    }
+
+    /// Forgets the provider tokens stored for `identities`.
+    static func deleteProviderTokens(of identities: [StoredIdentity], _ connection: PostgresConnection) async throws {
+        for identity in identities {
+            try await connection.run(
+                "DELETE FROM provider_tokens WHERE provider = \(identity.provider) AND subject = \(identity.subject)")
         }
     }
 

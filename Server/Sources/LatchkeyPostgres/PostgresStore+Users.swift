@@ -118,10 +118,11 @@ extension PostgresStore {
     /// Writes `event` to the audit log inside the caller's transaction.
     static func record(_ event: AuditEvent, at now: Date, _ connection: PostgresConnection) async throws {
         let detail = String(decoding: event.detail.encoded(), as: UTF8.self)
+        let userID: String? = event.userID.isEmpty ? nil : event.userID
         try await connection.run(
             """
             INSERT INTO audit_events (at, type, user_id, detail)
-            VALUES (\(now), \(event.type.rawValue), \(event.userID), \(detail)::json)
+            VALUES (\(now), \(event.type.rawValue), \(userID), \(detail)::json)
             """)
     }
 

@@ -104,5 +104,19 @@ enum SQLiteSchema {
             // Deleting a user (an account deletion, a merge, a pruned guest) cascades to its codes.
             "CREATE INDEX authorization_codes_user ON authorization_codes(user_id)",
         ],
+        [
+            // A provider's refresh tokens, sealed, one per identity and client id: revoked when the
+            // account or the identity goes (`StorageRules.revocationJobs`). Keyed by the identity,
+            // not the user, so a merge moves them with their identity.
+            """
+            CREATE TABLE provider_tokens (
+                provider TEXT NOT NULL, subject TEXT NOT NULL, client_id TEXT NOT NULL, token BLOB NOT NULL,
+                updated_at REAL NOT NULL, PRIMARY KEY (provider, subject, client_id))
+            """,
+            // What a provider said out of band: the person revoked the app (until their next
+            // sign-in), or stopped email forwarding.
+            "ALTER TABLE identities ADD COLUMN revoked_at REAL",
+            "ALTER TABLE identities ADD COLUMN email_disabled INTEGER NOT NULL DEFAULT 0",
+        ],
     ]
 }

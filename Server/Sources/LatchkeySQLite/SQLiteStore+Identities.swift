@@ -115,6 +115,9 @@ extension SQLiteStore {
                 throw refusal
             }
             guard let found else { throw IdentityRefusal.notLinked }
+            let tokens = try Self.providerTokens(of: [found], db)
+            try Self.insert(StorageRules.revocationJobs(userID: userID, tokens: tokens), now: now, db)
+            try Self.deleteProviderTokens(of: [found], db)
             try db.execute(
                 "DELETE FROM identities WHERE provider = ? AND subject = ? AND user_id = ?",
                 [.text(provider), .text(subject), .text(userID)])
@@ -184,20 +187,59 @@ extension SQLiteStore {
                 window: reauthenticationWindow)
             if let refusal = Verdicts.deletion(facts) { throw refusal }
             guard let user = try Self.loadUser(id, db) else { throw IdentityRefusal.sessionEnded }
-            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
-            for job in StorageRules.deletionJobs(userID: id, identities: user.identities) {
-                try db.execute(
-                    """
-                    INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at) VALUES (?, ?, ?, ?, ?, ?)
-                    """,
-                    [
-                        .text(job.id), .text(job.kind.rawValue), .text(id),
-                        .text(String(decoding: job.payload.encoded(), as: UTF8.self)), stamp, stamp,
-                    ])
+            try Self.delete(user, by: .user, now: now, db)
+        }
+    }
+
+    /// Deletes `user` as an account deletion does: its revocations queued
+    /// (`StorageRules.deletionJobs`), its provider tokens, audit events and the user (cascading to
+    /// identities, sessions and codes) gone, and a tombstone recorded.
+    static func delete(_ user: StoredUser, by actor: AuditEvent.Actor, now: Date, _ db: SQLiteConnectionState) throws {
+        let tokens = try providerTokens(of: user.identities, db)
+        try insert(StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now, db)
+        try deleteProviderTokens(of: user.identities, db)
+        try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(user.id)])
+        try db.execute("DELETE FROM users WHERE id = ?", [.text(user.id)])
+        try Self.record(.deleted(userID: user.id, by: actor), at: now, db)
+    }
+
+    /// Queues `jobs`, due now.
+    static func insert(_ jobs: [StoredJob], now: Date, _ db: SQLiteConnectionState) throws {
+        let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+        for job in jobs {
+            try db.execute(
+                "INSERT INTO jobs (id, kind, user_id, payload, created_at, due_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .text(job.id), .text(job.kind.rawValue), .text(job.userID),
+                    .text(String(decoding: job.payload.encoded(), as: UTF8.self)), stamp, stamp,
+                ])
+        }
+    }
+
+    /// The provider tokens stored for `identities`.
+    static func providerTokens(of identities: [StoredIdentity], _ db: SQLiteConnectionState) throws
+        -> [StoredProviderToken]
+    {
+        try identities.flatMap { identity in
+            try db.query(
+                "SELECT client_id, token FROM provider_tokens WHERE provider = ? AND subject = ?",
+                [.text(identity.provider), .text(identity.subject)]
+            ).compactMap { row in
+                guard let clientID = row.column("client_id")?.string, let token = row.column("token")?.blob else {
+                    return nil
+                }
+                return StoredProviderToken(
+                    provider: identity.provider, subject: identity.subject, clientID: clientID, token: token)
             }
-            try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(id)])
-            try db.execute("DELETE FROM users WHERE id = ?", [.text(id)])
-            try Self.record(.deleted(userID: id, by: .user), at: now, db)
+        }
+    }
+
+    /// Forgets the provider tokens stored for `identities`.
+    static func deleteProviderTokens(of identities: [StoredIdentity], _ db: SQLiteConnectionState) throws {
+        for identity in identities {
+            try db.execute(
+                "DELETE FROM provider_tokens WHERE provider = ? AND subject = ?",
+                [.text(identity.provider), .text(identity.subject)])
         }
     }
 

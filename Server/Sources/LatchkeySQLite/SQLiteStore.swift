@@ -402,7 +402,8 @@ package final class SQLiteStore: LatchkeyStore {
         try db.execute(
             "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
             [
-                .float(now.timeIntervalSince1970), .text(event.type.rawValue), .text(event.userID),
+                .float(now.timeIntervalSince1970), .text(event.type.rawValue),
+                event.userID.isEmpty ? .null : .text(event.userID),
                 .text(String(decoding: event.detail.encoded(), as: UTF8.self)),
             ])
     }

@@ -130,11 +130,25 @@ func buildApplication(
     let easyLogin = EasyLoginService(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
         limits: limits, recorder: recorder)
+    let appleHealth = AppleHealth(enabled: configuration.apple.isEnabled)
+    let appleClient = AppleClient(configuration: configuration, client: httpClient, health: appleHealth, logger: logger)
+    let appleKeys = KeySetCache(
+        client: httpClient, url: configuration.apple.base + "/auth/keys", timeout: configuration.apple.timeout,
+        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock,
+        unavailable: { APIError.appleUnavailable("Apple's signing keys could not be fetched.", cause: $0) })
+    let sealing = ProviderTokenSealing(protection: protection)
+    let apple = AppleSignInService(
+        configuration: configuration, store: store,
+        verifier: AppleIDTokenVerifier(keys: appleKeys, configuration: configuration), apple: appleClient,
+        sealing: sealing, tokens: tokens, limits: limits)
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: ErrorMiddleware(routes: table))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
-        origin: origin, health: health, usage: usage, limits: limits,
+        origin: origin, health: health, usage: usage, apple: apple,
+        appleNotifications: AppleNotificationService(
+            configuration: configuration, store: store, keys: appleKeys, logger: logger),
+        appleHealth: appleHealth, limits: limits,
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize)
     ).register(on: router)
     table.load(router)
@@ -163,7 +177,7 @@ func buildApplication(
             JobService(
                 store: store, configuration: configuration,
                 revoker: FacebookPermissionRevoker(graph: graph, apps: configuration.facebook.apps, logger: logger),
-                logger: logger),
+                appleRevoker: AppleTokenRevoker(apple: appleClient, sealing: sealing), logger: logger),
             SessionKeyRefresher(
                 store: store, protection: protection, keys: keys, configuration: configuration, logger: logger),
         ],
@@ -172,6 +186,10 @@ func buildApplication(
             await onServerRunning(channel)
         },
         logger: logger)
+    if let appleClient {
+        application.addServices(
+            AppleCredentialMonitor(apple: appleClient, clientIDs: configuration.apple.clientIDs, logger: logger))
+    }
     if !unchecked.apps.isEmpty {
         application.addServices(
             FacebookCredentialMonitor(

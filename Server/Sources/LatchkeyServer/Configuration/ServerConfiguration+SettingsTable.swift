@@ -7,7 +7,7 @@ extension ServerConfiguration {
     package static let settings: [Setting] =
         [
             httpSettings, databaseSettings, facebookSettings, signInSettings, usersSettings, easyLoginSettings,
-            identitiesSettings, sessionsSettings, secretsSettings, maintenanceSettings, limitSettings,
+            appleSettings, identitiesSettings, sessionsSettings, secretsSettings, maintenanceSettings, limitSettings,
         ].flatMap(\.self)
 
     /// Listening, connections and requests.
@@ -192,6 +192,47 @@ extension ServerConfiguration {
 
     /// The user properties a sign-in maps and apps may write (after the default mapping: its properties are the default of the mappable ones).
     /// Guests, linking identities, merging and deleting accounts.
+    static let appleSettings: [Setting] = [
+        .list(
+            "LATCHKEY_APPLE_CLIENT_IDS", \.apple, \.clientIDs, default: "(none: Sign in with Apple off)",
+            meaning:
+                "the app's bundle ids and Services ids, comma-separated: id tokens issued to them are accepted (`aud`), and each one's code is exchanged and its refresh token revoked under it"
+        ),
+        .optionalText(
+            "LATCHKEY_APPLE_TEAM_ID", \.apple, \.teamID, default: "(required with Apple)",
+            meaning: "the 10-character Team ID of the Apple developer account"
+        ),
+        .optionalText(
+            "LATCHKEY_APPLE_KEY_ID", \.apple, \.keyID, default: "(required with Apple)",
+            meaning: "the 10-character Key ID of the Sign in with Apple key"
+        ),
+        .field(
+            "LATCHKEY_APPLE_PRIVATE_KEY", \.apple, \.privateKey, default: "(required with Apple)",
+            meaning:
+                "that key's `.p8` file, usually given as `LATCHKEY_APPLE_PRIVATE_KEY_FILE`: it signs a client secret, minutes long, for each call to Apple (a start checks that it is a P-256 private key)"
+        ) { reader, name in
+            try reader.value(name).map {
+                try ApplePrivateKey(pem: $0, setting: reader.fromFiles.contains(name) ? name + "_FILE" : name)
+            }
+        },
+        .text(
+            "LATCHKEY_APPLE_URL", \.apple, \.url, default: "`https://appleid.apple.com` (the emulator in `--dev`)",
+            meaning: "Apple's base URL: `/auth/keys`, `/auth/token`, `/auth/revoke`"
+        ),
+        .seconds(
+            "LATCHKEY_APPLE_TIMEOUT", \.apple, \.timeout, default: "`10`",
+            meaning: "upper bound on each call to Apple; beyond it a sign-in gets 503 `apple_unavailable`"
+        ),
+        Setting(
+            "LATCHKEY_APPLE_FIELDS_MAPPING", group: .apple,
+            default: "`given_name=givenName,family_name=familyName,email=email`",
+            meaning:
+                "Apple's fields (`given_name`, `family_name`, `name`, `email`, `email_verified`, `is_private_email`, `sub`, `real_user_status`) onto user properties; the name comes only from the app, on the first authorization"
+        ) { name, reader, configuration in
+            if let mapping = try Self.readMapping(name, reader) { configuration.apple.fieldsMapping = mapping }
+        },
+    ]
+
     static let identitiesSettings: [Setting] = [
         .flag(
             "LATCHKEY_ANONYMOUS_USERS", \.identities, \.anonymousUsers, default: "`off` (`on` in `--dev`)",
@@ -383,8 +424,14 @@ extension ServerConfiguration {
 
     /// `LATCHKEY_DEFAULT_FIELDS_MAPPING`: `field=property` entries.
     static func readDefaultMapping(_ reader: SettingReader, _ configuration: inout ServerConfiguration) throws {
-        let name = "LATCHKEY_DEFAULT_FIELDS_MAPPING"
-        guard let pairs = reader.list(name) else { return }
+        if let mapping = try readMapping("LATCHKEY_DEFAULT_FIELDS_MAPPING", reader) {
+            configuration.users.defaultFieldsMapping = mapping
+        }
+    }
+
+    /// `field=property` entries of the mapping setting `name`; `nil` when not given.
+    static func readMapping(_ name: String, _ reader: SettingReader) throws -> [String: String]? {
+        guard let pairs = reader.list(name) else { return nil }
         var mapping: [String: String] = [:]
         for pair in pairs {
             let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
@@ -394,7 +441,7 @@ extension ServerConfiguration {
             }
             mapping[parts[0]] = parts[1]
         }
-        configuration.users.defaultFieldsMapping = mapping
+        return mapping
     }
 
     /// `LATCHKEY_OAUTH_CLIENTS`: `client_id=redirect_uri` entries.

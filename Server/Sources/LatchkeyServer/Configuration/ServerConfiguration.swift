@@ -43,6 +43,8 @@ package struct ServerConfiguration: Sendable {
     package var users = UserSettings()
     /// Easy Login (OAuth 2.0 with Facebook as the login page).
     package var easyLogin = EasyLoginSettings()
+    /// Sign in with Apple: the app's ids, the team's key, Apple's endpoints.
+    package var apple = AppleSettings()
     /// Guests, linking, merging and account deletion.
     package var identities = IdentitySettings()
     /// Sessions, their tokens and their signing keys.
@@ -83,6 +85,7 @@ package struct ServerConfiguration: Sendable {
         try sessions.validate()
         try easyLogin.validate()
         try identities.validate()
+        try apple.validate(shown)
         try users.validate()
         try maintenance.validate()
         try database.validate()

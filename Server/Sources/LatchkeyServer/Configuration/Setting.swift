@@ -20,6 +20,8 @@ package struct Setting: Sendable {
         case users
         /// Easy Login (OAuth 2.0 with Facebook as the login page).
         case easyLogin
+        /// Sign in with Apple.
+        case apple
         /// Guests, linking identities, merging and deleting accounts.
         case identities
         /// Sessions, their tokens and their signing keys.
@@ -40,6 +42,7 @@ package struct Setting: Sendable {
             case .signIn: "Sign-in"
             case .users: "Users"
             case .easyLogin: "Easy Login"
+            case .apple: "Sign in with Apple"
             case .identities: "Identities and accounts"
             case .sessions: "Sessions"
             case .secrets: "Secrets at rest"

@@ -3,7 +3,7 @@ import LatchkeyAPI
 import Logging
 
 /// `/health` (the process answers) and `/ready` (this node can serve: its database and its
-/// signing keys; Facebook's state reported, never decisive).
+/// signing keys; Facebook's and Apple's state reported, never decisive).
 struct HealthController: Controller {
     let store: any LatchkeyStore
     let tokens: SessionTokens
@@ -11,6 +11,8 @@ struct HealthController: Controller {
     let health: FacebookHealth
     /// The Graph usage Facebook last reported per app.
     let usage: FacebookUsageMonitor
+    /// What the server last heard from Apple (`off` without Sign in with Apple).
+    let apple: AppleHealth
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.get, "/health") { _, _ in try Response.json(["status": "ok"]) }
@@ -35,7 +37,7 @@ struct HealthController: Controller {
         var body: [String: JSONValue] = [
             "status": databaseUp && keyRefusal == nil ? "ready" : "unavailable",
             "database": databaseUp ? "ok" : "unreachable", "signing_keys": keyRefusal == nil ? "ok" : "refused",
-            "facebook": .string(health.status.rawValue),
+            "facebook": .string(health.status.rawValue), "apple": .string(apple.status.rawValue),
             // Per app: the last X-App-Usage (and business-use-case) figures, their level and time.
             "facebook_usage": usage.report,
         ]

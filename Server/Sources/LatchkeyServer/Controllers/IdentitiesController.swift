@@ -5,10 +5,14 @@ import LatchkeyShared
 /// Guests, the caller's identities (link, complete a conflict, unlink) and deleting the account.
 struct IdentitiesController: Controller {
     let identities: IdentityService
+    let apple: AppleSignInService
     let limits: AbuseLimits
     let reading: RequestReading
     /// Checks the token and that its session is active.
     let sessionChecked: BearerAuthentication
+
+    /// The fields `POST /v1/users/me/identities` accepts: `provider` and that provider's sign-in fields.
+    static let linkFields = SignInService.requestFields.union(AppleSignInService.requestFields).union(["provider"])
 
     /// The longest provider name or subject accepted in a path: far above any provider's ids.
     static let maximumPathComponent = 256
@@ -24,8 +28,28 @@ struct IdentitiesController: Controller {
         signedIn.route(.post, "/v1/users/me/identities") { request, context in
             let claims = try context.authenticatedSession()
             let address = try await limits.enforceSignIn(request, context)
-            let fields = try await reading.fields(request, allowed: SignInService.requestFields)
-            let user = try await identities.link(claims, SignInService.request(fields), client: address)
+            let fields = try await reading.fields(request, allowed: Self.linkFields)
+            var credential = fields
+            let provider = try RequestReading.string(fields, "provider", maxLength: 32) ?? "facebook"
+            credential["provider"] = nil
+            let user: StoredUser
+            switch provider {
+            case "facebook":
+                guard credential.keys.allSatisfy(SignInService.requestFields.contains) else {
+                    throw APIError.invalidRequest("A Facebook link takes accessToken or idToken (with nonce).")
+                }
+                let request = try SignInService.request(credential)
+                user = try await identities.link(claims) { try await identities.facebook(request, client: address) }
+            case "apple":
+                try apple.requireEnabled()
+                guard credential.keys.allSatisfy(AppleSignInService.requestFields.contains) else {
+                    throw APIError.invalidRequest("An Apple link takes idToken, authorizationCode and nonce.")
+                }
+                let request = try AppleSignInService.request(credential)
+                user = try await identities.link(claims) { try await apple.prove(request) }
+            default:
+                throw APIError.invalidRequest("provider must be facebook or apple.")
+            }
             return try Response.json(UserAnswerBody(user: UserBody(user)))
         }
         signedIn.route(.post, "/v1/users/me/identities/link-requests") { request, context in

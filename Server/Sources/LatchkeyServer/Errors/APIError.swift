@@ -58,4 +58,7 @@ extension APIError {
     static func facebookUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> APIError {
         APIError(.serviceUnavailable, .facebookUnavailable, message, retryAfter: 5, cause: cause)
     }
+    static func appleUnavailable(_ message: String, cause: (any Error & Sendable)? = nil) -> APIError {
+        APIError(.serviceUnavailable, .appleUnavailable, message, retryAfter: 5, cause: cause)
+    }
 }

@@ -25,17 +25,25 @@ struct FieldMapping: Sendable, Equatable {
                 "'\(field)' is not a mappable Facebook field; use one of \(facebookFields.sorted().joined(separator: ", "))"
             )
         }
+        if let problem = propertyProblem(property) { throw APIError.invalidRequest(problem) }
+    }
+
+    /// Checks a property name of a configured mapping (`setting`), as `validate` does a client's.
+    static func validateProperty(_ property: String, setting: String) throws {
+        if let problem = propertyProblem(property) { throw ConfigurationError("\(setting): \(problem)") }
+    }
+
+    /// What is wrong with `property` as a property name, or `nil`.
+    private static func propertyProblem(_ property: String) -> String? {
         guard let first = property.unicodeScalars.first, first.isASCIILetter || first == "_",
             property.count <= 64,
             property.unicodeScalars.allSatisfy({ $0.isASCIILetter || $0.isASCIIDigit || $0 == "_" })
         else {
-            throw APIError.invalidRequest(
+            return
                 "Property name '\(property.prefix(64))' must start with a letter or _ and use only letters, digits and _ (at most 64)"
-            )
         }
-        guard !reservedProperties.contains(property.lowercased()) else {
-            throw APIError.invalidRequest("Property name '\(property)' is reserved")
-        }
+        guard !reservedProperties.contains(property.lowercased()) else { return "Property name '\(property)' is reserved" }
+        return nil
     }
 
     /// A request's mapping, checked against the configuration's allowed properties.

@@ -5,7 +5,8 @@ import LatchkeyCrypto
 import NIOCore
 import NIOHTTP1
 
-/// Facebook's Limited Login keys, cached as Facebook's `Cache-Control` allows.
+/// A provider's id-token keys (Facebook's Limited Login keys, Apple's `/auth/keys`), cached as the
+/// provider's `Cache-Control` allows.
 ///
 /// An unknown `kid` triggers a refetch at most once per `refetchInterval` (so forged kids cannot
 /// make us hammer Facebook), and a failed fetch keeps serving the keys already known.
@@ -15,6 +16,8 @@ actor KeySetCache {
     private let timeout: TimeInterval
     private let refetchInterval: TimeInterval
     private let clock: @Sendable () -> Date
+    /// The error when no key can be had: the provider is down.
+    private let unavailable: @Sendable (any Error & Sendable) -> APIError
 
     private var keys: [String: RSAPublicKey] = [:]
     private var freshUntil: Date = .distantPast
@@ -23,8 +26,12 @@ actor KeySetCache {
 
     init(
         client: HTTPClient, url: String, timeout: TimeInterval, refetchInterval: TimeInterval,
-        clock: @escaping @Sendable () -> Date
+        clock: @escaping @Sendable () -> Date,
+        unavailable: @escaping @Sendable (any Error & Sendable) -> APIError = {
+            APIError.facebookUnavailable("Facebook's signing keys could not be fetched.", cause: $0)
+        }
     ) {
+        self.unavailable = unavailable
         self.client = client
         self.url = url
         self.timeout = timeout
@@ -34,7 +41,8 @@ actor KeySetCache {
 
     /// The key for `kid`, fetching when the cache is stale or the kid is new; `nil` when Facebook
     /// does not publish it.
-    /// - Throws: `facebook_unavailable` only when no key set was ever fetched.
+    /// - Throws: the `unavailable` error (`facebook_unavailable` by default) only when the kid is
+    ///   not among the keys known and none could be fetched.
     func key(kid: String) async throws -> RSAPublicKey? {
         let now = clock()
         let stale = now >= freshUntil
@@ -47,7 +55,7 @@ actor KeySetCache {
                 // for another failing fetch.
                 freshUntil = clock().addingTimeInterval(refetchInterval)
                 if keys.isEmpty || keys[kid] == nil {
-                    throw APIError.facebookUnavailable("Facebook's signing keys could not be fetched.", cause: error)
+                    throw unavailable(error)
                 }
             }
         }

@@ -14,6 +14,12 @@ struct Routes: Sendable {
     let health: FacebookHealth
     /// The Graph usage Facebook last reported per app, for `/ready`.
     let usage: FacebookUsageMonitor
+    /// Sign in with Apple (refusing everything while it is off).
+    let apple: AppleSignInService
+    /// Apple's server-to-server notifications.
+    let appleNotifications: AppleNotificationService
+    /// What the server last heard from Apple, for `/ready`.
+    let appleHealth: AppleHealth
     /// Abuse limits by client address.
     let limits: AbuseLimits
     let reading: RequestReading
@@ -27,13 +33,15 @@ struct Routes: Sendable {
         let identities = IdentityService(
             configuration: configuration, store: store, signIn: signIn, tokens: tokens, limits: limits)
         return [
-            HealthController(store: store, tokens: tokens, health: health, usage: usage),
+            HealthController(store: store, tokens: tokens, health: health, usage: usage, apple: appleHealth),
             DiscoveryController(tokens: tokens, origin: origin),
             EasyLoginController(easyLogin: easyLogin, limits: limits),
             SignInController(
-                signIn: signIn, identities: identities, tokens: tokens, limits: limits, reading: reading),
+                signIn: signIn, apple: apple, identities: identities, tokens: tokens, limits: limits, reading: reading),
+            AppleNotificationsController(
+                apple: apple, notifications: appleNotifications, limits: limits, reading: reading),
             IdentitiesController(
-                identities: identities, limits: limits, reading: reading, sessionChecked: sessionChecked),
+                identities: identities, apple: apple, limits: limits, reading: reading, sessionChecked: sessionChecked),
             SessionsController(
                 sessions: SessionService(configuration: configuration, store: store, tokens: tokens, limits: limits),
                 easyLogin: easyLogin, limits: limits, reading: reading, sessionChecked: sessionChecked),

@@ -40,21 +40,27 @@ struct IdentityService: Sendable {
 
     // MARK: Linking
 
-    /// `POST /v1/users/me/identities`: links the identity `request` proves to the caller's account.
+    /// `POST /v1/users/me/identities`: links the identity `prove` proves (the sign-in's own
+    /// verification of a Facebook or Apple credential) to the caller's account.
     func link(
-        _ claims: SessionTokens.AccessClaims, _ request: FacebookExchangeRequest, client: ClientAddress?
+        _ claims: SessionTokens.AccessClaims, prove: () async throws -> ProvenIdentity
     ) async throws -> StoredUser {
-        let (identity, mapping) = try await signIn.verify(request, client: client)
+        let proven = try await prove()
         let now = configuration.clock()
         let record = LinkRecord(
-            userID: claims.userID, identity: identity.stored(at: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            singleUse: identity.singleUse, provingSessionID: claims.sessionID,
+            userID: claims.userID, identity: proven.identity, mappedProperties: proven.mappedProperties,
+            singleUse: proven.singleUse, provingSessionID: claims.sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow)
-        switch try await link(record, identity: identity, now: now) {
+        switch try await link(record, limitKey: proven.limitKey, now: now) {
         case .linked(let user), .alreadyLinked(let user): return user
         case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
         }
+    }
+
+    /// Proves a Facebook credential for a link or an upgrade.
+    func facebook(_ request: FacebookExchangeRequest, client: ClientAddress?) async throws -> ProvenIdentity {
+        let (identity, mapping) = try await signIn.verify(request, client: client)
+        return identity.proven(mapping: mapping, at: configuration.clock())
     }
 
     /// `POST /v1/users/me/identities/link-requests`: a handle for `/v1/oauth/authorize`'s
@@ -80,44 +86,43 @@ struct IdentityService: Sendable {
         return LinkRequestBody(linkRequest: handle, expiresIn: Int(lifetime))
     }
 
-    /// `POST /v1/auth/facebook` with a guest's bearer: the identity is linked to the guest, which
-    /// keeps its id and properties and becomes a full user, and a session opens as for a sign-in.
+    /// `POST /v1/auth/facebook` or `/v1/auth/apple` with a guest's bearer: the identity `prove`
+    /// proves is linked to the guest, which keeps its id and properties and becomes a full user,
+    /// and a session opens as for a sign-in.
     func upgradeGuest(
-        _ claims: SessionTokens.AccessClaims, _ request: FacebookExchangeRequest, client: ClientAddress?,
-        logger: Logger
+        _ claims: SessionTokens.AccessClaims, logger: Logger, prove: () async throws -> ProvenIdentity
     ) async throws -> SignInBody {
         guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
-        let (identity, mapping) = try await signIn.verify(request, client: client)
+        let proven = try await prove()
         let now = configuration.clock()
         let opening = tokens.opening(at: now)
         let record = LinkRecord(
-            userID: claims.userID, identity: identity.stored(at: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            singleUse: identity.singleUse,
+            userID: claims.userID, identity: proven.identity, mappedProperties: proven.mappedProperties,
+            singleUse: proven.singleUse,
             // The token said guest when it was issued; if the user became a full one since, the
             // link is held to the reauthentication window like any other.
             provingSessionID: claims.sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
             session: opening.record)
         let user: StoredUser
-        switch try await link(record, identity: identity, now: now) {
+        switch try await link(record, limitKey: proven.limitKey, now: now) {
         case .linked(let linked), .alreadyLinked(let linked): user = linked
         case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
         }
         logger.info("latchkey.guest.upgraded", metadata: ["latchkey.user.id": "\(user.id)"])
         return SignInBody(
-            user: UserBody(user), isNewUser: false, grantedPermissions: identity.granted,
-            declinedPermissions: identity.declined,
+            user: UserBody(user), isNewUser: false, grantedPermissions: proven.granted,
+            declinedPermissions: proven.declined,
             session: try tokens.body(
                 userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
     }
 
     /// Runs a link, giving the per-identity count back when it was refused.
-    private func link(_ record: LinkRecord, identity: FacebookIdentity, now: Date) async throws -> LinkOutcome {
+    private func link(_ record: LinkRecord, limitKey: String, now: Date) async throws -> LinkOutcome {
         do {
             return try await store.linkIdentity(record, now: now)
         } catch let refusal as IdentityRefusal {
-            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            await limits.refund(limits.rules.signInPerIdentity, key: limitKey)
             throw APIError(refusal)
         }
     }

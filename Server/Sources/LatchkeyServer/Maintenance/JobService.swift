@@ -21,16 +21,18 @@ package struct JobService: Service {
     let store: any LatchkeyStore
     let configuration: ServerConfiguration
     let revoker: FacebookPermissionRevoker
+    let appleRevoker: AppleTokenRevoker
     let logger: Logger
 
-    /// A runner over `store`, revoking at Facebook through `revoker`.
+    /// A runner over `store`, revoking at Facebook through `revoker` and at Apple through `appleRevoker`.
     package init(
         store: any LatchkeyStore, configuration: ServerConfiguration, revoker: FacebookPermissionRevoker,
-        logger: Logger
+        appleRevoker: AppleTokenRevoker, logger: Logger
     ) {
         self.store = store
         self.configuration = configuration
         self.revoker = revoker
+        self.appleRevoker = appleRevoker
         self.logger = logger
     }
 
@@ -73,21 +75,25 @@ package struct JobService: Service {
 
     private func run(_ job: StoredJob) async {
         let result: JobResult
+        let done: AuditEvent.Kind
+        let gaveUp: AuditEvent.Kind
         switch job.kind {
-        case .facebookRevokePermissions: result = await revoker.revoke(job)
+        case .facebookRevokePermissions:
+            result = await revoker.revoke(job)
+            (done, gaveUp) = (.facebookPermissionsRevoked, .facebookPermissionsRevocationFailed)
+        case .appleRevokeToken:
+            result = await appleRevoker.revoke(job)
+            (done, gaveUp) = (.appleTokenRevoked, .appleTokenRevocationFailed)
         }
         let outcome: JobOutcome
         switch result {
         case .done(let detail):
-            outcome = .done(AuditEvent(type: .facebookPermissionsRevoked, userID: job.userID, detail: detail))
+            outcome = .done(AuditEvent(type: done, userID: job.userID, detail: detail))
         case .failed(let reason) where job.attempts >= Self.maximumAttempts:
-            outcome = .gaveUp(
-                AuditEvent(
-                    type: .facebookPermissionsRevocationFailed, userID: job.userID,
-                    detail: [
-                        "app_id": job.payload["app_id"] ?? .null, "attempts": .int(job.attempts),
-                        "reason": .string(reason),
-                    ]))
+            var detail: [String: JSONValue] = ["attempts": .int(job.attempts), "reason": .string(reason)]
+            // Which app or client it was for; never the token.
+            for key in ["app_id", "client_id"] { detail[key] = job.payload[key] }
+            outcome = .gaveUp(AuditEvent(type: gaveUp, userID: job.userID, detail: .object(detail)))
         case .failed(let reason):
             outcome = .retry(
                 at: configuration.clock().addingTimeInterval(Self.retryDelay(afterAttempts: job.attempts)),

@@ -30,6 +30,23 @@ package struct AuditEvent: Sendable, Equatable {
         case facebookPermissionsRevoked = "facebook.permissions_revoked"
         /// Revoking them failed for good after every retry.
         case facebookPermissionsRevocationFailed = "facebook.permissions_revocation_failed"
+        /// A stored Apple refresh token was revoked at Apple (`detail.client_id`).
+        case appleTokenRevoked = "apple.token_revoked"
+        /// Revoking it failed for good after every retry.
+        case appleTokenRevocationFailed = "apple.token_revocation_failed"
+        /// The provider said the person stopped using its sign-in with the app: the identity's
+        /// sessions ended and it is marked revoked until its next sign-in.
+        case identityConsentRevoked = "identity.consent_revoked"
+        /// The provider said the person deleted their account there: the identity was removed
+        /// (the user too when it was their only way in: then `user.deleted`, by `provider`).
+        case identityProviderAccountDeleted = "identity.provider_account_deleted"
+        /// The person stopped email forwarding (Apple's Hide My Email).
+        case identityEmailDisabled = "identity.email_disabled"
+        /// The person resumed email forwarding.
+        case identityEmailEnabled = "identity.email_enabled"
+        /// A provider's notification or callback was refused (bad signature, audience, replay,
+        /// malformed): nothing changed. It names no user.
+        case providerEventRejected = "provider.event_rejected"
     }
 
     /// Who did what an event records, when it was not the person signing in.
@@ -38,11 +55,13 @@ package struct AuditEvent: Sendable, Equatable {
         case user
         /// An operator, with the `latchkey users` commands.
         case commandLine = "cli"
+        /// The identity provider, telling us the person deleted their account there.
+        case provider
     }
 
     /// What happened.
     package var type: Kind
-    /// Whom it concerns.
+    /// Whom it concerns; empty for an event about no user (stored as no user).
     package var userID: String
     /// Facts worth keeping (never a token or a secret).
     package var detail: JSONValue
@@ -83,6 +102,22 @@ package struct AuditEvent: Sendable, Equatable {
     /// The tombstone of a deleted account: its id, the time (the row's), and who deleted it.
     package static func deleted(userID: String, by actor: Actor) -> AuditEvent {
         AuditEvent(type: .userDeleted, userID: userID, detail: ["by": .string(actor.rawValue)])
+    }
+
+    /// What a provider's event records on the user whose identity it concerns.
+    package static func providerEvent(_ event: ProviderEvent, userID: String, sessionsEnded: Int) -> AuditEvent {
+        let type: Kind =
+            switch event.kind {
+            case .consentRevoked: .identityConsentRevoked
+            case .accountDeleted: .identityProviderAccountDeleted
+            case .emailDisabled: .identityEmailDisabled
+            case .emailEnabled: .identityEmailEnabled
+            }
+        var detail = event.detail.objectValue ?? [:]
+        detail["provider"] = .string(event.provider)
+        detail["subject"] = .string(event.subject)
+        if sessionsEnded > 0 { detail["sessions_ended"] = .int(sessionsEnded) }
+        return AuditEvent(type: type, userID: userID, detail: .object(detail))
     }
 
     /// What ending every session of a user records.

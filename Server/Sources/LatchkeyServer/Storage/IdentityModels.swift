@@ -125,6 +125,9 @@ package struct StoredJob: Sendable, Equatable {
     package enum Kind: String, Sendable, CaseIterable {
         /// `DELETE /{app-scoped-id}/permissions` with the app token, after an account deletion.
         case facebookRevokePermissions = "facebook.revoke_permissions"
+        /// `POST /auth/revoke` of a stored Apple refresh token, under the client id it was
+        /// issued to, after an account deletion or an unlink.
+        case appleRevokeToken = "apple.revoke_token"
 
         /// The kinds this version runs, as an SQL list of string literals (our own constants):
         /// a job of a kind written by a newer version is left for a node that knows it, never

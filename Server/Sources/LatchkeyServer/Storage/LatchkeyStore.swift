@@ -161,6 +161,23 @@ package protocol LatchkeyStore: Sendable {
     /// - Throws: `IdentityRefusal` (`sessionEnded`, `reauthenticationRequired`).
     func deleteUser(id: String, sessionID: String, now: Date, reauthenticationWindow: TimeInterval) async throws
 
+    /// Stores a provider's refresh token for an identity (`StoredProviderToken`), replacing the
+    /// one stored for the same client id, and clears the identity's revoked mark: a new token
+    /// means the person consented again. Written before the sign-in or link that follows, so a
+    /// token Apple issued is never lost to a crash in between (a token whose identity never
+    /// appears is revoked by pruning).
+    func saveProviderToken(_ token: StoredProviderToken, now: Date) async throws
+
+    /// Applies a provider's out-of-band event as `Verdicts.providerEvent` decides, spending its
+    /// id, recording its audit event and queueing revocations, in one transaction.
+    func applyProviderEvent(_ event: ProviderEvent, now: Date) async throws -> ProviderEventOutcome
+
+    /// An identity's provider-side state, or `nil` when no user has it.
+    func identityState(provider: String, subject: String) async throws -> IdentityState?
+
+    /// Records an audit event on its own (one about no user: a refused provider notification).
+    func recordEvent(_ event: AuditEvent, now: Date) async throws
+
     /// Claims up to `limit` jobs that are due and not leased by another node, leasing them until
     /// `leaseUntil` and counting the attempt. A node that dies mid-job leaves a lease that expires,
     /// and the job runs again elsewhere: jobs must be idempotent.

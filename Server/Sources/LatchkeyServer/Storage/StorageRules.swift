@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import LatchkeyAPI
 import LatchkeyCrypto
+import LatchkeyShared
 
 /// The domain rules every storage backend applies, decided once here so a backend only stores and
 /// fetches: how a sign-in and a client's update change a user's properties, which audit event a
@@ -54,13 +55,29 @@ package enum StorageRules {
 
     /// The background work an account's deletion leaves: for each Facebook identity, revoking the
     /// app's permissions (`DELETE /{app-scoped-id}/permissions` with that app's token), so the
-    /// person's Facebook settings no longer list the app. Provider-neutral callers add their own
-    /// kinds here.
-    package static func deletionJobs(userID: String, identities: [StoredIdentity]) -> [StoredJob] {
+    /// person's Facebook settings no longer list the app; and revoking each stored provider
+    /// token (`revocationJobs`).
+    package static func deletionJobs(
+        userID: String, identities: [StoredIdentity], tokens: [StoredProviderToken]
+    ) -> [StoredJob] {
         identities.filter { $0.provider == "facebook" }.map {
             StoredJob(
                 id: RandomToken.base64URL(bytes: 16), kind: .facebookRevokePermissions, userID: userID,
                 payload: ["app_id": .string($0.appID), "subject": .string($0.subject)])
+        } + revocationJobs(userID: userID, tokens: tokens)
+    }
+
+    /// Revoking each of `tokens` at its provider, under the client id it was issued to: every
+    /// stored token, since Apple does not say whether revoking one ends the others (Apple forum
+    /// 859842). The sealed token travels in the job, base64url.
+    package static func revocationJobs(userID: String, tokens: [StoredProviderToken]) -> [StoredJob] {
+        tokens.filter { $0.provider == "apple" }.map {
+            StoredJob(
+                id: RandomToken.base64URL(bytes: 16), kind: .appleRevokeToken, userID: userID,
+                payload: [
+                    "client_id": .string($0.clientID), "subject": .string($0.subject),
+                    "token": .string(Base64URL.encode($0.token)),
+                ])
         }
     }
 

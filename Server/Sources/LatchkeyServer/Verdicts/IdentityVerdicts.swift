@@ -182,3 +182,46 @@ extension Verdicts {
         return nil
     }
 }
+
+/// What the store read for a provider's event about one of its people (`applyProviderEvent`).
+package struct ProviderEventFacts: Sendable, Hashable {
+    /// The event's id was spent already.
+    package var replayed: Bool
+    /// The identity is linked to a user.
+    package var identityKnown: Bool
+    /// How many identities that user has, this one included.
+    package var identities: Int
+
+    /// Creates the facts.
+    package init(replayed: Bool, identityKnown: Bool, identities: Int) {
+        self.replayed = replayed
+        self.identityKnown = identityKnown
+        self.identities = identities
+    }
+}
+
+/// What a provider's event does.
+package enum ProviderEventVerdict: Sendable, Equatable {
+    /// A replay: nothing.
+    case ignore
+    /// Nobody has the identity: only the event's id is spent.
+    case spendOnly
+    /// The event applies to the identity (revoked, email forwarding, …).
+    case apply
+    /// The person deleted their provider account: the identity goes.
+    case removeIdentity
+    /// … and it was the user's only way in: the user goes, as an account deletion.
+    case deleteUser
+}
+
+extension Verdicts {
+    /// What a provider's event does. A deleted provider account takes its identity, and the user
+    /// when no other way in is left (a user kept without any sign-in method could never be reached
+    /// again, and holds data about a person who left).
+    package static func providerEvent(_ kind: ProviderEvent.Kind, _ facts: ProviderEventFacts) -> ProviderEventVerdict {
+        if facts.replayed { return .ignore }
+        if !facts.identityKnown { return .spendOnly }
+        guard kind == .accountDeleted else { return .apply }
+        return facts.identities <= 1 ? .deleteUser : .removeIdentity
+    }
+}

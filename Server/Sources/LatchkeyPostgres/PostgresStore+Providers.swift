@@ -1,0 +1,146 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+/// What providers send about their people: refresh tokens kept to revoke, and out-of-band events.
+extension PostgresStore {
+    /// See `LatchkeyStore.saveProviderToken`.
+    package func saveProviderToken(_ token: StoredProviderToken, now: Date) async throws {
+        try await transaction("save provider token") { connection in
+            try await connection.run(
+                """
+                INSERT INTO provider_tokens (provider, subject, client_id, token, updated_at)
+                VALUES (\(token.provider), \(token.subject), \(token.clientID), \(token.token), \(now))
+                ON CONFLICT (provider, subject, client_id) DO UPDATE SET token = EXCLUDED.token,
+                    updated_at = EXCLUDED.updated_at
+                """)
+            try await connection.run(
+                """
+                UPDATE identities SET revoked_at = NULL
+                WHERE provider = \(token.provider) AND subject = \(token.subject) AND revoked_at IS NOT NULL
+                """)
+        }
+    }
+
+    /// See `LatchkeyStore.applyProviderEvent`. The identity's user row is locked first, then the
+    /// identity read again: a merge that moved it meanwhile is seen, and the event applies to the
+    /// user that has it now.
+    package func applyProviderEvent(_ event: ProviderEvent, now: Date) async throws -> ProviderEventOutcome {
+        try await transaction("provider event") { connection in
+            var user: StoredUser?
+            // Each pass loses only to a merge or deletion that committed meanwhile.
+            for _ in 0..<4 {
+                guard let owner = try await Self.owner(of: event, connection) else { break }
+                _ = try await connection.rows("SELECT 1 FROM users WHERE id = \(owner) FOR UPDATE")
+                if try await Self.owner(of: event, connection) == owner {
+                    user = try await Self.loadUser(owner, connection)
+                    break
+                }
+            }
+            let replayed = try await !connection.rows(
+                """
+                SELECT 1 FROM single_use WHERE kind = 'provider_event' AND value = \(event.eventID)
+                    AND expires_at >= \(now) FOR UPDATE
+                """
+            ).isEmpty
+            let verdict = Verdicts.providerEvent(
+                event.kind,
+                ProviderEventFacts(
+                    replayed: replayed, identityKnown: user != nil, identities: user?.identities.count ?? 0))
+            if verdict == .ignore { return .replayed }
+            // A concurrent delivery of the same event that got here first wins; this one is a replay.
+            let spent = try await connection.rows(
+                """
+                INSERT INTO single_use (kind, value, expires_at)
+                VALUES ('provider_event', \(event.eventID), \(event.eventIDExpiresAt))
+                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                    WHERE single_use.expires_at < \(now)
+                RETURNING 1
+                """)
+            if spent.isEmpty { return .replayed }
+            guard let user,
+                let identity = user.identities.first(where: {
+                    $0.provider == event.provider && $0.subject == event.subject
+                })
+            else { return .unknownIdentity }
+            var sessionsEnded = 0
+            switch verdict {
+            case .ignore, .spendOnly: return .unknownIdentity
+            case .deleteUser:
+                // Its history goes with it; the tombstone says the provider asked.
+                try await Self.delete(user, by: .provider, now: now, connection)
+                return .applied(userID: user.id, userDeleted: true)
+            case .removeIdentity:
+                // The account is gone at the provider: its tokens are dead, nothing to revoke.
+                try await Self.deleteProviderTokens(of: [identity], connection)
+                try await connection.run(
+                    "DELETE FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)")
+                sessionsEnded = try await Self.endSessions(of: user.id, now: now, connection)
+            case .apply:
+                switch event.kind {
+                case .consentRevoked:
+                    try await Self.deleteProviderTokens(of: [identity], connection)
+                    try await connection.run(
+                        """
+                        UPDATE identities SET revoked_at = \(now)
+                        WHERE provider = \(event.provider) AND subject = \(event.subject)
+                        """)
+                    sessionsEnded = try await Self.endSessions(of: user.id, now: now, connection)
+                case .emailDisabled, .emailEnabled:
+                    try await connection.run(
+                        """
+                        UPDATE identities SET email_disabled = \(event.kind == .emailDisabled)
+                        WHERE provider = \(event.provider) AND subject = \(event.subject)
+                        """)
+                case .accountDeleted: break  // decided above
+                }
+            }
+            try await Self.record(
+                .providerEvent(event, userID: user.id, sessionsEnded: sessionsEnded), at: now, connection)
+            return .applied(userID: user.id, userDeleted: false)
+        }
+    }
+
+    /// The user holding the event's identity, or `nil`.
+    private static func owner(of event: ProviderEvent, _ connection: PostgresConnection) async throws -> String? {
+        try await connection.rows(
+            "SELECT user_id FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)"
+        ).first?.decode(String.self)
+    }
+
+    /// Ends every active session of `userID`; how many.
+    static func endSessions(of userID: String, now: Date, _ connection: PostgresConnection) async throws -> Int {
+        try await connection.rows(
+            "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
+        ).count
+    }
+
+    /// See `LatchkeyStore.identityState`.
+    package func identityState(provider: String, subject: String) async throws -> IdentityState? {
+        try await withConnection("identity state") { connection in
+            guard
+                let row = try await connection.rows(
+                    """
+                    SELECT user_id, revoked_at, email_disabled FROM identities
+                    WHERE provider = \(provider) AND subject = \(subject)
+                    """
+                ).first
+            else { return nil }
+            let (userID, revokedAt, emailDisabled) = try row.decode((String, Date?, Bool).self)
+            let clients = try await connection.rows(
+                """
+                SELECT client_id FROM provider_tokens WHERE provider = \(provider) AND subject = \(subject)
+                ORDER BY client_id
+                """
+            ).map { try $0.decode(String.self) }
+            return IdentityState(
+                userID: userID, revokedAt: revokedAt, emailForwardingDisabled: emailDisabled, tokenClientIDs: clients)
+        }
+    }
+
+    /// See `LatchkeyStore.recordEvent`.
+    package func recordEvent(_ event: AuditEvent, now: Date) async throws {
+        try await transaction("record event") { connection in try await Self.record(event, at: now, connection) }
+    }
+}

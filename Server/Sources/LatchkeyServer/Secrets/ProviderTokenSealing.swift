@@ -1,0 +1,51 @@
+import Crypto
+import Foundation
+import LatchkeyShared
+
+/// How a provider's refresh token is stored: sealed with AES-256-GCM under the key-encryption key,
+/// as session signing keys are, so a copy of the database alone cannot act as the app at Apple.
+/// Without a key-encryption key (`LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS`) it is stored as is.
+///
+/// A sealed token is `LKT1` ‖ the KEK's 8-byte id ‖ nonce (12) ‖ ciphertext ‖ tag (16). The
+/// provider, subject and client id are authenticated data: a sealed token copied onto another
+/// identity's row does not open.
+struct ProviderTokenSealing: Sendable {
+    let protection: SigningKeyProtection
+
+    static let magic = Data("LKT1".utf8)
+
+    /// The stored form of `token`.
+    func seal(_ token: String, provider: String, subject: String, clientID: String) throws -> Data {
+        let raw = Data(token.utf8)
+        guard let current = protection.current else { return raw }
+        let box = try AES.GCM.seal(
+            raw, using: current.key,
+            authenticating: Self.associatedData(provider: provider, subject: subject, clientID: clientID))
+        guard let combined = box.combined else { throw SigningKeyError.sealingFailed }
+        return Self.magic + current.fingerprint + combined
+    }
+
+    /// The token `stored` holds, or `nil` when it cannot be opened (a key-encryption key no longer
+    /// configured, or a row altered): such a token is never sent anywhere.
+    func open(_ stored: Data, provider: String, subject: String, clientID: String) -> String? {
+        guard stored.prefix(4) == Self.magic, stored.count > 4 + 8 + 12 + 16 else {
+            return String(data: stored, encoding: .utf8)
+        }
+        let fingerprint = Data(stored.dropFirst(4).prefix(8))
+        guard
+            let kek = ([protection.current].compactMap { $0 } + protection.previous).first(where: {
+                $0.fingerprint == fingerprint
+            }),
+            let box = try? AES.GCM.SealedBox(combined: Data(stored.dropFirst(12))),
+            let raw = try? AES.GCM.open(
+                box, using: kek.key,
+                authenticating: Self.associatedData(provider: provider, subject: subject, clientID: clientID))
+        else { return nil }
+        return String(data: raw, encoding: .utf8)
+    }
+
+    private static func associatedData(provider: String, subject: String, clientID: String) -> Data {
+        // Lengths first, so no two triples share an encoding.
+        Data("latchkey.provider-token.v1:\(provider.utf8.count):\(provider):\(subject.utf8.count):\(subject):\(clientID)".utf8)
+    }
+}
