@@ -1,4 +1,6 @@
+import Crypto
 import FacebookEmulator
+import LatchkeyServer
 
 /// `latchkey serve --dev`: the emulator's demo app and URLs, and a login to copy and paste.
 enum DevMode {
@@ -30,13 +32,35 @@ enum DevMode {
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",
             // Guests, so the identities flows can be tried at once.
             "LATCHKEY_ANONYMOUS_USERS": "on",
+            // Sign in with Apple against the emulator's Apple, with a team key made for this run
+            // (the emulator, in this process, is told its public half).
+            "LATCHKEY_APPLE_CLIENT_IDS": AppleRegistration.demoClientIDs.joined(separator: ","),
+            "LATCHKEY_APPLE_TEAM_ID": AppleRegistration.demoTeamID,
+            "LATCHKEY_APPLE_KEY_ID": AppleRegistration.demoKeyID,
+            "LATCHKEY_APPLE_PRIVATE_KEY": P256.Signing.PrivateKey().pemRepresentation,
+            "LATCHKEY_APPLE_URL": base,
             // Easy Login clients: `latchkey login` and the demo app's URL scheme.
             "LATCHKEY_OAUTH_CLIENTS":
                 "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",
         ]
         for (name, value) in defaults where settings[name] == nil && settings[name + "_FILE"] == nil {
+            // Apple's settings go together: an operator's own Apple configuration is left whole.
+            if name.hasPrefix("LATCHKEY_APPLE_"), settings["LATCHKEY_APPLE_CLIENT_IDS"] != nil { continue }
             settings[name] = value
         }
+    }
+
+    /// The emulator's registration of the server's Apple team, when Sign in with Apple points at
+    /// the emulator: its public key checks the client secrets the server signs, and Apple's
+    /// notifications go to the server.
+    static func appleRegistration(_ configuration: ServerConfiguration, emulatorPort: Int) -> AppleRegistration? {
+        let apple = configuration.apple
+        guard apple.isEnabled, apple.url.hasPrefix("http://127.0.0.1:\(emulatorPort)"), let teamID = apple.teamID,
+            let keyID = apple.keyID, let key = apple.privateKey
+        else { return nil }
+        return AppleRegistration(
+            teamID: teamID, keyID: keyID, publicKey: key.publicKey, clientIDs: apple.clientIDs,
+            notificationURL: configuration.http.resolvedPublicURL + "/v1/apple/notifications")
     }
 
     static func banner(serverURL: String, emulatorPort: Int, database: String) -> String {

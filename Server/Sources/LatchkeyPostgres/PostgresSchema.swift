@@ -139,6 +139,8 @@ enum PostgresSchema {
                 provider text NOT NULL, subject text NOT NULL, client_id text NOT NULL, token bytea NOT NULL,
                 updated_at timestamptz NOT NULL, PRIMARY KEY (provider, subject, client_id))
             """,
+            // Pruning finds the tokens whose identity never came through their date.
+            "CREATE INDEX provider_tokens_updated ON provider_tokens(updated_at)",
             // What a provider said out of band: the person revoked the app (until their next
             // sign-in), or stopped email forwarding.
             "ALTER TABLE identities ADD COLUMN revoked_at timestamptz",

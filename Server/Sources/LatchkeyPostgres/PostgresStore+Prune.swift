@@ -33,6 +33,8 @@ extension PostgresStore {
             (report.sessions, report.refreshTokens) = try await Self.deleteEndedSessions(
                 before: cutoffs.sessionsEndedBefore, limit: limit, connection)
             report.guests = try await Self.deleteUnusedGuests(cutoffs, limit: limit, connection)
+            report.orphanProviderTokens = try await Self.revokeOrphanProviderTokens(
+                before: cutoffs.orphanProviderTokensBefore, limit: limit, connection)
             return report
         }
     }
@@ -49,6 +51,27 @@ extension PostgresStore {
             SELECT count(*) FROM gone
             """
         return try await connection.rows(b.query(sql)).first?.decode(Int.self) ?? 0
+    }
+
+    /// Queues the revocation of up to `limit` provider tokens stored before `date` whose identity
+    /// no user has, and forgets them (through the index on their date).
+    private static func revokeOrphanProviderTokens(
+        before date: Date, limit: Int, _ connection: PostgresConnection
+    ) async throws -> Int {
+        let orphans = try await connection.rows(
+            """
+            DELETE FROM provider_tokens WHERE (provider, subject, client_id) IN (
+                SELECT provider, subject, client_id FROM provider_tokens t WHERE updated_at < \(date)
+                    AND NOT EXISTS (SELECT 1 FROM identities i WHERE i.provider = t.provider AND i.subject = t.subject)
+                LIMIT \(limit) FOR UPDATE SKIP LOCKED)
+            RETURNING provider, subject, client_id, token
+            """
+        ).map { row in
+            let (provider, subject, client, token) = try row.decode((String, String, String, Data).self)
+            return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
+        }
+        try await insert(StorageRules.revocationJobs(userID: "", tokens: orphans), now: date, connection)
+        return orphans.count
     }
 
     /// Deletes up to `limit` guests created before `cutoffs.guestsUnusedBefore` with no live session

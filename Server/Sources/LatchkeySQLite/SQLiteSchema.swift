@@ -113,6 +113,8 @@ enum SQLiteSchema {
                 provider TEXT NOT NULL, subject TEXT NOT NULL, client_id TEXT NOT NULL, token BLOB NOT NULL,
                 updated_at REAL NOT NULL, PRIMARY KEY (provider, subject, client_id))
             """,
+            // Pruning finds the tokens whose identity never came through their date.
+            "CREATE INDEX provider_tokens_updated ON provider_tokens(updated_at)",
             // What a provider said out of band: the person revoked the app (until their next
             // sign-in), or stopped email forwarding.
             "ALTER TABLE identities ADD COLUMN revoked_at REAL",

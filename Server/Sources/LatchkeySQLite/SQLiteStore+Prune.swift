@@ -22,6 +22,8 @@ extension SQLiteStore {
             (report.sessions, report.refreshTokens) = try Self.deleteEndedSessions(
                 before: cutoffs.sessionsEndedBefore, limit: limit, db)
             report.guests = try Self.deleteUnusedGuests(cutoffs, limit: limit, db)
+            report.orphanProviderTokens = try Self.revokeOrphanProviderTokens(
+                before: cutoffs.orphanProviderTokensBefore, limit: limit, now: cutoffs.orphanProviderTokensBefore, db)
             return report
         }
     }
@@ -54,6 +56,32 @@ extension SQLiteStore {
     ) throws -> Int {
         try db.execute(table.delete(limit: limit), [.float(date.timeIntervalSince1970)])
         return try db.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+    }
+
+    /// Queues the revocation of up to `limit` provider tokens stored before `date` whose identity
+    /// no user has, and forgets them (through the index on their date).
+    private static func revokeOrphanProviderTokens(
+        before date: Date, limit: Int, now: Date, _ db: SQLiteConnectionState
+    ) throws -> Int {
+        let orphans = try db.query(
+            """
+            SELECT provider, subject, client_id, token FROM provider_tokens t WHERE updated_at < ? AND NOT EXISTS (
+                SELECT 1 FROM identities i WHERE i.provider = t.provider AND i.subject = t.subject)
+            LIMIT \(limit)
+            """, [.float(date.timeIntervalSince1970)]
+        ).compactMap { row -> StoredProviderToken? in
+            guard let provider = row.column("provider")?.string, let subject = row.column("subject")?.string,
+                let client = row.column("client_id")?.string, let token = row.column("token")?.blob
+            else { return nil }
+            return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
+        }
+        try insert(StorageRules.revocationJobs(userID: "", tokens: orphans), now: now, db)
+        for orphan in orphans {
+            try db.execute(
+                "DELETE FROM provider_tokens WHERE provider = ? AND subject = ? AND client_id = ?",
+                [.text(orphan.provider), .text(orphan.subject), .text(orphan.clientID)])
+        }
+        return orphans.count
     }
 
     /// Deletes up to `limit` guests created before `cutoffs.guestsUnusedBefore` with no live session

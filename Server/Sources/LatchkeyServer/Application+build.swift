@@ -186,7 +186,7 @@ func buildApplication(
             await onServerRunning(channel)
         },
         logger: logger)
-    if let appleClient {
+    if let appleClient, configuration.apple.checksCredentials {
         application.addServices(
             AppleCredentialMonitor(apple: appleClient, clientIDs: configuration.apple.clientIDs, logger: logger))
     }

@@ -325,7 +325,9 @@ struct IdentityTests {
             let jobs = JobService(
                 store: stack.store, configuration: stack.configuration,
                 revoker: FacebookPermissionRevoker(
-                    configuration: stack.configuration, client: HTTPClient.shared, logger: logger), logger: logger)
+                    configuration: stack.configuration, client: HTTPClient.shared, logger: logger),
+                appleRevoker: AppleTokenRevoker(configuration: stack.configuration, client: .shared, logger: logger),
+                logger: logger)
             #expect(await jobs.runOnce() == 1)
             #expect(await jobs.runOnce() == 0, "waiting for its retry")
             stack.clock.advance(JobService.retryDelay(afterAttempts: 1))

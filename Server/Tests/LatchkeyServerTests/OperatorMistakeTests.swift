@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import LatchkeySQLite
 import Testing
@@ -57,10 +58,16 @@ struct OperatorMistakeTests {
                 "LATCHKEY_REQUEST_TIMEOUT": "10", "LATCHKEY_DATABASE_POOL_SIZE": "10", "LATCHKEY_DATABASE_TIMEOUT": "5",
                 "LATCHKEY_IDLE_TIMEOUT": "75", "LATCHKEY_FIRST_REQUEST_TIMEOUT": "10",
                 "LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS": "64", "LATCHKEY_MAX_CONNECTIONS": "4096",
+                "LATCHKEY_APPLE_CLIENT_IDS": "com.example.app", "LATCHKEY_APPLE_TEAM_ID": "ABCDE12345",
+                "LATCHKEY_APPLE_KEY_ID": "KEY1234567", "LATCHKEY_APPLE_PRIVATE_KEY": appleKey,
+                "LATCHKEY_APPLE_URL": "https://appleid.apple.com", "LATCHKEY_APPLE_TIMEOUT": "10",
+                "LATCHKEY_APPLE_FIELDS_MAPPING": "email=email",
             ]
         ) { _, given in given }
     }
     static let kek = KeyEncryptionKey.generate()
+    /// A Sign in with Apple key as Apple's `.p8` holds it (PKCS #8 PEM).
+    static let appleKey = P256.Signing.PrivateKey().pemRepresentation
     static let previousKEK = KeyEncryptionKey.generate()
 
     static func directory() throws -> URL {

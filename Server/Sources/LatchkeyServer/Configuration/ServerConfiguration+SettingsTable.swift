@@ -368,7 +368,7 @@ extension ServerConfiguration {
         .seconds(
             "LATCHKEY_JOB_INTERVAL", \.maintenance, \.jobInterval, default: "`10`",
             meaning:
-                "seconds between two looks for due background jobs (revoking a deleted account's Facebook permissions), kept in the database and retried (0.1 to 3600)"
+                "seconds between two looks for due background jobs (revoking a deleted account's Facebook permissions and Apple tokens), kept in the database and retried (0.1 to 3600)"
         ),
     ]
 

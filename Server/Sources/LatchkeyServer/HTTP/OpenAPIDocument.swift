@@ -488,6 +488,212 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/v1/auth/apple": {
+              "post": {
+                "operationId": "signInWithApple",
+                "summary": "Exchange what Sign in with Apple gave the app (`ASAuthorizationAppleIDCredential`) for a Latchkey session: the id token is verified against Apple's keys, the authorization code is exchanged with Apple (always), and the refresh token is kept, sealed, to revoke when the account or the identity goes. With a guest's bearer token, the identity is linked to the guest instead. Not found while Apple is off (`LATCHKEY_APPLE_CLIENT_IDS` empty).",
+                "tags": [
+                  "sign-in"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "$ref": "#/components/schemas/AppleExchange"
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "Signed in.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/SignIn"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The body is malformed or a field is wrong (`invalid_request`), or Apple refused the authorization code (`apple_code_invalid`: used, older than five minutes, another client's, or not issued with this id token): ask Apple for a new authorization.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "apple_code_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "description": "The id token or its nonce was refused. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "id_token_invalid",
+                                    "id_token_unknown_key",
+                                    "id_token_wrong_issuer",
+                                    "id_token_wrong_audience",
+                                    "id_token_expired",
+                                    "id_token_iat_invalid",
+                                    "nonce_mismatch",
+                                    "id_token_replayed",
+                                    "unauthorized",
+                                    "session_revoked"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "403": {
+                    "description": "The account is disabled, or (with a guest's bearer, once the guest became a full user) the session's sign-in is older than the reauthentication window.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "user_disabled",
+                                    "reauthentication_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "Sign in with Apple is not enabled (`LATCHKEY_APPLE_CLIENT_IDS`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "With a guest's bearer: the identity belongs to another account. The error carries `linkTicket`; sign in with the same credential and send it to `POST /v1/users/me/identities/complete`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "identity_already_linked"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "description": "Apple timed out or failed, or refused this server's client secret (the operator's configuration, logged as `latchkey.apple.client_rejected`); retry after `Retry-After`; or the database is unreachable.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "apple_unavailable",
+                                    "unavailable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
             "/v1/auth/anonymous": {
               "post": {
                 "operationId": "signInAnonymously",
@@ -1091,7 +1297,7 @@ enum OpenAPIDocument {
             "/v1/users/me/identities": {
               "post": {
                 "operationId": "linkIdentity",
-                "summary": "Link the identity a Facebook credential proves (the shapes and checks of `POST /v1/auth/facebook`) to the signed-in user. Linking to a guest makes it a full user; linking an identity the user has already changes nothing. Re-proving an identity the user already has counts as a fresh sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`); adding a new one needs one.",
+                "summary": "Link the identity a Facebook credential (the shapes and checks of `POST /v1/auth/facebook`) or an Apple one (`provider: \"apple\"`, the shapes and checks of `POST /v1/auth/apple`) proves to the signed-in user. Linking to a guest makes it a full user; linking an identity the user has already changes nothing. Re-proving an identity the user already has counts as a fresh sign-in (`LATCHKEY_REAUTHENTICATION_WINDOW`); adding a new one needs one.",
                 "tags": [
                   "users"
                 ],
@@ -1105,57 +1311,113 @@ enum OpenAPIDocument {
                   "content": {
                     "application/json": {
                       "schema": {
-                        "type": "object",
-                        "additionalProperties": false,
-                        "description": "Exactly one of `accessToken` (classic login) or `idToken` (Limited Login, with `nonce`).",
                         "oneOf": [
                           {
-                            "required": [
-                              "accessToken"
+                            "type": "object",
+                            "additionalProperties": false,
+                            "description": "A Facebook credential: exactly one of `accessToken` (classic login) or `idToken` (Limited Login, with `nonce`).",
+                            "oneOf": [
+                              {
+                                "required": [
+                                  "accessToken"
+                                ],
+                                "not": {
+                                  "required": [
+                                    "idToken"
+                                  ]
+                                }
+                              },
+                              {
+                                "required": [
+                                  "idToken"
+                                ],
+                                "not": {
+                                  "required": [
+                                    "accessToken"
+                                  ]
+                                }
+                              }
                             ],
-                            "not": {
-                              "required": [
-                                "idToken"
-                              ]
+                            "properties": {
+                              "accessToken": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 8192,
+                                "description": "A Facebook user access token."
+                              },
+                              "idToken": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 16384,
+                                "description": "A Limited Login id token (JWT)."
+                              },
+                              "nonce": {
+                                "type": "string",
+                                "maxLength": 512,
+                                "description": "The nonce of the Limited Login: raw, or the one whose SHA-256 hex the token carries."
+                              },
+                              "fieldsMapping": {
+                                "type": "object",
+                                "additionalProperties": {
+                                  "type": "string"
+                                },
+                                "description": "Facebook field → user property; the server's default mapping when absent."
+                              },
+                              "provider": {
+                                "enum": [
+                                  "facebook"
+                                ],
+                                "description": "Optional for Facebook."
+                              }
                             }
                           },
                           {
-                            "required": [
-                              "idToken"
-                            ],
-                            "not": {
-                              "required": [
-                                "accessToken"
-                              ]
-                            }
-                          }
-                        ],
-                        "properties": {
-                          "accessToken": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": 8192,
-                            "description": "A Facebook user access token."
-                          },
-                          "idToken": {
-                            "type": "string",
-                            "minLength": 1,
-                            "maxLength": 16384,
-                            "description": "A Limited Login id token (JWT)."
-                          },
-                          "nonce": {
-                            "type": "string",
-                            "maxLength": 512,
-                            "description": "The nonce of the Limited Login: raw, or the one whose SHA-256 hex the token carries."
-                          },
-                          "fieldsMapping": {
                             "type": "object",
-                            "additionalProperties": {
-                              "type": "string"
+                            "additionalProperties": false,
+                            "required": [
+                              "provider",
+                              "idToken",
+                              "authorizationCode",
+                              "nonce"
+                            ],
+                            "properties": {
+                              "provider": {
+                                "enum": [
+                                  "apple"
+                                ]
+                              },
+                              "idToken": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 16384,
+                                "description": "The credential's `identityToken` (a JWT Apple signed, RS256)."
+                              },
+                              "authorizationCode": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 1024,
+                                "description": "The credential's `authorizationCode`: exchanged with Apple once, within five minutes; the refresh token Apple returns is kept (sealed) to revoke at account deletion."
+                              },
+                              "nonce": {
+                                "type": "string",
+                                "minLength": 1,
+                                "maxLength": 512,
+                                "description": "The raw nonce; the request to Apple carried its SHA-256 hex, which the id token's `nonce` claim must equal."
+                              },
+                              "givenName": {
+                                "type": "string",
+                                "maxLength": 256,
+                                "description": "The credential's `fullName.givenName`: Apple shares the name on the first authorization only. Stored on the identity's first sign-in, never erased by a later one without it."
+                              },
+                              "familyName": {
+                                "type": "string",
+                                "maxLength": 256,
+                                "description": "The credential's `fullName.familyName`."
+                              }
                             },
-                            "description": "Facebook field → user property; the server's default mapping when absent."
+                            "description": "A Sign in with Apple credential, as `POST /v1/auth/apple` takes it."
                           }
-                        }
+                        ]
                       }
                     }
                   }
@@ -1172,7 +1434,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "The body is malformed or a field is wrong (`invalid_request`: unknown, ill-typed or too long fields, both or neither token, a bad `fieldsMapping`), or a Limited Login id token was sent as `accessToken`.",
+                    "description": "The body is malformed or a field is wrong (`invalid_request`: unknown, ill-typed or too long fields, both or neither token, a bad `fieldsMapping`), or a Limited Login id token was sent as `accessToken`. With Apple: the code was refused (`apple_code_invalid`).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1188,7 +1450,8 @@ enum OpenAPIDocument {
                                   "enum": [
                                     "malformed_request",
                                     "invalid_request",
-                                    "id_token_sent_as_access_token"
+                                    "id_token_sent_as_access_token",
+                                    "apple_code_invalid"
                                   ]
                                 }
                               }
@@ -1274,6 +1537,31 @@ enum OpenAPIDocument {
                       }
                     }
                   },
+                  "404": {
+                    "description": "With `provider: \"apple\"`: Sign in with Apple is not enabled.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
                   "409": {
                     "description": "The identity belongs to another account. The error carries `linkTicket`: sign in with the same credential, then send it to `POST /v1/users/me/identities/complete` to merge the accounts.",
                     "content": {
@@ -1312,7 +1600,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Internal"
                   },
                   "503": {
-                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`; or the database does not answer (`unavailable`).",
+                    "description": "Facebook timed out, failed or is throttling this app, or too many sign-ins wait for it (`LATCHKEY_FACEBOOK_MAX_IN_FLIGHT`); retry after `Retry-After`; or the database does not answer (`unavailable`). With Apple: Apple timed out or failed (`apple_unavailable`).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1328,7 +1616,8 @@ enum OpenAPIDocument {
                                   "enum": [
                                     "facebook_unavailable",
                                     "facebook_rate_limited",
-                                    "unavailable"
+                                    "unavailable",
+                                    "apple_unavailable"
                                   ]
                                 }
                               }
@@ -2006,6 +2295,132 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "/v1/apple/notifications": {
+              "post": {
+                "operationId": "appleNotification",
+                "summary": "Apple's server-to-server notifications for Sign in with Apple: register this URL on Apple's developer site. The payload is a JWS signed with Apple's keys for one of `LATCHKEY_APPLE_CLIENT_IDS`, each `jti` applied once. `consent-revoked` ends the user's sessions and marks the identity revoked until its next sign-in; `account-delete` (or `account-deleted`) removes the Apple identity, and the user when it was their only way in; `email-disabled` and `email-enabled` are recorded on the identity. Types not listed are answered 200 and ignored.",
+                "tags": [
+                  "sign-in"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "payload"
+                        ],
+                        "properties": {
+                          "payload": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 16384,
+                            "description": "The JWS Apple sends."
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "Applied (or a type this server does not act on); an empty body."
+                  },
+                  "400": {
+                    "description": "The body is malformed, or the notification was refused (`apple_notification_invalid`: not signed by Apple, for another app, expired, replayed or malformed); recorded in the audit log, nothing changed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "apple_notification_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "Sign in with Apple is not enabled (`LATCHKEY_APPLE_CLIENT_IDS`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "description": "Apple's keys could not be fetched, or the database is unreachable; Apple delivers again later.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "apple_unavailable",
+                                    "unavailable"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -2079,6 +2494,9 @@ enum OpenAPIDocument {
                   "id_token_replayed",
                   "facebook_unavailable",
                   "facebook_rate_limited",
+                  "apple_notification_invalid",
+                  "apple_unavailable",
+                  "apple_code_invalid",
                   "unauthorized",
                   "session_revoked",
                   "refresh_token_invalid",
@@ -2385,7 +2803,8 @@ enum OpenAPIDocument {
                   "database",
                   "facebook",
                   "facebook_usage",
-                  "signing_keys"
+                  "signing_keys",
+                  "apple"
                 ],
                 "additionalProperties": false,
                 "properties": {
@@ -2465,6 +2884,16 @@ enum OpenAPIDocument {
                         }
                       }
                     }
+                  },
+                  "apple": {
+                    "enum": [
+                      "off",
+                      "unknown",
+                      "ok",
+                      "unreachable",
+                      "credentials_refused"
+                    ],
+                    "description": "Sign in with Apple: `off` when not configured; otherwise what the last real answers and the credential check (a code exchange with a code that cannot exist, soon after the start and every six hours) said. `credentials_refused`: Apple refused the client secret (Team ID, Key ID or key)."
                   }
                 }
               },
@@ -2512,6 +2941,45 @@ enum OpenAPIDocument {
                   "expiresIn": {
                     "type": "integer",
                     "description": "Seconds until it expires (`LATCHKEY_EASY_LOGIN_TTL`)."
+                  }
+                }
+              },
+              "AppleExchange": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": [
+                  "idToken",
+                  "authorizationCode",
+                  "nonce"
+                ],
+                "properties": {
+                  "idToken": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 16384,
+                    "description": "The credential's `identityToken` (a JWT Apple signed, RS256)."
+                  },
+                  "authorizationCode": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 1024,
+                    "description": "The credential's `authorizationCode`: exchanged with Apple once, within five minutes; the refresh token Apple returns is kept (sealed) to revoke at account deletion."
+                  },
+                  "nonce": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 512,
+                    "description": "The raw nonce; the request to Apple carried its SHA-256 hex, which the id token's `nonce` claim must equal."
+                  },
+                  "givenName": {
+                    "type": "string",
+                    "maxLength": 256,
+                    "description": "The credential's `fullName.givenName`: Apple shares the name on the first authorization only. Stored on the identity's first sign-in, never erased by a later one without it."
+                  },
+                  "familyName": {
+                    "type": "string",
+                    "maxLength": 256,
+                    "description": "The credential's `fullName.familyName`."
                   }
                 }
               }

@@ -75,6 +75,7 @@ package struct PruningService: Service {
                 "latchkey.prune.sessions": "\(total.sessions)",
                 "latchkey.prune.refresh_tokens": "\(total.refreshTokens)",
                 "latchkey.prune.audit_events": "\(total.auditEvents)", "latchkey.prune.guests": "\(total.guests)",
+                "latchkey.prune.orphan_provider_tokens": "\(total.orphanProviderTokens)",
             ])
         return total
     }

@@ -165,7 +165,7 @@ package protocol LatchkeyStore: Sendable {
     /// one stored for the same client id, and clears the identity's revoked mark: a new token
     /// means the person consented again. Written before the sign-in or link that follows, so a
     /// token Apple issued is never lost to a crash in between (a token whose identity never
-    /// appears is revoked by pruning).
+    /// appears is revoked by pruning: `PruneCutoffs.orphanProviderTokensBefore`).
     func saveProviderToken(_ token: StoredProviderToken, now: Date) async throws
 
     /// Applies a provider's out-of-band event as `Verdicts.providerEvent` decides, spending its

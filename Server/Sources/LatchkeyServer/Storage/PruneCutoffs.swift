@@ -24,6 +24,14 @@ package struct PruneCutoffs: Sendable, Equatable {
     /// after this (a session's expiry is its last sign-in or refresh plus the refresh-token
     /// lifetime, so this is `guestsUnusedBefore` plus that lifetime).
     package var guestSessionsExpiringAfter: Date
+    /// A provider's refresh token stored before this whose identity no user has (the sign-in or
+    /// link after its code exchange was refused, or never written) is revoked at the provider and
+    /// forgotten: the person has no account here, so the app keeps no authorization of theirs.
+    package var orphanProviderTokensBefore: Date = .distantPast
+
+    /// How long a provider token may wait for its identity, seconds: the sign-in is written
+    /// milliseconds after the token.
+    package static let orphanProviderTokenGrace: TimeInterval = 3600
 
     /// How long an expired Easy Login request is kept, seconds: a person who comes back from
     /// Facebook's dialog this late still reaches the app, with an error, rather than a dead end.
@@ -69,6 +77,7 @@ package struct PruneCutoffs: Sendable, Equatable {
     /// - Audit events are kept `configuration.maintenance.auditRetention`.
     /// - A guest is kept `LATCHKEY_ANONYMOUS_USER_TTL` after its last use: its creation, or a
     ///   sign-in or refresh of one of its sessions.
+    /// - A provider token whose identity nobody has is revoked an hour after it was stored.
     /// - Parameters:
     ///   - now: the current time, from the configuration's clock.
     ///   - configuration: the lifetimes and the audit retention.
@@ -82,5 +91,6 @@ package struct PruneCutoffs: Sendable, Equatable {
             guestsUnusedBefore: now.addingTimeInterval(-configuration.identities.anonymousUserLifetime),
             guestSessionsExpiringAfter: now.addingTimeInterval(
                 configuration.sessions.refreshTokenLifetime - configuration.identities.anonymousUserLifetime))
+        orphanProviderTokensBefore = now.addingTimeInterval(-Self.orphanProviderTokenGrace)
     }
 }

@@ -16,6 +16,8 @@ package struct PruneReport: Sendable, Equatable {
     package var auditEvents: Int
     /// Guests nobody used for `LATCHKEY_ANONYMOUS_USER_TTL` (their sessions went with them).
     package var guests: Int = 0
+    /// Provider tokens of identities nobody has (their revocation queued).
+    package var orphanProviderTokens: Int = 0
 
     /// A report; every count defaults to zero.
     package init(
@@ -33,7 +35,10 @@ package struct PruneReport: Sendable, Equatable {
 
     /// Every count, in a fixed order.
     var counts: [Int] {
-        [singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents, guests]
+        [
+            singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents, guests,
+            orphanProviderTokens,
+        ]
     }
 
     /// Rows deleted in all.
@@ -55,5 +60,6 @@ package struct PruneReport: Sendable, Equatable {
         refreshTokens += other.refreshTokens
         auditEvents += other.auditEvents
         guests += other.guests
+        orphanProviderTokens += other.orphanProviderTokens
     }
 }

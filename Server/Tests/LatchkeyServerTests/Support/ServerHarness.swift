@@ -68,6 +68,7 @@ struct Stack: Sendable {
     static func run(
         clock: TestClock = TestClock(),
         browsable: Bool = false,
+        apple: Bool = false,
         store given: (any LatchkeyStore)? = nil,
         emulatorSeed: @Sendable (inout EmulatorSeed) -> Void = { _ in },
         _ configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
@@ -82,7 +83,9 @@ struct Stack: Sendable {
         seed.apps[0].redirectURIs.append("http://latchkey.test/v1/oauth/facebook/callback")
         emulatorSeed(&seed)
         let emulator = try await buildEmulator(
-            configuration: EmulatorConfiguration(port: 0, seed: seed, clock: { clock.now }), logger: quiet)
+            configuration: EmulatorConfiguration(
+                port: 0, seed: seed, clock: { clock.now }, apple: apple ? AppleDemo.registration : nil),
+            logger: quiet)
         try await emulator.test(.live) { emulatorClient in
             let base = "http://127.0.0.1:\(emulatorClient.port ?? 0)"
             var configuration = ServerConfiguration()
@@ -111,6 +114,7 @@ struct Stack: Sendable {
             configuration.maintenance.jobInterval = 3600
             let kek = KeyEncryptionKey.generate()
             configuration.secrets.keyEncryptionKey = kek.key
+            if apple { AppleDemo.configure(&configuration, emulator: base) }
             configure(&configuration)
             let configured = configuration
             let logs = LogCapture()

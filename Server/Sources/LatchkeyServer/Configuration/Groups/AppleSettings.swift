@@ -25,6 +25,11 @@ extension ServerConfiguration {
             "given_name": "givenName", "family_name": "familyName", "email": "email",
         ]
 
+        /// Whether the server asks Apple about its client secret soon after the start and every
+        /// six hours (`AppleCredentialMonitor`). Not a setting: tests that count or fault Apple's
+        /// calls turn it off and run the check themselves.
+        package var checksCredentials = true
+
         /// Whether Sign in with Apple is served.
         package var isEnabled: Bool { !clientIDs.isEmpty }
 
@@ -99,6 +104,9 @@ extension ServerConfiguration {
                 )
             }
         }
+
+        /// The public half, which Apple (or the emulator) checks client secrets with.
+        package var publicKey: P256.Signing.PublicKey { key.publicKey }
 
         /// Wraps a key (tests, `serve --dev`).
         package init(_ key: P256.Signing.PrivateKey) { self.key = key }
