@@ -39,3 +39,10 @@ public func buildEmulator(
 public func appScopedUserID(appID: String, personKey: String) -> String {
     EmulatorState.appScopedID(appID: appID, personKey: personKey)
 }
+
+/// The Sign in with Apple `sub` of `personKey` for the team `teamID`: `000123.<32 hex>.0456`,
+/// the same for every bundle id and Services id of the team (Apple scopes it to the team), so
+/// tools and tests can predict it.
+public func appleSubject(teamID: String, personKey: String) -> String {
+    AppleIdentity.subject(teamID: teamID, personKey: personKey)
+}

@@ -27,6 +27,9 @@ public struct EmulatorConfiguration: Sendable {
     /// Seconds before an idle connection is closed; above the usual 60 s client pool timeout, so
     /// clients close first and never send on a connection the server is closing.
     public var idleTimeout: TimeInterval
+    /// The Sign in with Apple team this emulator also plays Apple for (`/auth/keys`, `/auth/token`,
+    /// `/auth/revoke`); `nil` leaves those paths unknown, as a Facebook-only emulator.
+    public var apple: AppleRegistration?
 
     /// Creates a configuration with Facebook's defaults.
     public init(
@@ -34,7 +37,7 @@ public struct EmulatorConfiguration: Sendable {
         issuer: String = "https://www.facebook.com", seed: EmulatorSeed = .demo,
         longLivedTokenLifetime: TimeInterval = 5_184_000, dataAccessLifetime: TimeInterval = 7_776_000,
         codeLifetime: TimeInterval = 600, clock: @escaping @Sendable () -> Date = { Date() },
-        maximumBodySize: Int = 1 << 20, idleTimeout: TimeInterval = 75
+        maximumBodySize: Int = 1 << 20, idleTimeout: TimeInterval = 75, apple: AppleRegistration? = nil
     ) {
         self.host = host
         self.port = port
@@ -47,6 +50,7 @@ public struct EmulatorConfiguration: Sendable {
         self.clock = clock
         self.maximumBodySize = maximumBodySize
         self.idleTimeout = idleTimeout
+        self.apple = apple
     }
 
     /// Refuses a configuration that would fail later, with a message naming the setting.
@@ -69,5 +73,6 @@ public struct EmulatorConfiguration: Sendable {
         guard idleTimeout > 0 else { throw EmulatorConfigurationError("idle timeout must be positive") }
         guard maximumBodySize >= 1024 else { throw EmulatorConfigurationError("maximum body size must be ≥ 1024") }
         try seed.validate()
+        try apple?.validate()
     }
 }

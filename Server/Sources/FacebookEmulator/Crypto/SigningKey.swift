@@ -37,12 +37,20 @@ public struct SigningKey: Sendable {
         try self.init(privateKey: _RSA.Signing.PrivateKey(pemRepresentation: pem), now: now)
     }
 
-    init(privateKey: _RSA.Signing.PrivateKey, now: Date) throws {
+    /// Generates a fresh 2048-bit key for Apple's side (`/auth/keys`), with a kid shaped like
+    /// Apple's: a few letters and digits (`W6WcOKB`), not Facebook's 40 hex characters.
+    static func generateApple(now: Date) throws -> SigningKey {
+        try SigningKey(
+            privateKey: _RSA.Signing.PrivateKey(keySize: .bits2048), now: now, kid: RandomToken.alphanumeric(7))
+    }
+
+    /// - Parameter kid: the key id; `nil` derives Facebook's from the public key.
+    init(privateKey: _RSA.Signing.PrivateKey, now: Date, kid: String? = nil) throws {
         self.privateKey = privateKey
         let publicKey = privateKey.publicKey
         let digest = SHA256.hash(data: publicKey.derRepresentation)
-        self.kid = Hex.encode(digest.prefix(20))
-        self.jwk = try Self.publicJWK(of: publicKey, kid: kid)
+        self.kid = kid ?? Hex.encode(digest.prefix(20))
+        self.jwk = try Self.publicJWK(of: publicKey, kid: self.kid)
         self.publicKeyPEM = publicKey.pemRepresentation
         let name = try DistinguishedName {
             CommonName("facebook-emulator.local")

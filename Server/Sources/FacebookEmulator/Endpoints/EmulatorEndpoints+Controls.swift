@@ -70,6 +70,8 @@ extension EmulatorEndpoints {
             return .json(await usageReport())
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
         case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
+        case (_, let parts) where parts.first == "apple":
+            return .json(try await appleControl(request, path: Array(parts.dropFirst())))
         default:
             throw ControlError(
                 .notFound, code: "unknown_control",
@@ -81,7 +83,7 @@ extension EmulatorEndpoints {
     private func overview(_ request: EmulatorRequest) async -> JSONValue {
         let apps = await state.allApps()
         let people = await state.allPeople()
-        return [
+        var overview: [String: JSONValue] = [
             "apps": .array(
                 apps.map {
                     [
@@ -110,6 +112,8 @@ extension EmulatorEndpoints {
             "issuer": .string(state.issuer),
             "base_url": .string(request.baseURL),
         ]
+        if let apple = await appleOverview() { overview["apple"] = apple }
+        return .object(overview)
     }
 
     /// The app and person a control call names (`app_id` + `user`, key or app-scoped id).
@@ -245,14 +249,21 @@ extension EmulatorEndpoints {
                 status: HTTPResponse.Status(code: status), message: input.string("message") ?? "Injected error",
                 type: input.string("type") ?? "OAuthException", code: code, subcode: try input.int("subcode"),
                 isTransient: input.bool("is_transient"))
+        } else if input.string("apple_error") != nil {
+            // Apple's paths answer only `{"error": …}`; the Graph error carries the status (and is
+            // what a `*` fault answers on Facebook's paths).
+            let status = try input.int("status", in: 400...599) ?? 400
+            error = GraphError(status: HTTPResponse.Status(code: status), message: "Injected error", code: 1)
         }
-        let fault = Fault(
+        var fault = Fault(
             endpoint: endpoint, latencyMilliseconds: latency, error: error,
             remaining: try input.int("count", in: 1...1_000_000), headers: try headerChanges(input),
             sendsSubcodes: input.bool("send_subcode") ?? true)
+        fault.appleError = input.string("apple_error")
         guard fault.isEffective else {
             throw ControlError(
-                code: "missing_field", "give 'preset', 'code', 'latency_ms', 'headers' or 'send_subcode: false'")
+                code: "missing_field",
+                "give 'preset', 'code', 'apple_error', 'latency_ms', 'headers' or 'send_subcode: false'")
         }
         return fault
     }
@@ -305,6 +316,7 @@ extension EmulatorEndpoints {
                     }))
         }
         if !fault.sendsSubcodes { body["send_subcode"] = false }
+        if let appleError = fault.appleError { body["apple_error"] = .string(appleError) }
         return .object(body)
     }
 

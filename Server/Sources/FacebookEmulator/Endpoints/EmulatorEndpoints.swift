@@ -34,6 +34,9 @@ struct EmulatorEndpoints: Sendable {
                 ? try await createTestUser(appID: appID, request) : try await listTestUsers(appID: appID, request)
         case .friendship(let first, let second): return try await befriend(first, second, request)
         case .pictureEdge(let id): return try await pictureEdge(id: id, request)
+        case .appleKeys: return await appleKeys()
+        case .appleToken: return try await appleToken(request)
+        case .appleRevoke: return try await appleRevoke(request)
         }
     }
 

@@ -20,12 +20,16 @@ struct EmulatorResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         let traceID = RandomString.traceID()
         var response: Response
+        var isApple = false
         do {
             let parsed = try await EmulatorRequest.read(
                 request, publicURL: publicURL, maximumBodySize: maximumBodySize)
+            isApple = appleEndpoint(parsed) != nil
             response = try await route(parsed, traceID: traceID)
         } catch let error as GraphError {
             response = .graphError(error, traceID: traceID)
+        } catch let error as AppleError {
+            response = .json(error.body, status: error.status)
         } catch let error as ControlError {
             response = .json(error.body, status: error.status)
         } catch is NIOTooManyBytesError {
@@ -39,9 +43,18 @@ struct EmulatorResponder: HTTPResponder {
                 GraphError(status: .internalServerError, message: "An unknown error has occurred.", code: 1)
                     .envelope(traceID: traceID), status: .internalServerError)
         }
-        response.headers[.init("x-fb-trace-id")!] = traceID
-        response.headers[.init("facebook-api-version")!] = "v21.0"
+        // Apple's answers carry none of Facebook's headers.
+        if !isApple {
+            response.headers[.init("x-fb-trace-id")!] = traceID
+            response.headers[.init("facebook-api-version")!] = "v21.0"
+        }
         return response
+    }
+
+    /// The Apple endpoint a request is for, when the emulator plays Apple too.
+    private func appleEndpoint(_ request: EmulatorRequest) -> Endpoint? {
+        guard endpoints.state.appleRegistration != nil else { return nil }
+        return Endpoint.matchApple(method: request.method, segments: request.segments)
     }
 
     private func route(_ request: EmulatorRequest, traceID: String) async throws -> Response {
@@ -55,7 +68,7 @@ struct EmulatorResponder: HTTPResponder {
         if method == .get || method == .post, let override = request["method"]?.uppercased() {
             if override == "DELETE" { method = .delete } else if override == "POST" { method = .post }
         }
-        guard let endpoint = Endpoint.match(method: method, segments: segments) else {
+        guard let endpoint = appleEndpoint(request) ?? Endpoint.match(method: method, segments: segments) else {
             throw GraphError.unknownPath(segments.joined(separator: "/"))
         }
         // Only a scheme followed by a credential is recorded; a bare credential never is.
@@ -81,12 +94,17 @@ struct EmulatorResponder: HTTPResponder {
             if let fault, fault.latencyMilliseconds > 0 {
                 try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds))
             }
+            if endpoint.isApple, let error = fault?.error {
+                throw AppleError.injected(status: error.status, error: fault?.appleError)
+            }
             if let error = fault?.error { throw error }
             if let throttle = usage.throttle { throw throttle }
             response = try await endpoints.handle(endpoint, request)
         } catch var error as GraphError {
             if !request.sendsSubcodes { error.subcode = nil }
             response = .graphError(error, traceID: traceID)
+        } catch let error as AppleError {
+            response = .json(error.body, status: error.status)
         }
         // Facebook reports platform usage on most Graph answers, throttled ones included.
         if let usage = usage.usage { response.headers[.init("x-app-usage")!] = usage.headerValue }

@@ -21,6 +21,9 @@ enum Endpoint: Sendable, Equatable {
     case testUsers(appID: String, create: Bool)
     case friendship(first: String, second: String)
     case pictureEdge(id: String)
+    case appleKeys
+    case appleToken
+    case appleRevoke
 
     /// The template name, e.g. `/me` or `/{id}/permissions`.
     var name: String {
@@ -39,6 +42,18 @@ enum Endpoint: Sendable, Equatable {
         case .testUsers: "/{app-id}/accounts/test-users"
         case .friendship: "/{id}/friends/{id}"
         case .pictureEdge(let id): id == "me" ? "/me/picture" : "/{id}/picture"
+        case .appleKeys: "/auth/keys"
+        case .appleToken: "/auth/token"
+        case .appleRevoke: "/auth/revoke"
+        }
+    }
+
+    /// Whether the path is Apple's (Sign in with Apple's REST API), answered in Apple's error
+    /// shape and without Facebook's headers.
+    var isApple: Bool {
+        switch self {
+        case .appleKeys, .appleToken, .appleRevoke: true
+        default: false
         }
     }
 
@@ -46,7 +61,9 @@ enum Endpoint: Sendable, Equatable {
     /// with `X-App-Usage`; the dialog, the key documents and the picture CDN are not.
     var isGraphCall: Bool {
         switch self {
-        case .dialog, .discovery, .jwks, .certificates, .publicKeys, .profilePicture: false
+        case .dialog, .discovery, .jwks, .certificates, .publicKeys, .profilePicture, .appleKeys, .appleToken,
+            .appleRevoke:
+            false
         default: true
         }
     }
@@ -56,8 +73,20 @@ enum Endpoint: Sendable, Equatable {
         "/dialog/oauth", "/oauth/access_token", "/debug_token", "/app", "/.well-known/openid-configuration",
         "/.well-known/oauth/openid/jwks", "/.well-known/oauth/openid/certs", "/.well-known/oauth/openid/keys",
         "/platform/profilepic", "/me", "/{id}", "/me/permissions", "/{id}/permissions",
-        "/{app-id}/accounts/test-users", "/{id}/friends/{id}", "/me/picture", "/{id}/picture",
+        "/{app-id}/accounts/test-users", "/{id}/friends/{id}", "/me/picture", "/{id}/picture", "/auth/keys",
+        "/auth/token", "/auth/revoke",
     ]
+
+    /// Apple's paths, matched only when the emulator has an Apple registration; without one they
+    /// are unknown paths like any other.
+    static func matchApple(method: HTTPRequest.Method, segments: [String]) -> Endpoint? {
+        switch (method, segments) {
+        case (.get, ["auth", "keys"]): .appleKeys
+        case (.post, ["auth", "token"]): .appleToken
+        case (.post, ["auth", "revoke"]): .appleRevoke
+        default: nil
+        }
+    }
 
     static func match(method: HTTPRequest.Method, segments: [String]) -> Endpoint? {
         switch (method, segments) {

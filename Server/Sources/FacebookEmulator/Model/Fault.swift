@@ -17,6 +17,10 @@ public struct Fault: Sendable, Equatable {
     /// `false` strips `error_subcode` (and `debug_token`'s `data.error.subcode`) from the answer,
     /// as some of Facebook's answers come without one.
     public var sendsSubcodes: Bool
+    /// The OAuth error word answered on Apple's paths (`invalid_grant`, `server_error`, …) with
+    /// `error`'s status, since Apple's errors are not in Facebook's envelope; `nil` picks one
+    /// that fits the status.
+    var appleError: String?
 
     /// One header a fault sets or removes.
     public struct HeaderChange: Sendable, Equatable {

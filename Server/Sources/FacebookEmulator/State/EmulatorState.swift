@@ -46,6 +46,10 @@ actor EmulatorState {
     var appCalls: [String: CallWindow] = [:]
     /// Calls per person and app, counted only while a per-person limit is set.
     var personCalls: [GrantKey: CallWindow] = [:]
+    /// The Sign in with Apple team, when this emulator also plays Apple.
+    let appleRegistration: AppleRegistration?
+    /// Apple's keys, authorizations, codes and tokens; `nil` without a registration.
+    var apple: AppleWorld?
 
     struct Lifetimes: Sendable {
         let longLivedToken: TimeInterval
@@ -56,6 +60,7 @@ actor EmulatorState {
     init(configuration: EmulatorConfiguration) throws {
         self.wallClock = configuration.clock
         self.issuer = configuration.issuer
+        self.appleRegistration = configuration.apple
         self.lifetimes = Lifetimes(
             longLivedToken: configuration.longLivedTokenLifetime, dataAccess: configuration.dataAccessLifetime,
             code: configuration.codeLifetime)
@@ -77,6 +82,9 @@ actor EmulatorState {
             if !signingKeys.contains(where: { $0.kid == key.kid }) { signingKeys.append(key) }
         }
         if signingKeys.isEmpty { signingKeys = [try SigningKey.generate(now: start)] }
+        if let registration = configuration.apple {
+            apple = AppleWorld(registration: registration, keys: [try SigningKey.generateApple(now: start)])
+        }
     }
 
     private static func insert(_ app: EmulatorApp, into apps: inout [String: EmulatorApp], order: inout [String]) {
