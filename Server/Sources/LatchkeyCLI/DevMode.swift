@@ -63,6 +63,9 @@ enum DevMode {
             notificationURL: configuration.http.resolvedPublicURL + "/v1/apple/notifications")
     }
 
+    /// The SHA-256 hex of the raw nonce `n` the banner's Apple example sends.
+    static let appleDemoNonceClaim = "1b16b1df538ba12dc3f97edbb85caa7050d46c148134290feba80f8236c83db9"
+
     static func banner(serverURL: String, emulatorPort: Int, database: String) -> String {
         let emulator = "http://127.0.0.1:\(emulatorPort)"
         return """
@@ -78,6 +81,11 @@ enum DevMode {
 
             Or sign in through the browser (Easy Login), as a desktop app would:
               swift run --package-path Server latchkey login --server \(serverURL)
+
+            Or with Apple, as the device would get it (the nonce claim is the SHA-256 hex of "n"):
+              curl -s -X POST \(emulator)/_emulator/apple/authorizations -H 'content-type: application/json' \\
+                -d '{"user":"alice","client_id":"\(AppleRegistration.demoClientIDs[0])","nonce":"\(appleDemoNonceClaim)"}'
+              then POST its identity_token, authorization_code and "nonce":"n" to \(serverURL)/v1/auth/apple
             """
     }
 }

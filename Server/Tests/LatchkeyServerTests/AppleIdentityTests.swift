@@ -2,6 +2,7 @@ import Crypto
 import FacebookEmulator
 import Foundation
 import HTTPTypes
+import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyShared
 import Testing

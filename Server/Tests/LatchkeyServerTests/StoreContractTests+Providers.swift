@@ -123,4 +123,25 @@ extension StoreContractTests {
                 AuditEvent(type: .providerEventRejected, userID: "", detail: ["reason": "signature"]), now: Self.now)
         }
     }
+
+    @Test("a provider token whose identity never came is revoked and forgotten after its grace")
+    func orphanTokens() async throws {
+        try await Self.onEveryBackend { name, store in
+            try await store.saveProviderToken(Self.token("kept", client: "com.example.app", "k"), now: Self.now)
+            _ = try await store.signIn(Self.appleLogin(subject: "kept", userID: "u", sessionID: "s"), now: Self.now)
+            try await store.saveProviderToken(Self.token("orphan", client: "com.example.app", "o"), now: Self.now)
+            let early = try await store.prune(
+                Self.cutoffs { $0.orphanProviderTokensBefore = Self.now }, limit: 100)
+            #expect(early.orphanProviderTokens == 0, "\(name): within its grace")
+            let report = try await store.prune(
+                Self.cutoffs { $0.orphanProviderTokensBefore = Self.now + 1 }, limit: 100)
+            #expect(report.orphanProviderTokens == 1, "\(name)")
+            let jobs = try await store.claimJobs(now: Self.now + 2, leaseUntil: Self.now + 300, limit: 10)
+            #expect(jobs.map(\.kind) == [.appleRevokeToken] && jobs.first?.payload["subject"] == "orphan", "\(name)")
+            #expect(try await store.identityState(provider: "apple", subject: "kept")?.tokenClientIDs.count == 1)
+            let again = try await store.prune(
+                Self.cutoffs { $0.orphanProviderTokensBefore = Self.now + 1 }, limit: 100)
+            #expect(again.orphanProviderTokens == 0, "\(name): forgotten")
+        }
+    }
 }

@@ -60,7 +60,13 @@ struct AppleNotificationService: Sendable {
             token = try LimitedLoginToken(payload)
             try token.verifySignature(with: try await keys.key(kid: token.kid))
         } catch let failure as IDTokenFailure {
-            throw Refusal(reason: failure == .unknownKey ? "unknown_key" : "signature")
+            let reason =
+                switch failure {
+                case .unknownKey: "unknown_key"
+                case .signature: "signature"
+                default: "malformed"
+                }
+            throw Refusal(reason: reason)
         }
         let claims = token.jws.claims
         guard let issuer = claims["iss"]?.stringValue, ServerConfiguration.AppleSettings.issuers.contains(issuer) else {

@@ -1,6 +1,7 @@
 import Crypto
 import FacebookEmulator
 import Foundation
+import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyShared
 import Logging
