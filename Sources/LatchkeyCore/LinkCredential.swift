@@ -15,7 +15,9 @@ public struct LinkCredential: Sendable, Equatable {
     let kind: Kind
 
     /// A Facebook credential (``LatchkeyClient/link(with:fieldsMapping:)`` says the same more briefly).
-    /// - Parameter fieldsMapping: Facebook field → user property; the server's default when `nil`.
+    /// - Parameters:
+    ///   - credential: the access token or Limited Login id token.
+    ///   - fieldsMapping: Facebook field → user property; the server's default when `nil`.
     public static func facebook(
         _ credential: FacebookCredential, fieldsMapping: [String: String]? = nil
     ) -> LinkCredential {
