@@ -32,6 +32,34 @@ extension LatchkeyClient {
         }
     }
 
+    /// ``signInWithApple(using:scopes:)`` with a completion: exactly one of result and error is non-nil.
+    public nonisolated func signInWithApple(
+        using provider: some AppleSignInProvider, scopes: Set<AppleScope> = [.fullName, .email],
+        completion: @escaping @Sendable (SignInResult?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.signInWithApple(using: provider, scopes: scopes), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``signIn(with:rawNonce:)`` with a completion: exactly one of result and error is non-nil.
+    public nonisolated func signIn(
+        with credential: AppleIDCredential, rawNonce: String,
+        completion: @escaping @Sendable (SignInResult?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.signIn(with: credential, rawNonce: rawNonce), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
     /// `handleOpenURL(_:)` with Backendless's `response:`/`error:` handlers.
     public nonisolated func handleOpenURL(
         _ url: URL, response: @escaping @Sendable (LatchkeyUser) -> Void,
@@ -74,6 +102,34 @@ extension LatchkeyClient {
         Task {
             do throws(LatchkeyError) {
                 completion(try await self.link(with: credential, fieldsMapping: fieldsMapping), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``link(with:)`` with a completion: exactly one of user and error is non-nil; a conflict's
+    /// error carries ``LatchkeyError/linkTicket``.
+    public nonisolated func link(
+        with credential: LinkCredential, completion: @escaping @Sendable (LatchkeyUser?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.link(with: credential), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``linkWithApple(using:scopes:)`` with a completion: exactly one of user and error is non-nil.
+    public nonisolated func linkWithApple(
+        using provider: some AppleSignInProvider, scopes: Set<AppleScope> = [.fullName, .email],
+        completion: @escaping @Sendable (LatchkeyUser?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.linkWithApple(using: provider, scopes: scopes), nil)
             } catch {
                 completion(nil, error)
             }

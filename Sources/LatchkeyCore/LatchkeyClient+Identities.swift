@@ -8,8 +8,9 @@ extension LatchkeyClient {
 
     /// Signs in as a guest: a user with no identity (``LatchkeyUser/isAnonymous``), for apps that
     /// let people start before they sign in (the server must allow it: `LATCHKEY_ANONYMOUS_USERS`).
-    /// Keep the guest's data when the person signs in later with ``link(with:fieldsMapping:)``,
-    /// not ``signIn(with:fieldsMapping:)``, which would open another account.
+    /// Keep the guest's data when the person signs in later with ``link(with:fieldsMapping:)``
+    /// or ``linkWithApple(using:scopes:)``, not ``signIn(with:fieldsMapping:)`` or
+    /// ``signInWithApple(using:scopes:)``, which would open another account.
     /// - Throws: `not_found` when the server has guests off; as ``signIn(with:fieldsMapping:)``
     ///   otherwise.
     @discardableResult
@@ -28,9 +29,20 @@ extension LatchkeyClient {
 
     // MARK: Linking
 
-    /// Adds the identity `credential` proves to the signed-in user (Firebase's `link(with:)`). A
-    /// guest becomes a full user and keeps its id and properties; linking an identity the user
-    /// has already changes nothing.
+    /// Adds the Facebook identity `credential` proves to the signed-in user (Firebase's
+    /// `link(with:)`), as ``link(with:)`` with ``LinkCredential/facebook(_:fieldsMapping:)``.
+    /// - Returns: the user with the identity.
+    @discardableResult
+    public func link(
+        with credential: FacebookCredential, fieldsMapping: [String: String]? = nil
+    ) async throws(LatchkeyError) -> LatchkeyUser {
+        try await link(with: .facebook(credential, fieldsMapping: fieldsMapping))
+    }
+
+    /// Adds the identity `credential` proves (Facebook, or Sign in with Apple:
+    /// `link(with: .apple(credential, rawNonce: nonce.raw))`) to the signed-in user. A guest
+    /// becomes a full user and keeps its id and properties; linking an identity the user has
+    /// already changes nothing.
     ///
     /// Adding an identity a full user does not have yet needs a session that signed in recently
     /// (``LatchkeyError/Code/reauthenticationRequired`` otherwise); re-linking one it has is that
@@ -39,15 +51,14 @@ extension LatchkeyClient {
     /// When the identity belongs to another account the error's code is
     /// ``LatchkeyError/Code/identityAlreadyLinked`` and it carries a ``LatchkeyError/linkTicket``:
     /// to join the two, sign in with the same credential (that is the other account) and call
-    /// ``completeLink(ticket:)``, which merges the account that asked into it.
+    /// ``completeLink(ticket:)``, which merges the account that asked into it. An Apple
+    /// authorization code is single use, and the conflict has spent it: sign in with Apple again
+    /// (a new authorization) rather than with the same credential.
     /// - Returns: the user with the identity.
     @discardableResult
-    public func link(
-        with credential: FacebookCredential, fieldsMapping: [String: String]? = nil
-    ) async throws(LatchkeyError) -> LatchkeyUser {
+    public func link(with credential: LinkCredential) async throws(LatchkeyError) -> LatchkeyUser {
         let answer = try await authorized(
-            "POST", "v1/users/me/identities", json: credential.request(fieldsMapping: fieldsMapping).json,
-            as: UserAnswerBody.self)
+            "POST", "v1/users/me/identities", json: credential.body, as: UserAnswerBody.self)
         return try await adoptUser((answer.0.user, answer.1))
     }
 
@@ -55,9 +66,12 @@ extension LatchkeyClient {
     /// devices. The server refuses to remove the last one (``LatchkeyError/Code/lastSignInMethod``)
     /// or to act for a session that signed in long ago
     /// (``LatchkeyError/Code/reauthenticationRequired``), and answers `not_found` for one not linked.
+    /// Unlinking Apple (`unlink(provider: "apple", subject: …)`) also has the server revoke the
+    /// Apple tokens it kept for the person, in the background.
     /// - Parameters:
-    ///   - provider: the identity's provider (`facebook`).
-    ///   - subject: its subject (``IdentityBody/subject``).
+    ///   - provider: the identity's provider (`facebook` or `apple`).
+    ///   - subject: its subject (``IdentityBody/subject``; for Apple, the credential's `user`,
+    ///     ``AppleIDCredential/user``).
     /// - Returns: the user without it.
     @discardableResult
     public func unlink(provider: String = "facebook", subject: String) async throws(LatchkeyError) -> LatchkeyUser {
@@ -87,7 +101,8 @@ extension LatchkeyClient {
 
     /// Deletes the signed-in user's account on the server (what App Store Review Guideline
     /// 5.1.1(v) asks apps to offer), then ends the session here. The server revokes the app's
-    /// Facebook permissions in the background.
+    /// Facebook permissions and the person's Apple tokens in the background (what Apple requires
+    /// of apps that offer Sign in with Apple).
     ///
     /// The server allows it only shortly after a sign-in: otherwise the error's code is
     /// ``LatchkeyError/Code/reauthenticationRequired``. Ask the person to sign in again (or link

@@ -1,8 +1,8 @@
 import Foundation
 import LatchkeyAPI
 
-/// The app's entry point: exchanges Facebook credentials for a Latchkey session, keeps it fresh and
-/// persisted, and reports its state.
+/// The app's entry point: exchanges Facebook or Sign in with Apple credentials for a Latchkey
+/// session, keeps it fresh and persisted, and reports its state.
 ///
 /// ```swift
 /// let client = LatchkeyClient(configuration: .init(serverURL: url, facebookAppID: "123"))
@@ -126,19 +126,7 @@ public actor LatchkeyClient {
     )
         async throws(LatchkeyError) -> SignInResult
     {
-        let attempt = beginSignIn()
-        let request = credential.request(fieldsMapping: fieldsMapping)
-        do {
-            let answer = try await transport.send("POST", "v1/auth/facebook", json: request.json, as: SignInBody.self)
-            let user = LatchkeyUser(answer.user)
-            try await adoptSignIn(answer.session, user: user, attempt: attempt)
-            log(.info, "Signed in.")
-            return SignInResult(
-                user: user, isNewUser: answer.isNewUser, grantedPermissions: answer.grantedPermissions,
-                declinedPermissions: answer.declinedPermissions)
-        } catch {
-            throw failSignIn(attempt: attempt, error)
-        }
+        try await exchange(at: "v1/auth/facebook", credential.request(fieldsMapping: fieldsMapping).json)
     }
 
     /// Backendless's `loginWithFacebook(accessToken:fieldsMapping:)`.
@@ -192,6 +180,24 @@ public actor LatchkeyClient {
     }
 
     // MARK: Internals shared by the extensions
+
+    /// Exchanges a provider's credential (`body`) at `path` for a session, as one sign-in attempt:
+    /// every provider's sign-in opens, replaces and fails the same way. No bearer is sent: a guest
+    /// keeps its account by linking (``link(with:fieldsMapping:)``), never by signing in.
+    func exchange(at path: String, _ body: JSONValue) async throws(LatchkeyError) -> SignInResult {
+        let attempt = beginSignIn()
+        do {
+            let answer = try await transport.send("POST", path, json: body, as: SignInBody.self)
+            let user = LatchkeyUser(answer.user)
+            try await adoptSignIn(answer.session, user: user, attempt: attempt)
+            log(.info, "Signed in.")
+            return SignInResult(
+                user: user, isNewUser: answer.isNewUser, grantedPermissions: answer.grantedPermissions,
+                declinedPermissions: answer.declinedPermissions)
+        } catch {
+            throw failSignIn(attempt: attempt, error)
+        }
+    }
 
     /// Starts a sign-in attempt, superseding any other. Without a session the state becomes
     /// `opening`; a session already open stays open (and usable) until the attempt succeeds.

@@ -84,12 +84,16 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         case .userCancelled: return .userCancelled
         case .cancelled: return .cancelled
         // A concurrent refresh by another client over the store won; its tokens are in the store.
-        case .facebookUnavailable, .unavailable, .networkUnavailable, .refreshTokenSuperseded: return .transient
+        case .facebookUnavailable, .appleUnavailable, .unavailable, .networkUnavailable, .refreshTokenSuperseded:
+            return .transient
         case .facebookRateLimited, .rateLimited: return .throttling
         // The person must first log in at facebook.com; then the same sign-in works (FBErrorUtility
         // files subcode 459 under "retry").
         case .facebookCheckpoint: return .transient
         case .propertyNotWritable, .facebookPermissionDenied: return .permissions
+        // Not `reopenSession`: the session is fine (and a failed Apple link must not sign the person
+        // out, as that category does for calls made with the session); a new authorization is needed.
+        case .appleCodeInvalid: return .other
         case .internalError, .invalidResponse: return .server
         case _ where Self.reopenCodes.contains(code): return .reopenSession
         default: return (httpStatus ?? 0) >= 500 ? .server : .other
@@ -164,7 +168,7 @@ extension LatchkeyError: LocalizedError {
 // MARK: - The SDK's own codes
 
 extension ErrorCode {
-    /// The person closed the login sheet or cancelled on Facebook.
+    /// The person closed the login sheet, or cancelled on Facebook or on Apple's sheet.
     public static let userCancelled = ErrorCode(rawValue: "user_cancelled")
     /// The app cancelled the task, or the session the work belonged to ended first.
     public static let cancelled = ErrorCode(rawValue: "cancelled")
@@ -187,6 +191,9 @@ extension ErrorCode {
     public static let easyLoginNotConfigured = ErrorCode(rawValue: "easy_login_not_configured")
     /// Facebook's own login dialog answered with an error (`FacebookLoginRequest`).
     public static let facebookLoginFailed = ErrorCode(rawValue: "facebook_login_failed")
+    /// Sign in with Apple failed on the device (`ASAuthorizationError` other than a cancel), or
+    /// gave back no identity token or authorization code.
+    public static let appleLoginFailed = ErrorCode(rawValue: "apple_login_failed")
     /// The credential store (file, Keychain) failed to save or clear the session.
     public static let credentialStoreFailed = ErrorCode(rawValue: "credential_store_failed")
 

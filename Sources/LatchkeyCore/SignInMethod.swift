@@ -1,7 +1,8 @@
 import Foundation
 
 /// How ``LatchkeySessionModel`` (and the login button over it) signs a person in: the Facebook
-/// SDK's login manager, Easy Login in a web authentication session, or the app's own code.
+/// SDK's login manager, Easy Login in a web authentication session, Sign in with Apple, or the
+/// app's own code.
 public struct SignInMethod: Sendable {
     let run: @Sendable (LatchkeyClient) async throws(LatchkeyError) -> Void
 
@@ -24,6 +25,16 @@ public struct SignInMethod: Sendable {
         SignInMethod { client throws(LatchkeyError) in
             _ = try await client.signInWithFacebook(
                 using: provider, permissions: permissions, tracking: await tracking(), fieldsMapping: fieldsMapping)
+        }
+    }
+
+    /// Sign in with Apple through the app's provider (``LatchkeyClient/signInWithApple(using:scopes:)``):
+    /// `AppleSignInPresenter` on Apple platforms.
+    public static func apple(
+        _ provider: some AppleSignInProvider, scopes: Set<AppleScope> = [.fullName, .email]
+    ) -> SignInMethod {
+        SignInMethod { client throws(LatchkeyError) in
+            _ = try await client.signInWithApple(using: provider, scopes: scopes)
         }
     }
 

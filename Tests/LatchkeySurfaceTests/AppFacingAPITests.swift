@@ -464,3 +464,39 @@ struct AppFacingIdentityTests {
         #expect(merged.mergedUserID == "gone" && merged.user.id == "kept" && !merged.user.isAnonymous)
     }
 }
+
+/// What an app writes for Sign in with Apple with `import Latchkey` alone: its own provider (as on a
+/// platform without AuthenticationServices), its own controller's credential, and an Apple link.
+@Suite("App-facing API: Sign in with Apple")
+struct AppFacingAppleTests {
+    /// An app's provider that answers with a credential Apple would give.
+    struct AppProvider: AppleSignInProvider {
+        func signIn(nonceSHA256: String, scopes: Set<AppleScope>) async throws -> AppleSignInResult {
+            .authorized(AppleIDCredential(identityToken: "id.token.sig", authorizationCode: "code", user: "001.a.1"))
+        }
+    }
+
+    @Test("signing in, signing in with the app's own credential, linking, and the method for the model")
+    func apple() async throws {
+        let client = AppFacingAPITests.client(
+            ScriptedTransport { request in
+                switch request.url.path {
+                case "/v1/users/me/identities":
+                    let user = UserBody(id: "u", properties: [:], identities: [], createdAt: 0)
+                    return LatchkeyHTTPResponse(status: 200, body: try JSONEncoder().encode(UserAnswerBody(user: user)))
+                default: return try await ScriptedTransport.signingIn("u").answer(request)
+                }
+            })
+        try await client.signInWithApple(using: AppProvider(), scopes: [.email])
+        let nonce = Nonce()
+        let credential = AppleIDCredential(
+            identityToken: "id.token.sig", authorizationCode: "code", user: "001.a.1", givenName: "Ada")
+        try await client.signIn(with: credential, rawNonce: nonce.raw)
+        let user = try await client.link(with: .apple(credential, rawNonce: nonce.raw))
+        #expect(user.id == "u")
+        #expect(try await client.linkWithApple(using: AppProvider()).id == "u")
+        _ = SignInMethod.apple(AppProvider())
+        // The new codes are named constants, as every other.
+        #expect(LatchkeyError.Code.appleLoginFailed.rawValue == "apple_login_failed")
+    }
+}
