@@ -330,7 +330,9 @@ extension LatchkeyClient {
                 return (try await send(method, path, json: json, bearer: fresh, as: type), epoch)
             }
         } catch {
-            if error.category == .reopenSession && error.code != .notSignedIn && epoch == self.epoch {
+            // Only an answer about this session ends it here: a link's refused credential (an expired
+            // Facebook token, an Apple nonce that does not match) says nothing of the session.
+            if error.endsSession && epoch == self.epoch {
                 endLocally(clearingStore: true, reason: "The server ended the session.")
             }
             throw error

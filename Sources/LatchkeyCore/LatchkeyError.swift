@@ -100,6 +100,14 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// Whether the error says the session a call was made with is over (its access and refresh
+    /// tokens refused, or the user disabled), rather than something about the call's own input.
+    var endsSession: Bool { Self.sessionCodes.contains(code) }
+
+    private static let sessionCodes: Set<Code> = [
+        .unauthorized, .sessionRevoked, .refreshTokenInvalid, .refreshTokenReused, .userDisabled,
+    ]
+
     private static let reopenCodes: Set<Code> = [
         .unauthorized, .sessionRevoked, .refreshTokenInvalid, .refreshTokenReused, .userDisabled, .notSignedIn,
         .facebookTokenInvalid, .facebookTokenExpired, .facebookPasswordChanged, .facebookAppRemoved,

@@ -245,6 +245,26 @@ struct AppleSignInTests {
         #expect(server.requests(to: "POST /v1/users/me/identities/complete").first?.bearer == "access-owner")
     }
 
+    @Test(
+        "a link refused for its credential keeps the session; one refused for the session ends it",
+        arguments: [
+            (ErrorCode.nonceMismatch, 401, true), (.idTokenExpired, 401, true), (.facebookTokenInvalid, 401, true),
+            (.sessionRevoked, 401, false), (.userDisabled, 403, false),
+        ])
+    func linkFailureKeepsSession(code: ErrorCode, status: Int, staysSignedIn: Bool) async throws {
+        let server = FakeServer([
+            "POST /v1/auth/anonymous": FakeServer.signIn("guest", isAnonymous: true),
+            "POST /v1/users/me/identities": .error(code, status: status),
+        ])
+        let client = server.client()
+        try await client.signInAnonymously()
+        let error = await #expect(throws: LatchkeyError.self) {
+            try await client.linkWithApple(using: StandInAppleProvider())
+        }
+        #expect(error?.code == code)
+        #expect((await client.currentUser?.id == "guest") == staysSignedIn, "\(code)")
+    }
+
     @Test("linking without a session is not_signed_in, and Apple's sheet is never shown")
     func linkSignedOut() async throws {
         let provider = StandInAppleProvider()

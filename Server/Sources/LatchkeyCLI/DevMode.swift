@@ -43,9 +43,10 @@ enum DevMode {
             "LATCHKEY_OAUTH_CLIENTS":
                 "\(cliClientID)=http://127.0.0.1/callback,latchkey-demo=latchkeydemo://auth,latchkey-demo=http://127.0.0.1/callback",
         ]
+        // Apple's settings go together: an operator's own Apple configuration is left whole.
+        let operatorsApple = settings.keys.contains { $0.hasPrefix("LATCHKEY_APPLE_CLIENT_IDS") }
         for (name, value) in defaults where settings[name] == nil && settings[name + "_FILE"] == nil {
-            // Apple's settings go together: an operator's own Apple configuration is left whole.
-            if name.hasPrefix("LATCHKEY_APPLE_"), settings["LATCHKEY_APPLE_CLIENT_IDS"] != nil { continue }
+            if operatorsApple, name.hasPrefix("LATCHKEY_APPLE_") { continue }
             settings[name] = value
         }
     }

@@ -15,6 +15,9 @@ struct SQLitePrunePlanTests {
         _ = try await store.signIn(StoreContractTests.login(subject: "s", userID: "u", sessionID: "s"), now: now)
         _ = try await store.revokeSession(id: "s", now: now)
         _ = try await store.createGuest(id: "g", session: StoreContractTests.session("g"), now: now)
+        // A provider token whose identity never came.
+        try await store.saveProviderToken(
+            StoreContractTests.token("orphan", client: "com.example.app", "t"), now: now.addingTimeInterval(-1))
         var configuration = ServerConfiguration()
         configuration.identities.anonymousUserLifetime = 60
         let known = try await store.database.run { Set($0.reprepareCounts.keys) }
@@ -22,9 +25,10 @@ struct SQLitePrunePlanTests {
         let report = try await store.prune(
             PruneCutoffs(now: now.addingTimeInterval(3600), configuration: configuration), limit: 10)
         #expect(report.sessions == 1 && report.refreshTokens == 1 && report.guests == 1)
+        #expect(report.orphanProviderTokens == 1)
         let statements = try await store.database.run { Set($0.reprepareCounts.keys) }.subtracting(known)
             .filter { !$0.hasPrefix("SELECT changes()") && !$0.hasPrefix("BEGIN") && $0 != "COMMIT" }
-        #expect(statements.count == 13)
+        #expect(statements.count == 16, "\(statements.sorted())")
         for statement in statements {
             let plan = try await store.database.run { db in
                 try db.query("EXPLAIN QUERY PLAN " + statement).compactMap { $0.column("detail")?.string }
