@@ -247,6 +247,40 @@ call("DELETE", "/v1/users/me/identities/facebook/1", status=404, code="not_found
 call("DELETE", "/v1/users/me", status=204, bearer=carol["session"]["access_token"])
 call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=carol["session"]["access_token"])
 
+# --- Sign in with Apple against the emulator's Apple (serve --dev turns it on)
+def apple_body(user, nonce="contract-nonce", sent_nonce=None):
+    """What the device gets from Apple for `user` (the nonce claim the SHA-256 hex of `nonce`), as a body."""
+    credential = emulator_post("/_emulator/apple/authorizations", {
+        "user": user, "client_id": "com.example.latchkey", "nonce": hashlib.sha256(nonce.encode()).hexdigest()})
+    body = {"idToken": credential["identity_token"], "authorizationCode": credential["authorization_code"],
+            "nonce": sent_nonce or nonce}
+    for key, name in (("given_name", "givenName"), ("family_name", "familyName")):
+        if (credential.get("full_name") or {}).get(key):
+            body[name] = credential["full_name"][key]
+    return body
+
+
+bob_apple = apple_body("bob")
+_, bob = call("POST", "/v1/auth/apple", status=200, json_body=bob_apple)
+if bob["user"]["identities"][0]["provider"] != "apple" or "givenName" not in bob["user"]["properties"]:
+    fail("an Apple sign-in kept neither the identity nor the name Apple shared once")
+call("POST", "/v1/auth/apple", status=400, code="apple_code_invalid", json_body=bob_apple)
+call("POST", "/v1/auth/apple", status=401, code="nonce_mismatch", json_body=apple_body("bob", sent_nonce="another"),
+     valid_request=True)
+call("POST", "/v1/auth/apple", status=400, code="invalid_request", json_body={"idToken": "x"})
+_, alice_again = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("alice")})
+_, alice_linked = call("POST", "/v1/users/me/identities", status=200, bearer=alice_again["session"]["access_token"],
+                       json_body={"provider": "apple", **apple_body("alice")})
+if sorted(identity["provider"] for identity in alice_linked["user"]["identities"]) != ["apple", "facebook"]:
+    fail("linking Apple to a Facebook user did not add it")
+notice = emulator_post("/_emulator/apple/notifications", {"user": "bob", "type": "email-disabled", "deliver": False})
+call("POST", "/v1/apple/notifications", status=200, json_body={"payload": notice["payload"]})
+call("POST", "/v1/apple/notifications", status=400, code="apple_notification_invalid",
+     json_body={"payload": notice["payload"]}, valid_request=True)
+delivered = emulator_post("/_emulator/apple/notifications", {"user": "bob", "type": "email-enabled"})
+if delivered.get("status") != 200:
+    fail(f"the emulator's delivery to the dev server's notification URL answered {delivered.get('status')}")
+
 # --- Logout, then every session
 limited_access = limited["session"]["access_token"]
 call("POST", "/v1/auth/logout", status=204, bearer=limited_access)

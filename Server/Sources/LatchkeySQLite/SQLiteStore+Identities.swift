@@ -196,7 +196,8 @@ extension SQLiteStore {
     /// identities, sessions and codes) gone, and a tombstone recorded.
     static func delete(_ user: StoredUser, by actor: AuditEvent.Actor, now: Date, _ db: SQLiteConnectionState) throws {
         let tokens = try providerTokens(of: user.identities, db)
-        try insert(StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now, db)
+        try insert(
+            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now, db)
         try deleteProviderTokens(of: user.identities, db)
         try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(user.id)])
         try db.execute("DELETE FROM users WHERE id = ?", [.text(user.id)])
@@ -217,7 +218,9 @@ extension SQLiteStore {
     }
 
     /// The provider tokens stored for `identities`.
-    static func providerTokens(of identities: [StoredIdentity], _ db: SQLiteConnectionState) throws
+    static func providerTokens(
+        of identities: [StoredIdentity], _ db: SQLiteConnectionState
+    ) throws
         -> [StoredProviderToken]
     {
         try identities.flatMap { identity in

@@ -39,9 +39,11 @@ extension SQLiteStore {
             if verdict == .ignore { return .replayed }
             _ = try Self.spend(
                 kind: "provider_event", value: event.eventID, expiresAt: event.eventIDExpiresAt, now: now, db)
-            guard let user, let identity = user.identities.first(where: {
-                $0.provider == event.provider && $0.subject == event.subject
-            }) else {
+            guard let user,
+                let identity = user.identities.first(where: {
+                    $0.provider == event.provider && $0.subject == event.subject
+                })
+            else {
                 return .unknownIdentity
             }
             let stamp = SQLiteValue.float(now.timeIntervalSince1970)

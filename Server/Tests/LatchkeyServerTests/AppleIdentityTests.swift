@@ -33,7 +33,9 @@ struct AppleIdentityTests {
             let alice = try await IdentityTests.signIn(stack, "alice")
             let linked = try await Self.link(stack, "alice", bearer: try IdentityTests.bearer(alice))
             #expect(linked.status == .ok, "\(String(buffer: linked.body))")
-            let providers = try linked.json()["user"]?["identities"]?.arrayValue?.compactMap { $0["provider"]?.stringValue }
+            let providers = try linked.json()["user"]?["identities"]?.arrayValue?.compactMap {
+                $0["provider"]?.stringValue
+            }
             #expect(providers?.sorted() == ["apple", "facebook"])
             // Signing in with Apple now finds the same user.
             let viaApple = try await Self.signIn(stack, "alice")
@@ -94,7 +96,8 @@ struct AppleIdentityTests {
             #expect(await stack.jobs().runOnce() == 1)
             #expect(try await stack.appleTokens().allSatisfy { $0["revoked"] == true })
             let aliceID = try #require(alice["user"]?["id"]?.stringValue)
-            #expect(try await stack.store.auditEvents(userID: aliceID, limit: 1).first?.event.type == .appleTokenRevoked)
+            #expect(
+                try await stack.store.auditEvents(userID: aliceID, limit: 1).first?.event.type == .appleTokenRevoked)
             // Bob: Apple only, deletes his account; Apple fails once, the job waits and retries.
             let bob = try await Self.signIn(stack, "bob")
             let bobID = try #require(bob["user"]?["id"]?.stringValue)
@@ -139,7 +142,8 @@ struct AppleIdentityTests {
             // Consent revoked: the session ends, the identity is marked until the next sign-in.
             let revoked = try await Self.notification(stack, "alice", type: "consent-revoked")
             #expect(try await Self.deliver(stack, revoked).status == .ok)
-            #expect(try await stack.get("/v1/users/me", bearer: try IdentityTests.bearer(alice)).status == .unauthorized)
+            #expect(
+                try await stack.get("/v1/users/me", bearer: try IdentityTests.bearer(alice)).status == .unauthorized)
             #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.revokedAt != nil)
             // The same notification again is a replay: refused, audited, nothing changed.
             let replay = try await Self.deliver(stack, revoked)
@@ -148,10 +152,18 @@ struct AppleIdentityTests {
             #expect(again["user"]?["id"] == .string(aliceID))
             #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.revokedAt == nil)
             // Email forwarding.
-            #expect(try await Self.deliver(stack, try await Self.notification(stack, "alice", type: "email-disabled")).status == .ok)
-            #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.emailForwardingDisabled == true)
-            #expect(try await Self.deliver(stack, try await Self.notification(stack, "alice", type: "email-enabled")).status == .ok)
-            #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.emailForwardingDisabled == false)
+            #expect(
+                try await Self.deliver(stack, try await Self.notification(stack, "alice", type: "email-disabled"))
+                    .status == .ok)
+            #expect(
+                try await stack.store.identityState(provider: "apple", subject: subject)?.emailForwardingDisabled
+                    == true)
+            #expect(
+                try await Self.deliver(stack, try await Self.notification(stack, "alice", type: "email-enabled")).status
+                    == .ok)
+            #expect(
+                try await stack.store.identityState(provider: "apple", subject: subject)?.emailForwardingDisabled
+                    == false)
             let types = try await stack.store.auditEvents(userID: aliceID, limit: 3).map(\.event.type)
             #expect(types.contains(.identityEmailDisabled) && types.contains(.identityEmailEnabled))
             // Forged: the claims changed under Apple's signature.
@@ -159,7 +171,8 @@ struct AppleIdentityTests {
             let parts = honest.split(separator: ".").map(String.init)
             var claims = try JSONValue.decode(try #require(Base64URL.decode(parts[1]))).objectValue ?? [:]
             claims["jti"] = "forged-jti"
-            let forged = [parts[0], Base64URL.encode(JSONValue.object(claims).encoded()), parts[2]].joined(separator: ".")
+            let forged = [parts[0], Base64URL.encode(JSONValue.object(claims).encoded()), parts[2]].joined(
+                separator: ".")
             #expect(try await Self.deliver(stack, forged).errorCode == "apple_notification_invalid")
             #expect(try await Self.deliver(stack, "not-a-jws").errorCode == "apple_notification_invalid")
             // For a client this server does not serve.
@@ -177,7 +190,9 @@ struct AppleIdentityTests {
             // `account-deleted`, the other spelling, for a user with another way in: only Apple goes.
             let bob = try await IdentityTests.signIn(stack, "bob")
             #expect(try await Self.link(stack, "bob", bearer: try IdentityTests.bearer(bob)).status == .ok)
-            #expect(try await Self.deliver(stack, try await Self.notification(stack, "bob", type: "account-deleted")).status == .ok)
+            #expect(
+                try await Self.deliver(stack, try await Self.notification(stack, "bob", type: "account-deleted")).status
+                    == .ok)
             let bobID = try #require(bob["user"]?["id"]?.stringValue)
             #expect(try await stack.store.user(id: bobID)?.identities.map(\.provider) == ["facebook"])
         }

@@ -61,7 +61,8 @@ extension StoreContractTests {
                     mappedProperties: [:], provingSessionID: "s"), now: Self.now)
             try await store.deleteUser(id: "u", sessionID: "s", now: Self.now, reauthenticationWindow: 600)
             let after = try await store.claimJobs(now: Self.now + 1, leaseUntil: Self.now + 300, limit: 10)
-            #expect(after.map(\.kind.rawValue).sorted() == ["apple.revoke_token", "facebook.revoke_permissions"], "\(name)")
+            #expect(
+                after.map(\.kind.rawValue).sorted() == ["apple.revoke_token", "facebook.revoke_permissions"], "\(name)")
             #expect(try await store.identityState(provider: "apple", subject: "a1") == nil, "\(name)")
         }
     }

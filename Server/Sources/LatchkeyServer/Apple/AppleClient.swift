@@ -95,7 +95,8 @@ struct AppleClient: Sendable {
     }
 
     /// Posts a form with the client id and a fresh secret; the JSON answer, or why not.
-    private func post(_ path: String, clientID: String, fields: [(String, String)]) async -> Result<JSONValue, Refusal> {
+    private func post(_ path: String, clientID: String, fields: [(String, String)]) async -> Result<JSONValue, Refusal>
+    {
         let body: String
         var request: HTTPClient.Request
         do {
@@ -117,7 +118,8 @@ struct AppleClient: Sendable {
         } catch {
             health.failed()
             logger.warning(
-                "latchkey.apple.unreachable", metadata: ["latchkey.apple.path": "\(path)", "latchkey.error.cause": "\(error)"])
+                "latchkey.apple.unreachable",
+                metadata: ["latchkey.apple.path": "\(path)", "latchkey.error.cause": "\(error)"])
             return .failure(.unreachable)
         }
         let json = try? JSONValue.decode(Data(answer.readableBytesView))
@@ -152,7 +154,8 @@ struct AppleClient: Sendable {
         default:
             health.failed()
             logger.warning(
-                "latchkey.apple.server_error", metadata: ["latchkey.apple.path": "\(path)", "latchkey.http.status": "\(status)"])
+                "latchkey.apple.server_error",
+                metadata: ["latchkey.apple.path": "\(path)", "latchkey.http.status": "\(status)"])
             return .failure(.unreachable)
         }
     }

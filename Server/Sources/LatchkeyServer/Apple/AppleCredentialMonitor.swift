@@ -35,7 +35,8 @@ struct AppleCredentialMonitor: Service, CustomStringConvertible {
                     "latchkey.apple.credentials_refused",
                     metadata: [
                         "latchkey.apple.client_id": "\(clientID)",
-                        "latchkey.setting": "LATCHKEY_APPLE_TEAM_ID, LATCHKEY_APPLE_KEY_ID, LATCHKEY_APPLE_PRIVATE_KEY_FILE",
+                        "latchkey.setting":
+                            "LATCHKEY_APPLE_TEAM_ID, LATCHKEY_APPLE_KEY_ID, LATCHKEY_APPLE_PRIVATE_KEY_FILE",
                     ])
             }
         }

@@ -32,7 +32,8 @@ struct AppleIDTokenVerifier: Sendable {
             let parsed = try LimitedLoginToken(token)
             // The header is checked before this lookup, so a forged kid costs no key fetch.
             guard let key = try await keys.key(kid: parsed.kid) else {
-                throw APIError(.unauthorized, .idTokenUnknownKey, "The id token is signed with a key Apple does not publish.")
+                throw APIError(
+                    .unauthorized, .idTokenUnknownKey, "The id token is signed with a key Apple does not publish.")
             }
             try parsed.verifySignature(with: key)
             return try claims(parsed.jws, nonce: nonce)

@@ -40,7 +40,8 @@ struct AppleNotificationService: Sendable {
                 metadata: ["latchkey.apple.event": "\(event.kind.rawValue)", "latchkey.apple.outcome": "\(outcome)"])
             return outcome
         } catch let refusal as Refusal {
-            logger.notice("latchkey.apple.notification_refused", metadata: ["latchkey.error.cause": "\(refusal.reason)"])
+            logger.notice(
+                "latchkey.apple.notification_refused", metadata: ["latchkey.error.cause": "\(refusal.reason)"])
             try await store.recordEvent(
                 AuditEvent(
                     type: .providerEventRejected, userID: "",
@@ -74,7 +75,9 @@ struct AppleNotificationService: Sendable {
         }
         let audiences =
             claims["aud"]?.stringValue.map { [$0] } ?? (claims["aud"]?.arrayValue ?? []).compactMap(\.stringValue)
-        guard audiences.contains(where: configuration.apple.clientIDs.contains) else { throw Refusal(reason: "audience") }
+        guard audiences.contains(where: configuration.apple.clientIDs.contains) else {
+            throw Refusal(reason: "audience")
+        }
         let skew = configuration.signIn.clockSkew
         guard let iat = claims["iat"]?.intValue.map(TimeInterval.init), iat <= now.timeIntervalSince1970 + skew else {
             throw Refusal(reason: "issued_at")
@@ -109,7 +112,8 @@ struct AppleNotificationService: Sendable {
         case "email-disabled": kind = .emailDisabled
         case "email-enabled": kind = .emailEnabled
         default:
-            logger.notice("latchkey.apple.notification_unknown_type", metadata: ["latchkey.apple.event": "\(type.prefix(64))"])
+            logger.notice(
+                "latchkey.apple.notification_unknown_type", metadata: ["latchkey.apple.event": "\(type.prefix(64))"])
             return nil
         }
         var detail: [String: JSONValue] = ["type": .string(type)]

@@ -17,7 +17,8 @@ package struct AppleTokenRevoker: Sendable {
     /// running jobs outside a running server (tests, tools).
     package init(configuration: ServerConfiguration, client: HTTPClient, logger: Logger) {
         self.init(
-            apple: AppleClient(configuration: configuration, client: client, health: AppleHealth(enabled: true), logger: logger),
+            apple: AppleClient(
+                configuration: configuration, client: client, health: AppleHealth(enabled: true), logger: logger),
             sealing: ProviderTokenSealing(protection: SigningKeyProtection(configuration)))
     }
 

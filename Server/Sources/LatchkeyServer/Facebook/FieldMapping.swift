@@ -42,7 +42,9 @@ struct FieldMapping: Sendable, Equatable {
             return
                 "Property name '\(property.prefix(64))' must start with a letter or _ and use only letters, digits and _ (at most 64)"
         }
-        guard !reservedProperties.contains(property.lowercased()) else { return "Property name '\(property)' is reserved" }
+        guard !reservedProperties.contains(property.lowercased()) else {
+            return "Property name '\(property)' is reserved"
+        }
         return nil
     }
 

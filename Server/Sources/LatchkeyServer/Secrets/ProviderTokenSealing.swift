@@ -46,6 +46,8 @@ struct ProviderTokenSealing: Sendable {
 
     private static func associatedData(provider: String, subject: String, clientID: String) -> Data {
         // Lengths first, so no two triples share an encoding.
-        Data("latchkey.provider-token.v1:\(provider.utf8.count):\(provider):\(subject.utf8.count):\(subject):\(clientID)".utf8)
+        Data(
+            "latchkey.provider-token.v1:\(provider.utf8.count):\(provider):\(subject.utf8.count):\(subject):\(clientID)"
+                .utf8)
     }
 }

@@ -70,7 +70,8 @@ extension ServerConfiguration {
                 }
                 guard Self.isAppleIdentifier(value) else {
                     throw ConfigurationError(
-                        "\(name) must be the 10 letters and digits Apple's developer site shows, not \(shown(name, value))")
+                        "\(name) must be the 10 letters and digits Apple's developer site shows, not \(shown(name, value))"
+                    )
                 }
             }
             guard privateKey != nil else {
