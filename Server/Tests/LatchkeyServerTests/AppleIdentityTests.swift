@@ -116,6 +116,16 @@ struct AppleIdentityTests {
             #expect(events == [.appleTokenRevoked, .userDeleted])
             // Apple shows the sheet again: the next authorization shares the name.
             #expect(try await stack.appleCredential("bob").givenName != nil)
+            // A token Apple already revoked (the person did it in Settings): revoking is done all the same.
+            let carol = try await Self.signIn(stack, "carol")
+            _ = try await stack.emulator("/_emulator/apple/tokens/revoke", ["user": "carol"])
+            #expect(
+                try await stack.send(.delete, "/v1/users/me", bearer: try IdentityTests.bearer(carol)).status
+                    == .noContent)
+            #expect(await jobs.runOnce() == 1)
+            let carolID = try #require(carol["user"]?["id"]?.stringValue)
+            let outcome = try await stack.store.auditEvents(userID: carolID, limit: 5).first?.event
+            #expect(outcome?.type == .appleTokenRevoked, "\(String(describing: outcome))")
         }
     }
 

@@ -160,6 +160,21 @@ struct AppleSignInTests {
         }
     }
 
+    @Test("Apple rotates its keys: a token under the new kid verifies once the key set is fetched again")
+    func keyRotation() async throws {
+        try await Stack.run(apple: true) { stack in
+            #expect(try await stack.signInWithApple(try await stack.appleCredential().body()).status == .ok)
+            _ = try await stack.emulator("/_emulator/apple/keys/rotate", [:])
+            // An unknown kid refetches the keys, at most once a minute (a forged kid cannot make the
+            // server hammer Apple).
+            stack.clock.advance(61)
+            let rotated = try await stack.signInWithApple(try await stack.appleCredential().body())
+            #expect(rotated.status == .ok, "\(String(buffer: rotated.body))")
+            let calls = try await stack.emulatorGET("/_emulator/calls")["calls"]
+            #expect(calls?["/auth/keys"] == 2)
+        }
+    }
+
     @Test("off unless configured: every Apple path is not found")
     func offByDefault() async throws {
         try await Stack.run { stack in
