@@ -271,22 +271,28 @@ public struct AppleExchangeRequest: Codable, Sendable, Equatable {
     public var givenName: String?
     /// The credential's `fullName.familyName`.
     public var familyName: String?
+    /// The `redirect_uri` of Apple's authorization, for the web flow (a Services ID): Apple
+    /// exchanges such a code only with the same URI. `nil` for the native flow.
+    public var redirectURI: String?
 
     /// The JSON names: the SDK writes these and the server accepts no others (`provider` is read
     /// only by the linking endpoint).
     public enum CodingKeys: String, CodingKey, CaseIterable, Sendable {
         case idToken, authorizationCode, nonce, givenName, familyName
+        case redirectURI = "redirectUri"
     }
 
     /// Creates a request.
     public init(
-        idToken: String, authorizationCode: String, nonce: String, givenName: String? = nil, familyName: String? = nil
+        idToken: String, authorizationCode: String, nonce: String, givenName: String? = nil, familyName: String? = nil,
+        redirectURI: String? = nil
     ) {
         self.idToken = idToken
         self.authorizationCode = authorizationCode
         self.nonce = nonce
         self.givenName = givenName
         self.familyName = familyName
+        self.redirectURI = redirectURI
     }
 
     /// The request as the JSON body the server reads (absent names left out).
@@ -298,6 +304,7 @@ public struct AppleExchangeRequest: Codable, Sendable, Equatable {
         ]
         body[CodingKeys.givenName.stringValue] = givenName.map(JSONValue.string)
         body[CodingKeys.familyName.stringValue] = familyName.map(JSONValue.string)
+        body[CodingKeys.redirectURI.stringValue] = redirectURI.map(JSONValue.string)
         return .object(body)
     }
 }

@@ -154,9 +154,11 @@ extension PostgresStore {
                 throw refusal
             }
             guard let found else { throw IdentityRefusal.notLinked }
-            let tokens = try await Self.providerTokens(of: [found], connection)
-            try await Self.insert(StorageRules.revocationJobs(userID: userID, tokens: tokens), now: now, connection)
-            try await Self.deleteProviderTokens(of: [found], connection)
+            // Taken in one statement: a token a parallel sign-in saves meanwhile is either taken
+            // (and revoked) or left whole, never forgotten unrevoked.
+            let tokens = try await Self.takeProviderTokens(of: [found], connection)
+            try await Self.insert(
+                StorageRules.revocationJobs(userID: userID, tokens: tokens, at: now), now: now, connection)
             try await connection.run(
                 """
                 DELETE FROM identities WHERE provider = \(provider) AND subject = \(subject) AND user_id = \(userID)
@@ -267,11 +269,10 @@ extension PostgresStore {
     static func delete(
         _ user: StoredUser, by actor: AuditEvent.Actor, now: Date, _ connection: PostgresConnection
     ) async throws {
-        let tokens = try await providerTokens(of: user.identities, connection)
+        let tokens = try await takeProviderTokens(of: user.identities, connection)
         try await insert(
-            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now,
-            connection)
-        try await deleteProviderTokens(of: user.identities, connection)
+            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens, at: now),
+            now: now, connection)
         try await connection.run("DELETE FROM audit_events WHERE user_id = \(user.id)")
         try await connection.run("DELETE FROM users WHERE id = \(user.id)")
         try await record(.deleted(userID: user.id, by: actor), at: now, connection)
@@ -289,16 +290,17 @@ extension PostgresStore {
         }
     }
 
-    /// The provider tokens stored for `identities`.
-    static func providerTokens(
+    /// Forgets the provider tokens stored for `identities`, and returns them (to revoke), each in
+    /// one statement.
+    static func takeProviderTokens(
         of identities: [StoredIdentity], _ connection: PostgresConnection
     ) async throws -> [StoredProviderToken] {
         var tokens: [StoredProviderToken] = []
         for identity in identities {
             for row in try await connection.rows(
                 """
-                SELECT client_id, token FROM provider_tokens
-                WHERE provider = \(identity.provider) AND subject = \(identity.subject)
+                DELETE FROM provider_tokens WHERE provider = \(identity.provider) AND subject = \(identity.subject)
+                RETURNING client_id, token
                 """)
             {
                 let (clientID, token) = try row.decode((String, Data).self)

@@ -116,6 +116,18 @@ extension PostgresStore {
         ).count
     }
 
+    /// See `LatchkeyStore.providerTokenSavedAt`.
+    package func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date? {
+        try await withConnection("provider token") { connection in
+            try await connection.rows(
+                """
+                SELECT updated_at FROM provider_tokens
+                WHERE provider = \(provider) AND subject = \(subject) AND client_id = \(clientID)
+                """
+            ).first?.decode(Date.self)
+        }
+    }
+
     /// See `LatchkeyStore.identityState`.
     package func identityState(provider: String, subject: String) async throws -> IdentityState? {
         try await withConnection("identity state") { connection in

@@ -70,7 +70,7 @@ extension PostgresStore {
             let (provider, subject, client, token) = try row.decode((String, String, String, Data).self)
             return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
         }
-        try await insert(StorageRules.revocationJobs(userID: "", tokens: orphans), now: date, connection)
+        try await insert(StorageRules.revocationJobs(userID: "", tokens: orphans, at: date), now: date, connection)
         return orphans.count
     }
 

@@ -115,9 +115,8 @@ extension SQLiteStore {
                 throw refusal
             }
             guard let found else { throw IdentityRefusal.notLinked }
-            let tokens = try Self.providerTokens(of: [found], db)
-            try Self.insert(StorageRules.revocationJobs(userID: userID, tokens: tokens), now: now, db)
-            try Self.deleteProviderTokens(of: [found], db)
+            let tokens = try Self.takeProviderTokens(of: [found], db)
+            try Self.insert(StorageRules.revocationJobs(userID: userID, tokens: tokens, at: now), now: now, db)
             try db.execute(
                 "DELETE FROM identities WHERE provider = ? AND subject = ? AND user_id = ?",
                 [.text(provider), .text(subject), .text(userID)])
@@ -195,10 +194,10 @@ extension SQLiteStore {
     /// (`StorageRules.deletionJobs`), its provider tokens, audit events and the user (cascading to
     /// identities, sessions and codes) gone, and a tombstone recorded.
     static func delete(_ user: StoredUser, by actor: AuditEvent.Actor, now: Date, _ db: SQLiteConnectionState) throws {
-        let tokens = try providerTokens(of: user.identities, db)
+        let tokens = try takeProviderTokens(of: user.identities, db)
         try insert(
-            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens), now: now, db)
-        try deleteProviderTokens(of: user.identities, db)
+            StorageRules.deletionJobs(userID: user.id, identities: user.identities, tokens: tokens, at: now), now: now,
+            db)
         try db.execute("DELETE FROM audit_events WHERE user_id = ?", [.text(user.id)])
         try db.execute("DELETE FROM users WHERE id = ?", [.text(user.id)])
         try Self.record(.deleted(userID: user.id, by: actor), at: now, db)
@@ -217,15 +216,15 @@ extension SQLiteStore {
         }
     }
 
-    /// The provider tokens stored for `identities`.
-    static func providerTokens(
+    /// Forgets the provider tokens stored for `identities`, and returns them (to revoke).
+    static func takeProviderTokens(
         of identities: [StoredIdentity], _ db: SQLiteConnectionState
     ) throws
         -> [StoredProviderToken]
     {
         try identities.flatMap { identity in
             try db.query(
-                "SELECT client_id, token FROM provider_tokens WHERE provider = ? AND subject = ?",
+                "DELETE FROM provider_tokens WHERE provider = ? AND subject = ? RETURNING client_id, token",
                 [.text(identity.provider), .text(identity.subject)]
             ).compactMap { row in
                 guard let clientID = row.column("client_id")?.string, let token = row.column("token")?.blob else {

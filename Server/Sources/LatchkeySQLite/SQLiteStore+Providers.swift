@@ -87,6 +87,16 @@ extension SQLiteStore {
         ).count
     }
 
+    /// See `LatchkeyStore.providerTokenSavedAt`.
+    package func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date? {
+        try await transaction { db in
+            try db.query(
+                "SELECT updated_at FROM provider_tokens WHERE provider = ? AND subject = ? AND client_id = ?",
+                [.text(provider), .text(subject), .text(clientID)]
+            ).first?.column("updated_at")?.double.map(Date.init(timeIntervalSince1970:))
+        }
+    }
+
     /// See `LatchkeyStore.identityState`.
     package func identityState(provider: String, subject: String) async throws -> IdentityState? {
         try await transaction { db in

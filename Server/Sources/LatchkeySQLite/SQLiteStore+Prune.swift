@@ -75,7 +75,7 @@ extension SQLiteStore {
             else { return nil }
             return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
         }
-        try insert(StorageRules.revocationJobs(userID: "", tokens: orphans), now: now, db)
+        try insert(StorageRules.revocationJobs(userID: "", tokens: orphans, at: now), now: now, db)
         for orphan in orphans {
             try db.execute(
                 "DELETE FROM provider_tokens WHERE provider = ? AND subject = ? AND client_id = ?",

@@ -177,7 +177,7 @@ func buildApplication(
             JobService(
                 store: store, configuration: configuration,
                 revoker: FacebookPermissionRevoker(graph: graph, apps: configuration.facebook.apps, logger: logger),
-                appleRevoker: AppleTokenRevoker(apple: appleClient, sealing: sealing), logger: logger),
+                appleRevoker: AppleTokenRevoker(apple: appleClient, sealing: sealing, store: store), logger: logger),
             SessionKeyRefresher(
                 store: store, protection: protection, keys: keys, configuration: configuration, logger: logger),
         ],

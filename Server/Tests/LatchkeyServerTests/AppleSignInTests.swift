@@ -175,6 +175,37 @@ struct AppleSignInTests {
         }
     }
 
+    @Test("the web flow: the code is exchanged with the authorization's redirect URI")
+    func webFlow() async throws {
+        try await Stack.run(apple: true) { stack in
+            let redirect = "https://app.example.com/apple/callback"
+            let without = try await stack.appleCredential(
+                client: AppleDemo.webClientID, options: ["redirect_uri": .string(redirect)])
+            let refused = try await stack.signInWithApple(without.body())
+            #expect(refused.status == .badRequest && refused.errorCode == "apple_code_invalid")
+            let web = try await stack.appleCredential(
+                client: AppleDemo.webClientID, options: ["redirect_uri": .string(redirect)])
+            var body = web.body().objectValue ?? [:]
+            body["redirectUri"] = .string(redirect)
+            let response = try await stack.signInWithApple(.object(body))
+            #expect(response.status == .ok, "\(String(buffer: response.body))")
+            let identity = try response.json()["user"]?["identities"]?.arrayValue?.first
+            #expect(identity?["appId"] == .string(AppleDemo.webClientID))
+            body["redirectUri"] = "http://app.example.com/apple/callback"
+            let plain = try await stack.signInWithApple(.object(body))
+            #expect(plain.errorCode == "invalid_request")
+        }
+    }
+
+    @Test("Apple's URL is https, or plain http to this machine only")
+    func appleURL() throws {
+        var configuration = ServerConfiguration()
+        configuration.apple.url = "http://apple.example.com"
+        #expect(throws: ConfigurationError.self) { try configuration.apple.validate { _, raw in raw } }
+        configuration.apple.url = "http://127.0.0.1:8090"
+        try configuration.apple.validate { _, raw in raw }
+    }
+
     @Test("off unless configured: every Apple path is not found")
     func offByDefault() async throws {
         try await Stack.run { stack in

@@ -326,7 +326,8 @@ struct IdentityTests {
                 store: stack.store, configuration: stack.configuration,
                 revoker: FacebookPermissionRevoker(
                     configuration: stack.configuration, client: HTTPClient.shared, logger: logger),
-                appleRevoker: AppleTokenRevoker(configuration: stack.configuration, client: .shared, logger: logger),
+                appleRevoker: AppleTokenRevoker(
+                    configuration: stack.configuration, store: stack.store, client: .shared, logger: logger),
                 logger: logger)
             #expect(await jobs.runOnce() == 1)
             #expect(await jobs.runOnce() == 0, "waiting for its retry")

@@ -181,12 +181,25 @@ struct PostgresStoreTests {
         try await sqlite.addSigningKey(
             StoredSigningKey(kid: "k1", privateKey: Data([1, 2, 3]), createdAt: Self.now, retiredAt: nil))
         try await sqlite.storeNonce("n1", expiresAt: Self.now.addingTimeInterval(60), now: Self.now)
+        // An Apple identity with its sealed refresh token and what Apple said about it.
+        try await sqlite.saveProviderToken(
+            StoreContractTests.token("a7", client: "com.example.app", "sealed"), now: Self.now)
+        _ = try await sqlite.signIn(
+            StoreContractTests.appleLogin(subject: "a7", userID: "u7", sessionID: "session7"), now: Self.now)
+        _ = try await sqlite.applyProviderEvent(
+            StoreContractTests.event(.emailDisabled, "a7", id: "e7"), now: Self.now)
 
         try await TestPostgres.withStore(base) { postgres in
             let counts = try await DatabaseTransfer.copy(from: sqlite, to: postgres, batch: 3)
-            #expect(counts.first { $0.table == "users" }?.rows == 7)
-            #expect(counts.first { $0.table == "refresh_tokens" }?.rows == 8)
-            #expect(counts.first { $0.table == "audit_events" }?.rows == 8)  // seven sign-ins and the disable
+            #expect(counts.first { $0.table == "users" }?.rows == 8)
+            #expect(counts.first { $0.table == "refresh_tokens" }?.rows == 9)
+            // Eight sign-ins, the disable and Apple's email event.
+            #expect(counts.first { $0.table == "audit_events" }?.rows == 10)
+            #expect(counts.first { $0.table == "provider_tokens" }?.rows == 1)
+            let apple = try await sqlite.identityState(provider: "apple", subject: "a7")
+            let copied = try await postgres.identityState(provider: "apple", subject: "a7")
+            #expect(apple != nil && apple == copied)
+            #expect(apple?.emailForwardingDisabled == true)
             // Again, as after an interruption: nothing new, counts still verified.
             var added = 0
             _ = try await DatabaseTransfer.copy(from: sqlite, to: postgres, batch: 500) { added += $1 }
@@ -223,11 +236,11 @@ struct PostgresStoreTests {
             // A new audit event gets an id after the copied ones.
             _ = try await postgres.signIn(
                 StoreContractTests.login(subject: "new", userID: "u-new", sessionID: "s-new"), now: later)
-            #expect(try await postgres.integer("SELECT count(DISTINCT id) FROM audit_events") == 9)
+            #expect(try await postgres.integer("SELECT count(DISTINCT id) FROM audit_events") == 11)
             // A destination holding rows the source lacks fails the verification.
             await #expect {
                 _ = try await DatabaseTransfer.copy(from: sqlite, to: postgres, batch: 500)
-            } throws: { "\($0)".contains("users: the source has 7 rows, the destination 8") }
+            } throws: { "\($0)".contains("users: the source has 8 rows, the destination 9") }
         }
         try await sqlite.close()
     }

@@ -66,10 +66,12 @@ struct AppleClient: Sendable {
     }
 
     /// `POST /auth/token` with `grant_type=authorization_code`.
-    func exchange(code: String, clientID: String) async -> Result<Tokens, Refusal> {
+    /// - Parameter redirectURI: the web flow's return URL, which Apple requires again here.
+    func exchange(code: String, clientID: String, redirectURI: String? = nil) async -> Result<Tokens, Refusal> {
         let answer = await post(
             "/auth/token", clientID: clientID,
-            fields: [("grant_type", "authorization_code"), ("code", code)])
+            fields: [("grant_type", "authorization_code"), ("code", code)]
+                + (redirectURI.map { [("redirect_uri", $0)] } ?? []))
         return answer.map {
             Tokens(refreshToken: $0["refresh_token"]?.stringValue, idToken: $0["id_token"]?.stringValue)
         }

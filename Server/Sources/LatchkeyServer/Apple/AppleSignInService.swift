@@ -47,7 +47,17 @@ struct AppleSignInService: Sendable {
             idToken: try required(.idToken, maxLength: CompactJWS.maximumLength),
             authorizationCode: try required(.authorizationCode, maxLength: 1024),
             nonce: try required(.nonce, maxLength: 512), givenName: try name(.givenName),
-            familyName: try name(.familyName))
+            familyName: try name(.familyName), redirectURI: try redirectURI(fields))
+    }
+
+    /// The web flow's `redirectUri`: an absolute https URL (Apple accepts no other), or absent.
+    static func redirectURI(_ fields: [String: JSONValue]) throws -> String? {
+        let key = AppleExchangeRequest.CodingKeys.redirectURI.stringValue
+        guard let value = try RequestReading.string(fields, key, maxLength: 2048) else { return nil }
+        guard let url = URL(string: value), url.scheme == "https", url.host?.isEmpty == false,
+            !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw APIError.invalidRequest("redirectUri must be the https return URL of Apple's web authorization.") }
+        return value
     }
 
     /// Refuses every Apple path while Apple is not configured, as if it did not exist.
@@ -95,7 +105,7 @@ struct AppleSignInService: Sendable {
         var identity = try await verifier.verify(request.idToken, nonce: request.nonce)
         try await limits.enforce(limits.rules.signInPerIdentity, key: identity.limitKey)
         do {
-            try await exchange(request.authorizationCode, for: identity)
+            try await exchange(request.authorizationCode, redirectURI: request.redirectURI, for: identity)
         } catch {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw error
@@ -111,10 +121,10 @@ struct AppleSignInService: Sendable {
 
     /// Exchanges the code under the client id the id token was issued to, checks that Apple
     /// issued it with that token (same person, same client), and stores the refresh token.
-    private func exchange(_ code: String, for identity: AppleIdentity) async throws {
+    private func exchange(_ code: String, redirectURI: String?, for identity: AppleIdentity) async throws {
         guard let apple else { throw APIError.appleUnavailable("Sign in with Apple is not configured.") }
         let tokens: AppleClient.Tokens
-        switch await apple.exchange(code: code, clientID: identity.clientID) {
+        switch await apple.exchange(code: code, clientID: identity.clientID, redirectURI: redirectURI) {
         case .success(let answer): tokens = answer
         case .failure(.invalidGrant), .failure(.other):
             throw APIError(
@@ -128,15 +138,16 @@ struct AppleSignInService: Sendable {
             throw APIError.appleUnavailable("Apple did not answer; try again.")
         }
         // Apple's own id token for the code names who the code is for: a code of one person (or
-        // one client) must not go with another's id token.
-        if let idToken = tokens.idToken, let jws = CompactJWS(idToken) {
-            let audiences =
-                jws.claims["aud"]?.stringValue.map { [$0] }
-                ?? (jws.claims["aud"]?.arrayValue ?? []).compactMap(\.stringValue)
-            guard jws.claims["sub"]?.stringValue == identity.subject, audiences.contains(identity.clientID) else {
-                throw APIError(
-                    .badRequest, .appleCodeInvalid, "The authorization code was not issued with this id token.")
-            }
+        // one client) must not go with another's id token. Apple always sends one ("Generate and
+        // validate tokens"); an answer without it proves nothing, so nothing is signed in.
+        guard let idToken = tokens.idToken, let jws = CompactJWS(idToken) else {
+            throw APIError.appleUnavailable("Apple's answer had no id token; try again.")
+        }
+        let audiences =
+            jws.claims["aud"]?.stringValue.map { [$0] }
+            ?? (jws.claims["aud"]?.arrayValue ?? []).compactMap(\.stringValue)
+        guard jws.claims["sub"]?.stringValue == identity.subject, audiences.contains(identity.clientID) else {
+            throw APIError(.badRequest, .appleCodeInvalid, "The authorization code was not issued with this id token.")
         }
         guard let refreshToken = tokens.refreshToken, !refreshToken.isEmpty, refreshToken.utf8.count <= 4096 else {
             throw APIError.appleUnavailable("Apple's answer had no refresh token; try again.")

@@ -12,19 +12,22 @@ import Logging
 package struct AppleTokenRevoker: Sendable {
     let apple: AppleClient?
     let sealing: ProviderTokenSealing
+    /// Where a newer token of the same person and client would be.
+    let store: any LatchkeyStore
 
     /// A revoker calling the configured Apple through `client`, as the server's own does; for
     /// running jobs outside a running server (tests, tools).
-    package init(configuration: ServerConfiguration, client: HTTPClient, logger: Logger) {
+    package init(configuration: ServerConfiguration, store: any LatchkeyStore, client: HTTPClient, logger: Logger) {
         self.init(
             apple: AppleClient(
                 configuration: configuration, client: client, health: AppleHealth(enabled: true), logger: logger),
-            sealing: ProviderTokenSealing(protection: SigningKeyProtection(configuration)))
+            sealing: ProviderTokenSealing(protection: SigningKeyProtection(configuration)), store: store)
     }
 
-    init(apple: AppleClient?, sealing: ProviderTokenSealing) {
+    init(apple: AppleClient?, sealing: ProviderTokenSealing, store: any LatchkeyStore) {
         self.apple = apple
         self.sealing = sealing
+        self.store = store
     }
 
     /// Runs one revocation job.
@@ -34,6 +37,21 @@ package struct AppleTokenRevoker: Sendable {
         else { return .failed("malformed job") }
         // Apple was switched off since: retried until it is back or the job gives up.
         guard let apple else { return .failed("Sign in with Apple is not configured") }
+        // The person came back since (a new sign-in saved a new token for this client): Apple may end
+        // the whole authorization on any revocation, so a late one would sign them out of the new
+        // account. Their new token is revoked when that account or identity goes.
+        if let queued = job.payload["queued_at"]?.intValue {
+            do {
+                if let saved = try await store.providerTokenSavedAt(
+                    provider: "apple", subject: subject, clientID: clientID),
+                    saved.timeIntervalSince1970 >= TimeInterval(queued)
+                {
+                    return .done(detail: ["client_id": .string(clientID), "outcome": "superseded"])
+                }
+            } catch {
+                return .failed("database unavailable")
+            }
+        }
         guard let token = sealing.open(sealed, provider: "apple", subject: subject, clientID: clientID) else {
             return .failed("the token cannot be opened (key-encryption key missing?)")
         }

@@ -15,8 +15,9 @@ struct AppleNotificationsController: Controller {
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.post, "/v1/apple/notifications") { request, context in
             try apple.requireEnabled()
-            // Anyone can post here; only the signature makes it Apple. Counted like the callbacks.
-            try await limits.enforce(limits.rules.callbackPerAddress, key: limits.client(request, context))
+            // Anyone can post here; only the signature makes it Apple. Counted like the callbacks, per
+            // address and per network (each refusal is an audit row).
+            _ = try await limits.enforceCallback(request, context)
             let fields = try await reading.fields(request, allowed: ["payload"])
             guard let payload = try RequestReading.string(fields, "payload", maxLength: Self.maximumPayload),
                 !payload.isEmpty

@@ -1413,6 +1413,12 @@ enum OpenAPIDocument {
                                 "type": "string",
                                 "maxLength": 256,
                                 "description": "The credential's `fullName.familyName`."
+                              },
+                              "redirectUri": {
+                                "type": "string",
+                                "maxLength": 2048,
+                                "format": "uri",
+                                "description": "The web flow's return URL (a Services ID's authorization): Apple exchanges such a code only with the same `redirect_uri`. Absent for the native flow."
                               }
                             },
                             "description": "A Sign in with Apple credential, as `POST /v1/auth/apple` takes it."
@@ -2980,6 +2986,12 @@ enum OpenAPIDocument {
                     "type": "string",
                     "maxLength": 256,
                     "description": "The credential's `fullName.familyName`."
+                  },
+                  "redirectUri": {
+                    "type": "string",
+                    "maxLength": 2048,
+                    "format": "uri",
+                    "description": "The web flow's return URL (a Services ID's authorization): Apple exchanges such a code only with the same `redirect_uri`. Absent for the native flow."
                   }
                 }
               }

@@ -69,6 +69,20 @@ struct AbuseLimits: Sendable {
         if let network = address?.networkKey { try await enforce(rule(rules.signInPerNetwork), key: network) }
     }
 
+    /// Counts an unauthenticated callback (Apple's notifications) for the client's address and,
+    /// for IPv6, for its /48 at five times the per-address rule (as sign-ins' defaults relate),
+    /// so one network cannot spread a flood over its /64s.
+    /// - Returns: the client's address.
+    func enforceCallback(_ request: Request, _ context: LatchkeyRequestContext) async throws -> ClientAddress? {
+        let address = address(request, context)
+        try await enforce(rules.callbackPerAddress, key: address?.key ?? "unknown")
+        if let network = address?.networkKey, let rule = rules.callbackPerAddress {
+            try await enforce(
+                RateRule(name: "callback-network", limit: rule.limit * 5, period: rule.period), key: network)
+        }
+        return address
+    }
+
     /// Counts one event for `key` under `rule`.
     /// - Throws: 429 `rate_limited` with `Retry-After` when the limit is reached.
     func enforce(_ rule: RateRule?, key: String) async throws {

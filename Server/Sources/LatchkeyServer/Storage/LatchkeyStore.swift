@@ -172,6 +172,9 @@ package protocol LatchkeyStore: Sendable {
     /// id, recording its audit event and queueing revocations, in one transaction.
     func applyProviderEvent(_ event: ProviderEvent, now: Date) async throws -> ProviderEventOutcome
 
+    /// When the token of `clientID` stored for an identity was saved, or `nil` when none is.
+    func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date?
+
     /// An identity's provider-side state, or `nil` when no user has it.
     func identityState(provider: String, subject: String) async throws -> IdentityState?
 

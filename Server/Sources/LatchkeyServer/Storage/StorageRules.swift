@@ -58,25 +58,28 @@ package enum StorageRules {
     /// person's Facebook settings no longer list the app; and revoking each stored provider
     /// token (`revocationJobs`).
     package static func deletionJobs(
-        userID: String, identities: [StoredIdentity], tokens: [StoredProviderToken]
+        userID: String, identities: [StoredIdentity], tokens: [StoredProviderToken], at now: Date
     ) -> [StoredJob] {
         identities.filter { $0.provider == "facebook" }.map {
             StoredJob(
                 id: RandomToken.base64URL(bytes: 16), kind: .facebookRevokePermissions, userID: userID,
                 payload: ["app_id": .string($0.appID), "subject": .string($0.subject)])
-        } + revocationJobs(userID: userID, tokens: tokens)
+        } + revocationJobs(userID: userID, tokens: tokens, at: now)
     }
 
     /// Revoking each of `tokens` at its provider, under the client id it was issued to: every
     /// stored token, since Apple does not say whether revoking one ends the others (Apple forum
-    /// 859842). The sealed token travels in the job, base64url.
-    package static func revocationJobs(userID: String, tokens: [StoredProviderToken]) -> [StoredJob] {
+    /// 859842). The sealed token travels in the job, base64url, with when it was queued: a token
+    /// the person's identity got after that (they came back) means a new authorization, which a
+    /// late revocation must not end (`AppleTokenRevoker`).
+    package static func revocationJobs(userID: String, tokens: [StoredProviderToken], at now: Date) -> [StoredJob] {
         tokens.filter { $0.provider == "apple" }.map {
             StoredJob(
                 id: RandomToken.base64URL(bytes: 16), kind: .appleRevokeToken, userID: userID,
                 payload: [
                     "client_id": .string($0.clientID), "subject": .string($0.subject),
                     "token": .string(Base64URL.encode($0.token)),
+                    "queued_at": .int(Int(now.timeIntervalSince1970.rounded(.down))),
                 ])
         }
     }

@@ -41,7 +41,8 @@ package struct TransferTable: Sendable, Equatable {
             "identities",
             [
                 ("provider", .text), ("subject", .text), ("app_id", .text), ("user_id", .text), ("granted", .json),
-                ("first_seen", .date), ("last_seen", .date), ("business_token", .text),
+                ("first_seen", .date), ("last_seen", .date), ("business_token", .text), ("revoked_at", .date),
+                ("email_disabled", .bool),
             ]),
         TransferTable(
             "sessions",
@@ -70,6 +71,9 @@ package struct TransferTable: Sendable, Equatable {
                 ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
                 ("expires_at", .date), ("used_at", .date), ("redeemed", .bool),
             ]),
+        TransferTable(
+            "provider_tokens",
+            [("provider", .text), ("subject", .text), ("client_id", .text), ("token", .bytes), ("updated_at", .date)]),
         TransferTable(
             "jobs",
             [

@@ -49,6 +49,13 @@ extension ServerConfiguration {
         /// Refuses values that cannot work, naming the setting.
         func validate(_ shown: (String, String) -> String) throws {
             try ServerConfiguration.validateHTTPURL("LATCHKEY_APPLE_URL", url, shown)
+            // Client secrets and refresh tokens travel to this URL, and its keys are trusted: plain
+            // http only to this machine (the emulator).
+            if let parsed = URL(string: url), parsed.scheme == "http",
+                !["127.0.0.1", "localhost", "::1", "[::1]"].contains(parsed.host ?? "")
+            {
+                throw ConfigurationError("LATCHKEY_APPLE_URL must be https (plain http only to 127.0.0.1 or localhost)")
+            }
             guard timeout > 0, timeout <= 120 else {
                 throw ConfigurationError("LATCHKEY_APPLE_TIMEOUT must be between 0 and 120 seconds")
             }
