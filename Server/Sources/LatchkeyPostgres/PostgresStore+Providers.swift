@@ -116,6 +116,38 @@ extension PostgresStore {
         ).count
     }
 
+    /// See `LatchkeyStore.providerTokensToReseal`.
+    package func providerTokensToReseal(
+        sealedPrefix: Data, skip: Int, limit: Int
+    ) async throws -> [StoredProviderToken] {
+        try await withConnection("provider tokens to reseal") { connection in
+            try await connection.rows(
+                """
+                SELECT provider, subject, client_id, token FROM provider_tokens
+                WHERE substring(token from 1 for \(sealedPrefix.count)) <> \(sealedPrefix)
+                ORDER BY provider, subject, client_id LIMIT \(max(limit, 0)) OFFSET \(max(skip, 0))
+                """
+            ).map { row in
+                let (provider, subject, client, token) = try row.decode((String, String, String, Data).self)
+                return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.replaceProviderToken`.
+    package func replaceProviderToken(_ token: StoredProviderToken, with sealed: Data) async throws -> Bool {
+        try await withConnection("reseal provider token") { connection in
+            try await !connection.rows(
+                """
+                UPDATE provider_tokens SET token = \(sealed)
+                WHERE provider = \(token.provider) AND subject = \(token.subject) AND client_id = \(token.clientID)
+                    AND token = \(token.token)
+                RETURNING 1
+                """
+            ).isEmpty
+        }
+    }
+
     /// See `LatchkeyStore.providerTokenSavedAt`.
     package func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date? {
         try await withConnection("provider token") { connection in

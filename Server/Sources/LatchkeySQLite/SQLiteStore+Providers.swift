@@ -87,6 +87,38 @@ extension SQLiteStore {
         ).count
     }
 
+    /// See `LatchkeyStore.providerTokensToReseal`.
+    package func providerTokensToReseal(
+        sealedPrefix: Data, skip: Int, limit: Int
+    ) async throws -> [StoredProviderToken] {
+        try await transaction { db in
+            try db.query(
+                """
+                SELECT provider, subject, client_id, token FROM provider_tokens WHERE substr(token, 1, ?) != ?
+                ORDER BY provider, subject, client_id LIMIT ? OFFSET ?
+                """, [.integer(sealedPrefix.count), .blob(sealedPrefix), .integer(max(limit, 0)), .integer(max(skip, 0))]
+            ).compactMap { row in
+                guard let provider = row.column("provider")?.string, let subject = row.column("subject")?.string,
+                    let client = row.column("client_id")?.string, let token = row.column("token")?.blob
+                else { return nil }
+                return StoredProviderToken(provider: provider, subject: subject, clientID: client, token: token)
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.replaceProviderToken`.
+    package func replaceProviderToken(_ token: StoredProviderToken, with sealed: Data) async throws -> Bool {
+        try await transaction { db in
+            try !db.query(
+                """
+                UPDATE provider_tokens SET token = ? WHERE provider = ? AND subject = ? AND client_id = ? AND token = ?
+                RETURNING 1
+                """,
+                [.blob(sealed), .text(token.provider), .text(token.subject), .text(token.clientID), .blob(token.token)]
+            ).isEmpty
+        }
+    }
+
     /// See `LatchkeyStore.providerTokenSavedAt`.
     package func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date? {
         try await transaction { db in

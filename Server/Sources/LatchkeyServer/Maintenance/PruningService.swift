@@ -43,8 +43,38 @@ package struct PruningService: Service {
     /// Waits before the first run rather than after start-up: starting stays quick, and what
     /// accumulated while the server was down goes at the first interval, in batches like the rest.
     package func run() async {
+        // A key-encryption key changes only with a restart: what it must seal again is sealed once,
+        // at the start, in the background (signing keys are sealed again before the start instead).
+        await resealProviderTokens()
         // A prune call is a transaction: nothing is half-done when shutdown cancels the wait.
         await runPeriodically(every: .seconds(configuration.maintenance.pruneInterval)) { await runOnce() }
+    }
+
+    /// Seals again the provider tokens stored plain or under an earlier key-encryption key
+    /// (`ProviderTokenSealing.resealAll`), logging what it did; a failure is logged, and the next
+    /// start tries again.
+    /// - Returns: how many were sealed again.
+    @discardableResult
+    package func resealProviderTokens() async -> Int {
+        do {
+            let (resealed, unopened) = try await ProviderTokenSealing(protection: SigningKeyProtection(configuration))
+                .resealAll(in: store, batchSize: batchSize)
+            if resealed > 0 {
+                logger.notice("latchkey.provider_tokens.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+            }
+            if unopened > 0 {
+                logger.warning(
+                    "latchkey.provider_tokens.unopened",
+                    metadata: [
+                        "latchkey.keys.count": "\(unopened)",
+                        "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
+                    ])
+            }
+            return resealed
+        } catch {
+            logger.warning("latchkey.provider_tokens.reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return 0
+        }
     }
 
     /// Prunes once: computes the cutoffs now, then calls the store until no table reaches the

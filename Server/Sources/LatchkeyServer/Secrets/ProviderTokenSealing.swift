@@ -14,6 +14,35 @@ struct ProviderTokenSealing: Sendable {
 
     static let magic = Data("LKT1".utf8)
 
+    /// What every token sealed under the current key-encryption key begins with; `nil` when there
+    /// is none (tokens are then stored plain).
+    var currentPrefix: Data? { protection.current.map { Self.magic + $0.fingerprint } }
+
+    /// Seals again, in batches, every stored token that is plain or sealed under an earlier
+    /// key-encryption key, so that an earlier key can be retired (`LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS`)
+    /// without losing the tokens account deletion revokes. A token that does not open is left as
+    /// it is (and its revocation fails, audited) rather than guessed at.
+    /// - Returns: how many were sealed again, and how many could not be opened.
+    func resealAll(in store: any LatchkeyStore, batchSize: Int) async throws -> (resealed: Int, unopened: Int) {
+        guard let prefix = currentPrefix else { return (0, 0) }
+        var resealed = 0
+        var unopened = 0
+        while !Task.isCancelled {
+            let batch = try await store.providerTokensToReseal(sealedPrefix: prefix, skip: unopened, limit: batchSize)
+            for token in batch {
+                guard let plain = open(token.token, provider: token.provider, subject: token.subject, clientID: token.clientID)
+                else {
+                    unopened += 1
+                    continue
+                }
+                let sealed = try seal(plain, provider: token.provider, subject: token.subject, clientID: token.clientID)
+                if try await store.replaceProviderToken(token, with: sealed) { resealed += 1 }
+            }
+            if batch.count < batchSize { break }
+        }
+        return (resealed, unopened)
+    }
+
     /// The stored form of `token`.
     func seal(_ token: String, provider: String, subject: String, clientID: String) throws -> Data {
         let raw = Data(token.utf8)

@@ -172,6 +172,15 @@ package protocol LatchkeyStore: Sendable {
     /// id, recording its audit event and queueing revocations, in one transaction.
     func applyProviderEvent(_ event: ProviderEvent, now: Date) async throws -> ProviderEventOutcome
 
+    /// Up to `limit` stored provider tokens whose bytes do not begin with `sealedPrefix` (stored
+    /// plain, or sealed under another key-encryption key), in key order, skipping the first `skip`
+    /// (ones that could not be opened): what `ProviderTokenSealing.resealAll` seals again.
+    func providerTokensToReseal(sealedPrefix: Data, skip: Int, limit: Int) async throws -> [StoredProviderToken]
+
+    /// Replaces a stored token's bytes with `sealed` when they are still `token.token` (a sign-in
+    /// may have saved a newer token meanwhile); whether it did.
+    func replaceProviderToken(_ token: StoredProviderToken, with sealed: Data) async throws -> Bool
+
     /// When the token of `clientID` stored for an identity was saved, or `nil` when none is.
     func providerTokenSavedAt(provider: String, subject: String, clientID: String) async throws -> Date?
 
