@@ -96,7 +96,8 @@ extension SQLiteStore {
                 """
                 SELECT provider, subject, client_id, token FROM provider_tokens WHERE substr(token, 1, ?) != ?
                 ORDER BY provider, subject, client_id LIMIT ? OFFSET ?
-                """, [.integer(sealedPrefix.count), .blob(sealedPrefix), .integer(max(limit, 0)), .integer(max(skip, 0))]
+                """,
+                [.integer(sealedPrefix.count), .blob(sealedPrefix), .integer(max(limit, 0)), .integer(max(skip, 0))]
             ).compactMap { row in
                 guard let provider = row.column("provider")?.string, let subject = row.column("subject")?.string,
                     let client = row.column("client_id")?.string, let token = row.column("token")?.blob

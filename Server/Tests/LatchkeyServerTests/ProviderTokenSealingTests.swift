@@ -27,19 +27,25 @@ struct ProviderTokenSealingTests {
             try await store.saveProviderToken(
                 StoredProviderToken(provider: "apple", subject: "s2", clientID: "app", token: Data("plain".utf8)),
                 now: .now)
-            let lost = try ProviderTokenSealing(protection: SigningKeyProtection(current: KeyEncryptionKey.generate().key))
-                .seal("gone", provider: "apple", subject: "s3", clientID: "app")
+            let lost = try ProviderTokenSealing(
+                protection: SigningKeyProtection(current: KeyEncryptionKey.generate().key)
+            )
+            .seal("gone", provider: "apple", subject: "s3", clientID: "app")
             try await store.saveProviderToken(
                 StoredProviderToken(provider: "apple", subject: "s3", clientID: "app", token: lost), now: .now)
             let after = ProviderTokenSealing(protection: SigningKeyProtection(current: new, previous: [old]))
             let (resealed, unopened) = try await after.resealAll(in: store, batchSize: 1)
             #expect(resealed == 2 && unopened == 1, "\(name)")
             let prefix = try #require(after.currentPrefix)
-            #expect(try await store.providerTokensToReseal(sealedPrefix: prefix, skip: 0, limit: 10).map(\.subject) == ["s3"])
+            #expect(
+                try await store.providerTokensToReseal(sealedPrefix: prefix, skip: 0, limit: 10).map(\.subject) == [
+                    "s3"
+                ])
             // Under the new key alone, the resealed ones open.
             let newOnly = ProviderTokenSealing(protection: SigningKeyProtection(current: new))
             let jobs = StorageRules.revocationJobs(
-                userID: "", tokens: try await store.providerTokensToReseal(sealedPrefix: Data("x".utf8), skip: 0, limit: 10),
+                userID: "",
+                tokens: try await store.providerTokensToReseal(sealedPrefix: Data("x".utf8), skip: 0, limit: 10),
                 at: .now)
             let opened = jobs.compactMap { job -> String? in
                 guard let subject = job.payload["subject"]?.stringValue,

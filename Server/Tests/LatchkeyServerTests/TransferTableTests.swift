@@ -1,7 +1,8 @@
 import Foundation
-@testable import LatchkeySQLite
 import LatchkeyServer
 import Testing
+
+@testable import LatchkeySQLite
 
 /// `latchkey db copy` moves what `TransferTable.all` names: it must name every table and column
 /// the schema has, or a copy drops data while its row counts still verify.
@@ -18,7 +19,9 @@ struct TransferTableTests {
             ).compactMap { $0.column("name")?.string }
             for name in names {
                 tables[name] = Set(
-                    try db.query("SELECT name FROM pragma_table_info('\(name)')").compactMap { $0.column("name")?.string })
+                    try db.query("SELECT name FROM pragma_table_info('\(name)')").compactMap {
+                        $0.column("name")?.string
+                    })
             }
             return tables
         }

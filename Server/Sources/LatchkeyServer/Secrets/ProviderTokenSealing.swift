@@ -30,7 +30,9 @@ struct ProviderTokenSealing: Sendable {
         while !Task.isCancelled {
             let batch = try await store.providerTokensToReseal(sealedPrefix: prefix, skip: unopened, limit: batchSize)
             for token in batch {
-                guard let plain = open(token.token, provider: token.provider, subject: token.subject, clientID: token.clientID)
+                guard
+                    let plain = open(
+                        token.token, provider: token.provider, subject: token.subject, clientID: token.clientID)
                 else {
                     unopened += 1
                     continue

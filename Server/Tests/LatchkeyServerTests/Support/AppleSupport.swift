@@ -95,7 +95,8 @@ extension Stack {
         return JobService(
             store: store, configuration: configuration,
             revoker: FacebookPermissionRevoker(configuration: configuration, client: .shared, logger: logger),
-            appleRevoker: AppleTokenRevoker(configuration: configuration, store: store, client: .shared, logger: logger),
+            appleRevoker: AppleTokenRevoker(
+                configuration: configuration, store: store, client: .shared, logger: logger),
             logger: logger)
     }
 }
