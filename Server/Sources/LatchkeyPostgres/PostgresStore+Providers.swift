@@ -124,7 +124,7 @@ extension PostgresStore {
             try await connection.rows(
                 """
                 SELECT provider, subject, client_id, token FROM provider_tokens
-                WHERE substring(token from 1 for \(sealedPrefix.count)) <> \(sealedPrefix)
+                WHERE substring(token from 1 for \(sealedPrefix.count)::integer) <> \(sealedPrefix)
                 ORDER BY provider, subject, client_id LIMIT \(max(limit, 0)) OFFSET \(max(skip, 0))
                 """
             ).map { row in
