@@ -1,7 +1,8 @@
 -- wrk script for scripts/bench: feeds each request a distinct credential from a file and counts
 -- outcomes per thread. Configured through the environment:
---   BENCH_KIND   classic | limited | refresh | me | code
---   BENCH_INPUT  file, one credential per line (for `code`: "code verifier redirect client")
+--   BENCH_KIND   classic | limited | refresh | me | code | apple
+--   BENCH_INPUT  file, one credential per line (for `code`: "code verifier redirect client"; for
+--                `apple`: "identity_token authorization_code")
 --   BENCH_LIMIT  requests per run at most (single-use kinds also stop when their lines run out)
 --   BENCH_CYCLE  1: reuse lines round-robin (classic repeat logins, /users/me); 0: each line once
 --   BENCH_RATE   requests per second for this wrk (all its threads together); 0 or unset: as fast
@@ -116,6 +117,10 @@ function request()
   elseif kind == "limited" then
     return wrk.format("POST", "/v1/auth/facebook", {["Content-Type"] = "application/json"},
       '{"idToken":"' .. line .. '","nonce":"bench-nonce"}')
+  elseif kind == "apple" then
+    local token, code = line:match("(%S+) (%S+)")
+    return wrk.format("POST", "/v1/auth/apple", {["Content-Type"] = "application/json"},
+      '{"idToken":"' .. token .. '","authorizationCode":"' .. code .. '","nonce":"bench-nonce"}')
   elseif kind == "refresh" then
     return wrk.format("POST", "/v1/oauth/token", {["Content-Type"] = "application/x-www-form-urlencoded"},
       "grant_type=refresh_token&refresh_token=" .. line)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import FacebookEmulator
 import Foundation
 import Hummingbird
@@ -11,7 +12,12 @@ struct EmulatorCommand: AsyncParsableCommand {
         abstract: "Run the Facebook emulator.",
         discussion: """
             Each option can also be set in the environment: LATCHKEY_EMULATOR_HOST, LATCHKEY_EMULATOR_PORT, \
-            LATCHKEY_EMULATOR_SEED, LATCHKEY_EMULATOR_PUBLIC_URL, LATCHKEY_EMULATOR_ISSUER. Flags win.
+            LATCHKEY_EMULATOR_SEED, LATCHKEY_EMULATOR_PUBLIC_URL, LATCHKEY_EMULATOR_ISSUER, \
+            LATCHKEY_EMULATOR_APPLE_KEY. Flags win.
+
+            With --apple-key, Apple's side runs too (/auth/keys, /auth/token, /auth/revoke and \
+            /_emulator/apple/…): give it the Sign in with Apple key the server signs client secrets \
+            with (the server's LATCHKEY_APPLE_PRIVATE_KEY_FILE), whose public half checks them.
             """
     )
 
@@ -29,6 +35,21 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(help: "The iss of id tokens.")
     var issuer: String?
+
+    @Option(help: "The team's Sign in with Apple key (.p8, PEM): turns Apple's side on.")
+    var appleKey: String?
+
+    @Option(help: "With --apple-key: the team id client secrets must name.")
+    var appleTeamID: String = AppleRegistration.demoTeamID
+
+    @Option(help: "With --apple-key: the key id client secrets must name.")
+    var appleKeyID: String = AppleRegistration.demoKeyID
+
+    @Option(help: "With --apple-key: the registered bundle and Services ids, comma-separated.")
+    var appleClientIDs: String = AppleRegistration.demoClientIDs.joined(separator: ",")
+
+    @Option(help: "With --apple-key: where server-to-server notifications go.")
+    var appleNotificationURL: String?
 
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
@@ -51,6 +72,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         if let path = seed ?? environment["LATCHKEY_EMULATOR_SEED"] {
             configuration.seed = try EmulatorSeed.load(contentsOf: URL(fileURLWithPath: path))
         }
+        if let path = appleKey ?? environment["LATCHKEY_EMULATOR_APPLE_KEY"] {
+            configuration.apple = try appleRegistration(keyFile: path)
+        }
         do {
             try configuration.validate()
         } catch {
@@ -67,5 +91,22 @@ struct EmulatorCommand: AsyncParsableCommand {
                 Data((EmulatorBanner.text(seed: seed, baseURL: "http://\(host):\(port)") + "\n").utf8))
         }
         try await app.runService()
+    }
+
+    /// Apple's registration of the team whose key is in `keyFile`.
+    private func appleRegistration(keyFile path: String) throws -> AppleRegistration {
+        let pem: String
+        do {
+            pem = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ValidationError("cannot read --apple-key '\(path)': \(error.localizedDescription)")
+        }
+        guard let key = try? P256.Signing.PrivateKey(pemRepresentation: pem) else {
+            throw ValidationError("--apple-key '\(path)' is not a P-256 private key in PEM (Apple's .p8)")
+        }
+        return AppleRegistration(
+            teamID: appleTeamID, keyID: appleKeyID, publicKey: key.publicKey,
+            clientIDs: appleClientIDs.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) },
+            notificationURL: appleNotificationURL)
     }
 }
