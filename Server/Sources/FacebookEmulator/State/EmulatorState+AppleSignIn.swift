@@ -52,6 +52,9 @@ extension EmulatorState {
     /// and signs the identity token. `nil` without an Apple registration.
     func authorizeApple(person: Person, _ request: AppleAuthorizationRequest) throws -> AppleCredential? {
         guard var apple else { return nil }
+        // Released while changed, so the dictionaries are changed in place, not copied (each call
+        // would otherwise copy every code and token issued so far). Written back below.
+        self.apple = nil
         let current = now()
         let first = apple.consents[person.key] == nil
         var consent =
@@ -150,6 +153,7 @@ extension EmulatorState {
             code.redirectURI == nil || code.redirectURI == redirectURI,
             let person = people[code.personKey]
         else { throw AppleError.invalidCode }
+        self.apple = nil  // changed in place (see `authorizeApple`); written back below
         code.used = true
         apple.codes[value] = code
         let access = AppleToken(
@@ -180,6 +184,7 @@ extension EmulatorState {
         guard let refresh = apple.tokens[value], refresh.kind == .refresh, refresh.clientID == clientID,
             refresh.isLive(at: current), let person = people[refresh.personKey]
         else { throw AppleError.invalidRefreshToken }
+        self.apple = nil  // changed in place (see `authorizeApple`); written back below
         let access = AppleToken(
             token: RandomString.appleToken(kind: "a"), kind: .access, clientID: clientID, personKey: person.key,
             issuedAt: current, expiresAt: current.addingTimeInterval(TimeInterval(Self.appleAccessTokenLifetime)),
@@ -208,6 +213,7 @@ extension EmulatorState {
         guard let token = apple.tokens[value], token.clientID == clientID, token.isLive(at: current) else {
             return false
         }
+        self.apple = nil  // changed in place (see `authorizeApple`); written back below
         apple.tokens[value]?.revokedAt = current
         apple.tokens[value]?.revokedBy = "revoke"
         apple.consents[token.personKey] = nil
