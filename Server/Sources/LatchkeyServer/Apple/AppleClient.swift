@@ -9,7 +9,7 @@ import NIOHTTP1
 /// Apple's REST API for Sign in with Apple (Apple, "Generate and validate tokens" and "Revoke
 /// tokens"): exchanging an authorization code for tokens, and revoking a refresh token. Every
 /// call carries a client secret minted for it (`AppleClientSecret`) under the client id the
-/// credential was issued to: a refresh token is bound to that id (wave3-anchors §A.3).
+/// credential was issued to: a refresh token is bound to that id (docs/apple.md).
 struct AppleClient: Sendable {
     let client: HTTPClient
     let base: String

@@ -107,7 +107,7 @@ struct AppleNotificationService: Sendable {
         switch type {
         case "consent-revoked": kind = .consentRevoked
         // Both spellings are in use: Apple's page reads `account-deleted`, deliveries seen say
-        // `account-delete` (wave3-anchors §A.5).
+        // `account-delete` (docs/apple.md).
         case "account-delete", "account-deleted": kind = .accountDeleted
         case "email-disabled": kind = .emailDisabled
         case "email-enabled": kind = .emailEnabled
