@@ -140,7 +140,7 @@ func buildApplication(
     let apple = AppleSignInService(
         configuration: configuration, store: store,
         verifier: AppleIDTokenVerifier(keys: appleKeys, configuration: configuration), apple: appleClient,
-        sealing: sealing, tokens: tokens, limits: limits)
+        sealing: sealing, tokens: tokens, limits: limits, facebook: signIn)
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: ErrorMiddleware(routes: table))
     Routes(

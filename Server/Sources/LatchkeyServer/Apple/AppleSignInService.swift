@@ -17,6 +17,8 @@ struct AppleSignInService: Sendable {
     let sealing: ProviderTokenSealing
     let tokens: SessionTokens
     let limits: AbuseLimits
+    /// Facebook's sign-in, whose `open` every provider's sign-in goes through.
+    let facebook: SignInService
 
     /// The fields `POST /v1/auth/apple` accepts: the wire type's, which the SDK writes.
     static let requestFields = AppleExchangeRequest.CodingKeys.fieldNames
@@ -68,33 +70,11 @@ struct AppleSignInService: Sendable {
         }
     }
 
-    /// `POST /v1/auth/apple`.
-    func signIn(_ request: AppleExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
-        let proven = try await prove(request)
-        let now = configuration.clock()
-        let opening = tokens.opening(at: now)
-        let login = LoginRecord(
-            identity: proven.identity, mappedProperties: proven.mappedProperties,
-            refreshProperties: configuration.users.refreshPropertiesOnLogin,
-            newUserID: SessionTokens.randomToken(bytes: 15), session: opening.record, singleUse: proven.singleUse)
-        let user: StoredUser
-        let created: Bool
-        do {
-            (user, created) = try await store.signIn(login, now: now)
-        } catch let conflict as SignInConflict {
-            await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
-            throw APIError(conflict)
+    /// `POST /v1/auth/apple`: the credential proven, then signed in as every provider's is.
+    func signIn(_ request: AppleExchangeRequest, logger: Logger) async throws -> SignInBody {
+        try await facebook.open(try await prove(request), kind: "apple", logger: logger) { login, now in
+            try await store.signIn(login, now: now)
         }
-        logger.info(
-            "latchkey.signin",
-            metadata: [
-                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "apple",
-                "latchkey.signin.created": "\(created)",
-            ])
-        return SignInBody(
-            user: UserBody(user), isNewUser: created, grantedPermissions: proven.granted, declinedPermissions: [],
-            session: try tokens.body(
-                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
     }
 
     /// Verifies a sign-in's or a link's Apple credential and counts it against the per-identity
@@ -158,31 +138,5 @@ struct AppleSignInService: Sendable {
                 token: try sealing.seal(
                     refreshToken, provider: "apple", subject: identity.subject, clientID: identity.clientID)),
             now: configuration.clock())
-    }
-}
-
-/// A person a provider credential proved, ready for a sign-in, a link or a guest's upgrade: one
-/// shape for Facebook and Apple, so the identity rules never ask which provider it was.
-struct ProvenIdentity: Sendable {
-    /// The identity as stored (provider, subject, app, permissions; seen now).
-    var identity: StoredIdentity
-    /// The properties the provider's profile maps to.
-    var mappedProperties: [String: JSONValue]
-    /// What the sign-in's or link's transaction spends.
-    var singleUse: SingleUseClaims?
-    /// The key the per-identity abuse limit counted under (refunded when the store refuses).
-    var limitKey: String
-    /// Permissions granted, for the answer.
-    var granted: [String]
-    /// Permissions declined, for the answer.
-    var declined: [String]
-}
-
-extension FacebookIdentity {
-    /// The identity ready for a link or an upgrade, with `mapping` applied, seen at `now`.
-    func proven(mapping: FieldMapping, at now: Date) -> ProvenIdentity {
-        ProvenIdentity(
-            identity: stored(at: now), mappedProperties: mapping.apply(to: profile), singleUse: singleUse,
-            limitKey: limitKey, granted: granted, declined: declined)
     }
 }

@@ -26,7 +26,7 @@ struct SignInController: Controller {
         }
         router.route(.post, "/v1/auth/apple") { request, context in
             try apple.requireEnabled()
-            let address = try await limits.enforceSignIn(request, context)
+            _ = try await limits.enforceSignIn(request, context)
             let guest = try guestClaims(request)
             let fields = try await reading.fields(request, allowed: AppleSignInService.requestFields)
             let credential = try AppleSignInService.request(fields)
@@ -36,7 +36,7 @@ struct SignInController: Controller {
                         try await apple.prove(credential)
                     })
             }
-            return try Response.json(try await apple.signIn(credential, client: address, logger: context.logger))
+            return try Response.json(try await apple.signIn(credential, logger: context.logger))
         }
         router.route(.post, "/v1/auth/nonce") { request, context in
             try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))

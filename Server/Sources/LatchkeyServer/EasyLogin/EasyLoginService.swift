@@ -302,7 +302,7 @@ struct EasyLoginService: Sendable {
             return try await linkCode(linkRequest, pending: pending, identity: identity, mapping: mapping, now: now)
         }
         let login = LoginRecord(
-            identity, mapping: mapping, configuration: configuration, now: now, session: nil,
+            identity.proven(mapping: mapping, at: now), configuration: configuration, session: nil,
             authorizationCode: authorizationCode)
         let user: StoredUser
         let created: Bool

@@ -34,31 +34,45 @@ struct SignInService: Sendable {
     ///   the app's Graph usage is high.
     func signIn(_ request: FacebookExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
         let (identity, mapping) = try await verify(request, client: client)
+        return try await open(
+            identity.proven(mapping: mapping, at: configuration.clock()), kind: identity.kind.rawValue, logger: logger
+        ) { login, now in
+            try await recorder.record(login, identity, now: now)
+        }
+    }
+
+    /// Signs `proven` in, whichever provider proved it: `record` writes the sign-in with a new
+    /// session (Facebook's through `SignInRecorder`, which may join a business's user), and the
+    /// answer carries the session. A refusal gives the per-identity count back.
+    /// - Parameter kind: how the person signed in, for the log (`classic`, `limited_login`, `apple`).
+    func open(
+        _ proven: ProvenIdentity, kind: String, logger: Logger,
+        record: (LoginRecord, Date) async throws -> (user: StoredUser, created: Bool)
+    ) async throws -> SignInBody {
         let now = configuration.clock()
         let opening = tokens.opening(at: now)
-        let login = LoginRecord(
-            identity, mapping: mapping, configuration: configuration, now: now, session: opening.record)
+        let login = LoginRecord(proven, configuration: configuration, session: opening.record)
         let user: StoredUser
         let created: Bool
         do {
-            (user, created) = try await recorder.record(login, identity, now: now)
+            (user, created) = try await record(login, now)
         } catch let conflict as SignInConflict {
             // Not a sign-in of this person after all: the count goes back.
-            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
             throw APIError(conflict)
         } catch let refusal as IdentityRefusal {
-            await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
+            await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
             throw APIError(refusal)
         }
         logger.info(
             "latchkey.signin",
             metadata: [
-                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(identity.kind.rawValue)",
+                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(kind)",
                 "latchkey.signin.created": "\(created)",
             ])
         return SignInBody(
-            user: UserBody(user), isNewUser: created, grantedPermissions: identity.granted,
-            declinedPermissions: identity.declined,
+            user: UserBody(user), isNewUser: created, grantedPermissions: proven.granted,
+            declinedPermissions: proven.declined,
             session: try tokens.body(
                 userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
     }
@@ -115,21 +129,5 @@ extension UserBody {
                     lastSignInAt: Int($0.lastSeen.timeIntervalSince1970))
             },
             createdAt: Int(user.createdAt.timeIntervalSince1970), isAnonymous: user.anonymous)
-    }
-}
-
-extension LoginRecord {
-    /// The record of a verified Facebook login: the identity, the mapped profile, a fresh user id
-    /// for a first login, and what the login opens (a session, or an Easy Login code).
-    init(
-        _ identity: FacebookIdentity, mapping: FieldMapping, configuration: ServerConfiguration, now: Date,
-        session: NewSession?, authorizationCode: NewAuthorizationCode? = nil
-    ) {
-        self.init(
-            identity: identity.stored(at: now),
-            mappedProperties: mapping.apply(to: identity.profile),
-            refreshProperties: configuration.users.refreshPropertiesOnLogin,
-            newUserID: SessionTokens.randomToken(bytes: 15),
-            session: session, singleUse: identity.singleUse, authorizationCode: authorizationCode)
     }
 }
