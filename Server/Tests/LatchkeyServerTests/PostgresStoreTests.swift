@@ -257,7 +257,9 @@ struct PostgresStoreTests {
         try await TestPostgres.withSchema(base) { url in
             let text = Self.text(url)
             var migrate = try #require(
-                try DatabaseCommand.parseAsRoot(["migrate", "--database-url", text]) as? any AsyncParsableCommand)
+                try DatabaseCommand.parseAsRoot([
+                    "migrate", "--database-url", text, "--config", TestPostgres.commandSettings,
+                ]) as? any AsyncParsableCommand)
             try await migrate.run()
             var copy = try #require(
                 try DatabaseCommand.parseAsRoot(["copy", "--from", "sqlite:" + file.path, "--to", text])
@@ -278,7 +280,9 @@ struct PostgresStoreTests {
                     as? any AsyncParsableCommand)
             try await fromSettings.run()
             var backup = try #require(
-                try DatabaseCommand.parseAsRoot(["backup", "/tmp/never-\(UUID())", "--database-url", text])
+                try DatabaseCommand.parseAsRoot([
+                    "backup", "/tmp/never-\(UUID())", "--database-url", text, "--config", TestPostgres.commandSettings,
+                ])
                     as? any AsyncParsableCommand)
             await #expect { try await backup.run() } throws: { "\($0)".contains("pg_dump") }
             let store = try PostgresStore(

@@ -16,7 +16,9 @@ struct UsersCommandTests {
     /// Runs `latchkey users ARGUMENTS --database-url URL`.
     static func users(_ arguments: [String], database: String) async throws {
         var command = try #require(
-            try UsersCommand.parseAsRoot(arguments + ["--database-url", database]) as? any AsyncParsableCommand)
+            try UsersCommand.parseAsRoot(
+                arguments + ["--database-url", database, "--config", TestPostgres.commandSettings])
+                as? any AsyncParsableCommand)
         try await command.run()
     }
 

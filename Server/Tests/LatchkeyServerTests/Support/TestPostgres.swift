@@ -37,6 +37,16 @@ enum TestPostgres {
     /// with PostgreSQL idle (its log showed no lock waits).
     static let timeout: Duration = .seconds(120)
 
+    /// A settings file for the command-line tests that reach PostgreSQL: the commands' own
+    /// `LATCHKEY_DATABASE_TIMEOUT` (5 s by default) ran out in a full CI pass, for the reason
+    /// `timeout` above gives, so they get the test stores' bound.
+    static let commandSettings: String = {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-commands-\(UUID())")
+        try? "LATCHKEY_DATABASE_TIMEOUT=\(timeout.components.seconds)\n".write(
+            to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }()
+
     /// Schemas in use at once. Swift Testing starts every test together; on PostgreSQL each holds
     /// a few connections (its store's pool, this admin connection), and with a few hundred tests the
     /// cluster ran out of connections (`max_connections`): thousands of refused connections,
