@@ -36,6 +36,12 @@ struct StatementBuilder {
         return "$\(binds.count)"
     }
 
+    /// Binds `value`, or `NULL` of its type for `nil`, and returns its placeholder.
+    mutating func bind<Value: PostgresNonThrowingEncodable>(_ value: Value?) -> String {
+        binds.append(value)
+        return "$\(binds.count)"
+    }
+
     /// Binds bytes as `bytea`.
     mutating func bind(_ value: Data) -> String { bind(ByteBuffer(bytes: value)) }
 

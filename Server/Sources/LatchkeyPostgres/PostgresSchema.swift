@@ -146,5 +146,16 @@ enum PostgresSchema {
             "ALTER TABLE identities ADD COLUMN revoked_at timestamptz",
             "ALTER TABLE identities ADD COLUMN email_disabled boolean NOT NULL DEFAULT false",
         ],
+        [
+            // Where a person is signed in (`sessions(userID:now:)`): how each session was opened,
+            // by which identity (what a provider's deauthorization ends), from which client, and
+            // its last refresh. NULL in a session opened before: its provenance is unknown.
+            """
+            ALTER TABLE sessions ADD COLUMN method text, ADD COLUMN provider text, ADD COLUMN subject text,
+                ADD COLUMN client_address text, ADD COLUMN user_agent text, ADD COLUMN refreshed_at timestamptz
+            """,
+            // An Easy Login code opens its session later: it keeps the identity it was issued to.
+            "ALTER TABLE authorization_codes ADD COLUMN provider text, ADD COLUMN subject text",
+        ],
     ]
 }

@@ -45,14 +45,18 @@ extension PostgresStore {
                 let row = try await connection.rows(
                     """
                     SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope::text,
-                        c.expires_at, c.used_at IS NOT NULL, c.redeemed, u.disabled
+                        c.expires_at, c.used_at IS NOT NULL, c.redeemed, u.disabled, c.provider, c.subject
                     FROM authorization_codes c JOIN users u ON u.id = c.user_id
                     WHERE c.hash = \(presentation.hash) FOR UPDATE OF c
                     """
                 ).first
             else { return .invalid }
-            let (clientID, redirectURI, challenge, userID, sessionID, scope, expiresAt, used, redeemed, disabled) =
-                try row.decode((String, String, String, String, String, String, Date, Bool, Bool, Bool).self)
+            let (
+                clientID, redirectURI, challenge, userID, sessionID, scope, expiresAt, used, redeemed, disabled,
+                provider,
+                subject
+            ) = try row.decode(
+                (String, String, String, String, String, String, Date, Bool, Bool, Bool, String?, String?).self)
             let verdict = Verdicts.code(
                 StoredAuthorizationCode(
                     clientID: clientID, redirectURI: redirectURI, codeChallenge: challenge, expiresAt: expiresAt,
@@ -75,10 +79,12 @@ extension PostgresStore {
                 """
             ]
             if verdict == .redeem {
-                // The session the code was issued for, with this presentation's refresh token.
+                // The session the code was issued for, with this presentation's refresh token and
+                // client, and the identity the code was issued to.
                 parts += Self.sessionInserts(
                     user: b.bind(userID), id: b.bind(sessionID), tokenHash: b.bind(session.refreshTokenHash),
-                    created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt))
+                    created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt),
+                    origin: SessionOriginSQL(session, provider: b.bind(provider), subject: b.bind(subject), &b))
             }
             try await connection.run(b.query("WITH " + parts.joined(separator: ",\n") + "\nSELECT 1"))
             if case .refuse(let refusal) = verdict { return refusal }
@@ -90,18 +96,52 @@ extension PostgresStore {
     /// when `condition` holds; the session expires with that token until a rotation renews both.
     /// Every argument is SQL: a placeholder or an expression. Shared by the sign-in statements
     /// (`SignInParts`) and a code's redemption.
+    ///
+    /// `origin` is how, by which identity and from which client it opens (`NewSession`): SQL for
+    /// `method, provider, subject, client_address, user_agent`.
     static func sessionInserts(
-        user: String, id: String, tokenHash: String, created: String, expires: String, when condition: String = "true"
+        user: String, id: String, tokenHash: String, created: String, expires: String, origin: SessionOriginSQL,
+        when condition: String = "true"
     ) -> [String] {
         [
             """
-            sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at) \
-            SELECT \(id), \(user), \(created), \(expires) WHERE \(condition))
+            sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at, method, provider, subject, \
+            client_address, user_agent) \
+            SELECT \(id), \(user), \(created), \(expires), \(origin.method), \(origin.provider), \(origin.subject), \
+            \(origin.address), \(origin.userAgent) WHERE \(condition))
             """,
             """
             tok AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) \
             SELECT \(tokenHash), \(id), \(created), \(expires) WHERE \(condition))
             """,
         ]
+    }
+}
+
+/// The SQL of a new session's origin columns (`PostgresStore.sessionInserts`): placeholders or
+/// expressions for how it opens, the identity opening it and the client.
+struct SessionOriginSQL {
+    var method: String
+    var provider: String
+    var subject: String
+    var address: String
+    var userAgent: String
+
+    /// Placeholders bound on `builder` for `session`'s method and client, with the identity's SQL.
+    init(_ session: NewSession, provider: String, subject: String, _ builder: inout StatementBuilder) {
+        method = builder.bind(session.method.rawValue)
+        self.provider = provider
+        self.subject = subject
+        address = builder.bind(session.client.address)
+        userAgent = builder.bind(session.client.userAgent)
+    }
+
+    /// Given SQL for each column.
+    init(method: String, provider: String, subject: String, address: String, userAgent: String) {
+        self.method = method
+        self.provider = provider
+        self.subject = subject
+        self.address = address
+        self.userAgent = userAgent
     }
 }

@@ -16,7 +16,7 @@ extension PostgresStore {
                 INSERT INTO users (id, created_at, updated_at, disabled, properties, anonymous)
                 VALUES (\(id), \(now), \(now), false, '{}', true)
                 """)
-            try await Self.open(session, userID: id, connection)
+            try await Self.open(session, userID: id, identity: nil, connection)
             try await Self.record(AuditEvent(type: .guestCreated, userID: id, detail: [:]), at: now, connection)
             guard let user = try await Self.loadUser(id, connection) else {
                 throw PostgresStoreError(operation: "create guest", sqlState: "", message: "the guest vanished")
@@ -107,14 +107,17 @@ extension PostgresStore {
                 try await connection.run(
                     "UPDATE sessions SET authenticated_at = \(now) WHERE id = \(proving) AND user_id = \(link.userID)")
             }
-            if let session = link.session { try await Self.open(session, userID: link.userID, connection) }
+            if let session = link.session {
+                try await Self.open(session, userID: link.userID, identity: link.identity, connection)
+            }
             if let code = link.authorizationCode {
                 try await connection.run(
                     """
                     INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
-                        session_id, scope, created_at, expires_at)
+                        session_id, scope, created_at, expires_at, provider, subject)
                     VALUES (\(code.hash), \(code.clientID), \(code.redirectURI), \(code.codeChallenge), \(link.userID),
-                        \(code.sessionID), \(Self.json(code.scope))::json, \(now), \(code.expiresAt))
+                        \(code.sessionID), \(Self.json(code.scope))::json, \(now), \(code.expiresAt),
+                        \(link.identity.provider), \(link.identity.subject))
                     """)
             }
             guard let after = try await Self.loadUser(link.userID, connection) else {
@@ -409,11 +412,16 @@ extension PostgresStore {
 
     /// Opens a session and its first refresh token inside the caller's transaction, with the
     /// inserts the sign-in statements and a code's redemption use (`sessionInserts`).
-    static func open(_ session: NewSession, userID: String, _ connection: PostgresConnection) async throws {
+    /// `identity` is the one opening it (`nil` for a guest).
+    static func open(
+        _ session: NewSession, userID: String, identity: StoredIdentity?, _ connection: PostgresConnection
+    ) async throws {
         var b = StatementBuilder()
         let inserts = sessionInserts(
             user: b.bind(userID), id: b.bind(session.id), tokenHash: b.bind(session.refreshTokenHash),
-            created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt))
+            created: b.bind(session.createdAt), expires: b.bind(session.refreshExpiresAt),
+            origin: SessionOriginSQL(
+                session, provider: b.bind(identity?.provider), subject: b.bind(identity?.subject), &b))
         try await connection.run(b.query("WITH " + inserts.joined(separator: ",\n") + "\nSELECT 1"))
     }
 }

@@ -64,7 +64,7 @@ extension PostgresStore {
                         WHERE hash = \(hash)),
                     successor AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
                         VALUES (\(newHash), \(read.sessionID), \(now), \(newExpiresAt)))
-                    UPDATE sessions SET expires_at = \(newExpiresAt) WHERE id = \(read.sessionID)
+                    UPDATE sessions SET expires_at = \(newExpiresAt), refreshed_at = \(now) WHERE id = \(read.sessionID)
                     """)
             }
             return verdict.outcome(
@@ -117,5 +117,42 @@ extension PostgresStore {
             facts.successorSpent = successorSpent
         }
         return (facts, sessionID, userID, successor, anonymous)
+    }
+}
+
+/// Where a person is signed in: their active sessions, and ending one of them.
+extension PostgresStore {
+    /// See `LatchkeyStore.sessions(userID:now:limit:)`.
+    package func sessions(userID: String, now: Date, limit: Int) async throws -> [StoredSession] {
+        try await withConnection("sessions") { connection in
+            try await connection.rows(
+                """
+                SELECT id, created_at, refreshed_at, expires_at, method, provider, subject, client_address, user_agent
+                FROM sessions WHERE user_id = \(userID) AND revoked_at IS NULL AND expires_at > \(now)
+                ORDER BY created_at DESC, id DESC LIMIT \(limit)
+                """
+            ).map { row in
+                let (id, created, refreshed, expires, method, provider, subject, address, userAgent) = try row.decode(
+                    (String, Date, Date?, Date, String?, String?, String?, String?, String?).self)
+                return StoredSession(
+                    id: id, createdAt: created, refreshedAt: refreshed, expiresAt: expires,
+                    method: method.flatMap(SessionMethod.init(rawValue:)), provider: provider, subject: subject,
+                    client: ClientInfo(address: address, userAgent: userAgent))
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.endSession(id:userID:now:signOut:)`.
+    package func endSession(id: String, userID: String, now: Date, signOut: Bool) async throws -> Bool {
+        try await transaction("end session") { connection in
+            let ended = try await !connection.rows(
+                """
+                UPDATE sessions SET revoked_at = \(now) WHERE id = \(id) AND user_id = \(userID) AND revoked_at IS NULL
+                RETURNING 1
+                """
+            ).isEmpty
+            if ended { try await Self.record(.sessionEnded(id, userID: userID, signOut: signOut), at: now, connection) }
+            return ended
+        }
     }
 }

@@ -206,7 +206,8 @@ extension PostgresStore {
             session: login.session.map {
                 Prepared.SessionValues(
                     id: $0.id, refreshTokenHash: $0.refreshTokenHash, createdAt: $0.createdAt,
-                    expiresAt: $0.refreshExpiresAt)
+                    expiresAt: $0.refreshExpiresAt, method: $0.method.rawValue, clientAddress: $0.client.address,
+                    userAgent: $0.client.userAgent)
             },
             code: login.authorizationCode.map {
                 Prepared.CodeValues(

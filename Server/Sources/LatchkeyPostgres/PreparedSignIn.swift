@@ -7,7 +7,8 @@ import PostgresNIO
 /// `$2`/`$3` jti and its expiry, `$4` server nonce, `$7`–`$10` identity (provider, subject, app,
 /// granted), `$13`–`$16` session (id, refresh token hash, created, expires), `$17`–`$23`
 /// authorization code (hash, client, redirect URI, challenge, the session it opens when redeemed,
-/// scope, expiry), `$25` audit detail.
+/// scope, expiry), `$25` audit detail; after each statement's own parameters, the session's
+/// method, client address and user agent (`open(for:origin:)`).
 private enum SignInParts {
     /// Spends the jti and the server nonce (each only when given).
     static let spend = """
@@ -18,17 +19,31 @@ private enum SignInParts {
         nonce AS (DELETE FROM nonces WHERE $4::text IS NOT NULL AND value = $4 AND expires_at > $1 RETURNING 1),
         """
 
-    /// Opens the session and stores the authorization code (each only when given) for `user`.
-    static func open(for user: String) -> String {
+    /// Opens the session and stores the authorization code (each only when given) for `user`,
+    /// both recording the identity (`$7`, `$8`). The session's method, client address and user
+    /// agent are bound at `$origin`, `$origin+1`, `$origin+2` (each statement's own numbers, after
+    /// its other parameters; `bindOrigin`).
+    static func open(for user: String, origin: Int) -> String {
         let session = PostgresStore.sessionInserts(
-            user: user, id: "$13", tokenHash: "$14", created: "$15", expires: "$16", when: "$13::text IS NOT NULL")
+            user: user, id: "$13", tokenHash: "$14", created: "$15", expires: "$16",
+            origin: SessionOriginSQL(
+                method: "$\(origin)", provider: "$7", subject: "$8", address: "$\(origin + 1)",
+                userAgent: "$\(origin + 2)"),
+            when: "$13::text IS NOT NULL")
         return """
             \(session.joined(separator: ",\n")),
             code AS (
                 INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
-                    session_id, scope, created_at, expires_at)
-                SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23 WHERE $17::bytea IS NOT NULL),
+                    session_id, scope, created_at, expires_at, provider, subject)
+                SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23, $7, $8 WHERE $17::bytea IS NOT NULL),
             """
+    }
+
+    /// Binds the session's method, client address and user agent (`open(for:origin:)`), last.
+    static func bindOrigin(_ v: Prepared.SignInValues, _ b: inout PostgresBindings) {
+        b.append(v.session?.method)
+        b.append(v.session?.clientAddress)
+        b.append(v.session?.userAgent)
     }
 
     /// The facts of a spent jti and of a spent or unknown nonce, as `SignInFacts` names them.
@@ -51,7 +66,7 @@ private enum SignInParts {
         _ v: Prepared.SignInValues, fifth: (inout PostgresBindings) -> Void, sixth: String, eleventh: String?,
         twelfth: String?, twentyFourth: String
     ) -> PostgresBindings {
-        var b = PostgresBindings(capacity: 26)
+        var b = PostgresBindings(capacity: 30)
         b.append(v.now)
         b.append(v.jti)
         b.append(v.jtiExpiresAt)
@@ -105,6 +120,9 @@ extension Prepared {
         var refreshTokenHash: Data
         var createdAt: Date
         var expiresAt: Date
+        var method: String
+        var clientAddress: String?
+        var userAgent: String?
     }
 
     /// The authorization code an Easy Login sign-in stores (`scope` as JSON text).
@@ -164,7 +182,7 @@ extension Prepared {
                 INSERT INTO identities (provider, subject, app_id, user_id, granted, first_seen, last_seen)
                 SELECT $7, $8, $9, $6, $10::json, $1, $1 WHERE NOT EXISTS (SELECT 1 FROM found)
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
-            \(SignInParts.open(for: "(SELECT id FROM owner)"))
+            \(SignInParts.open(for: "(SELECT id FROM owner)", origin: 27))
             audit AS (
                 INSERT INTO audit_events (at, type, user_id, detail)
                 SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM found) THEN $24::text ELSE $12::text END, id, $25::json
@@ -189,6 +207,7 @@ extension Prepared {
                 values, fifth: { $0.append(stamp.map { ByteBuffer(bytes: $0) }) }, sixth: newUserID,
                 eleventh: newUserProperties, twelfth: createdAuditType, twentyFourth: signedInAuditType)
             b.append(joinsByBusiness)
+            SignInParts.bindOrigin(values, &b)
             return b
         }
 
@@ -281,7 +300,7 @@ extension Prepared {
                     business_token)
                 SELECT $7, $8, $9, $6, $10::json, $1, $1, $27 WHERE NOT $5
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
-            \(SignInParts.open(for: "$6"))
+            \(SignInParts.open(for: "$6", origin: 28))
             audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
             SELECT \(SignInParts.refuseOn(writeFacts))
             """
@@ -303,6 +322,7 @@ extension Prepared {
                 twentyFourth: auditType)
             b.append(stamp.map { ByteBuffer(bytes: $0) })
             b.append(businessToken)
+            SignInParts.bindOrigin(values, &b)
             return b
         }
 

@@ -97,7 +97,7 @@ extension Prepared {
             successor AS (
                 INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
                 SELECT $2, session_id, $1, $4 FROM spent),
-            renewed AS (UPDATE sessions SET expires_at = $4 WHERE id IN (SELECT session_id FROM spent))
+            renewed AS (UPDATE sessions SET expires_at = $4, refreshed_at = $1 WHERE id IN (SELECT session_id FROM spent))
             SELECT session_id, user_id, anonymous FROM spent
             """
         typealias Row = (String, String, Bool)

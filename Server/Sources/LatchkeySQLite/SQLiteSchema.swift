@@ -120,5 +120,19 @@ enum SQLiteSchema {
             "ALTER TABLE identities ADD COLUMN revoked_at REAL",
             "ALTER TABLE identities ADD COLUMN email_disabled INTEGER NOT NULL DEFAULT 0",
         ],
+        [
+            // Where a person is signed in (`sessions(userID:now:)`): how each session was opened,
+            // by which identity (what a provider's deauthorization ends), from which client, and
+            // its last refresh. NULL in a session opened before: its provenance is unknown.
+            "ALTER TABLE sessions ADD COLUMN method TEXT",
+            "ALTER TABLE sessions ADD COLUMN provider TEXT",
+            "ALTER TABLE sessions ADD COLUMN subject TEXT",
+            "ALTER TABLE sessions ADD COLUMN client_address TEXT",
+            "ALTER TABLE sessions ADD COLUMN user_agent TEXT",
+            "ALTER TABLE sessions ADD COLUMN refreshed_at REAL",
+            // An Easy Login code opens its session later: it keeps the identity it was issued to.
+            "ALTER TABLE authorization_codes ADD COLUMN provider TEXT",
+            "ALTER TABLE authorization_codes ADD COLUMN subject TEXT",
+        ],
     ]
 }

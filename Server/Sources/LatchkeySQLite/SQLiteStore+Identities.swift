@@ -13,7 +13,7 @@ extension SQLiteStore {
             try db.execute(
                 "INSERT INTO users (id, created_at, updated_at, disabled, properties, anonymous) VALUES (?, ?, ?, 0, '{}', 1)",
                 [.text(id), .float(stamp), .float(stamp)])
-            try Self.open(session, userID: id, db)
+            try Self.open(session, userID: id, identity: nil, db)
             try Self.record(AuditEvent(type: .guestCreated, userID: id, detail: [:]), at: now, db)
             guard let user = try Self.loadUser(id, db) else { throw SQLiteStoreError.inconsistent }
             return user
@@ -67,7 +67,7 @@ extension SQLiteStore {
                     [
                         .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(link.userID),
                         .text(Self.json(identity.grantedPermissions)), stamp, stamp,
-                        link.businessToken.map(SQLiteValue.text) ?? .null,
+                        .optionalText(link.businessToken),
                     ])
                 let properties = StorageRules.propertiesAfterLink(
                     stored: user?.properties ?? [:], mapped: link.mappedProperties)
@@ -83,8 +83,13 @@ extension SQLiteStore {
                     "UPDATE sessions SET authenticated_at = ? WHERE id = ? AND user_id = ?",
                     [stamp, .text(proving), .text(link.userID)])
             }
-            if let session = link.session { try Self.open(session, userID: link.userID, db) }
-            if let code = link.authorizationCode { try Self.store(code, userID: link.userID, now: now, db) }
+            if let session = link.session {
+                try Self.open(
+                    session, userID: link.userID, identity: (link.identity.provider, link.identity.subject), db)
+            }
+            if let code = link.authorizationCode {
+                try Self.store(code, userID: link.userID, identity: link.identity, now: now, db)
+            }
             guard let after = try Self.loadUser(link.userID, db) else { throw SQLiteStoreError.inconsistent }
             return verdict == .touch ? .alreadyLinked(after) : .linked(after)
         }

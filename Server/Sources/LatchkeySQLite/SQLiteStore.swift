@@ -183,12 +183,16 @@ package final class SQLiteStore: LatchkeyStore {
                     [
                         .text(identity.provider), .text(identity.subject), .text(identity.appID), .text(userID),
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
-                        .float(now.timeIntervalSince1970), login.businessToken.map(SQLiteValue.text) ?? .null,
+                        .float(now.timeIntervalSince1970), .optionalText(login.businessToken),
                     ])
                 signedIn = StorageRules.createdUser(login, id: userID, at: stamp)
             }
-            if let session = login.session { try Self.open(session, userID: userID, db) }
-            if let code = login.authorizationCode { try Self.store(code, userID: userID, now: now, db) }
+            if let session = login.session {
+                try Self.open(session, userID: userID, identity: (identity.provider, identity.subject), db)
+            }
+            if let code = login.authorizationCode {
+                try Self.store(code, userID: userID, identity: login.identity, now: now, db)
+            }
             try Self.record(StorageRules.signInEvent(login, userID: userID, created: created), at: now, db)
             guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return (user, created)
@@ -271,8 +275,11 @@ package final class SQLiteStore: LatchkeyStore {
                     ])
                 // The new token is the session's only unspent one: the session lives as long as it does.
                 try db.execute(
-                    "UPDATE sessions SET expires_at = ? WHERE id = ?",
-                    [.float(newExpiresAt.timeIntervalSince1970), .text(read.sessionID)])
+                    "UPDATE sessions SET expires_at = ?, refreshed_at = ? WHERE id = ?",
+                    [
+                        .float(newExpiresAt.timeIntervalSince1970), .float(now.timeIntervalSince1970),
+                        .text(read.sessionID),
+                    ])
             }
             return verdict.outcome(
                 sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous)
@@ -502,7 +509,8 @@ package final class SQLiteStore: LatchkeyStore {
                 let row = try db.query(
                     """
                     SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope,
-                        c.expires_at, c.used_at, c.redeemed, (SELECT disabled FROM users WHERE id = c.user_id) AS disabled
+                        c.expires_at, c.used_at, c.redeemed, (SELECT disabled FROM users WHERE id = c.user_id) AS disabled,
+                        c.provider, c.subject
                     FROM authorization_codes c WHERE c.hash = ?
                     """, [hash]
                 ).first, let userID = row.column("user_id")?.string,
@@ -530,7 +538,11 @@ package final class SQLiteStore: LatchkeyStore {
             if case .refuse(let refusal) = verdict { return refusal }
             var opened = session
             opened.id = sessionID
-            try Self.open(opened, userID: userID, db)
+            // The identity the code was issued to opens it.
+            let identity = row.column("provider")?.string.flatMap { provider in
+                row.column("subject")?.string.map { (provider, $0) }
+            }
+            try Self.open(opened, userID: userID, identity: identity, db)
             let scope =
                 (try? JSONValue.decode(Data((row.column("scope")?.string ?? "[]").utf8)))?.arrayValue?
                 .compactMap(\.stringValue) ?? []
@@ -605,12 +617,22 @@ package final class SQLiteStore: LatchkeyStore {
 
     /// Inserts a session and its first refresh token, inside the caller's transaction; the session
     /// expires with that token until a rotation renews both.
-    static func open(_ session: NewSession, userID: String, _ db: SQLiteConnectionState) throws {
+    /// `identity` is the one opening it (`nil` for a guest).
+    static func open(
+        _ session: NewSession, userID: String, identity: (provider: String, subject: String)?,
+        _ db: SQLiteConnectionState
+    ) throws {
         try db.execute(
-            "INSERT INTO sessions (id, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
+            """
+            INSERT INTO sessions (id, user_id, created_at, expires_at, method, provider, subject, client_address,
+                user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
             [
                 .text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970),
-                .float(session.refreshExpiresAt.timeIntervalSince1970),
+                .float(session.refreshExpiresAt.timeIntervalSince1970), .text(session.method.rawValue),
+                .optionalText(identity?.provider), .optionalText(identity?.subject),
+                .optionalText(session.client.address), .optionalText(session.client.userAgent),
             ])
         try db.execute(
             "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
@@ -622,17 +644,22 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Stores an Easy Login authorization code for `userID`, inside the caller's transaction.
-    static func store(_ code: NewAuthorizationCode, userID: String, now: Date, _ db: SQLiteConnectionState) throws {
+    /// The code keeps `identity`, which the session its redemption opens records.
+    static func store(
+        _ code: NewAuthorizationCode, userID: String, identity: StoredIdentity, now: Date, _ db: SQLiteConnectionState
+    ) throws {
         try db.execute(
             """
             INSERT INTO authorization_codes
-                (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at,
+                provider, subject)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .blob(code.hash), .text(code.clientID), .text(code.redirectURI),
                 .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
                 .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
+                .text(identity.provider), .text(identity.subject),
             ])
     }
 

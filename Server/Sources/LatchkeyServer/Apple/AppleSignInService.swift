@@ -71,8 +71,8 @@ struct AppleSignInService: Sendable {
     }
 
     /// `POST /v1/auth/apple`: the credential proven, then signed in as every provider's is.
-    func signIn(_ request: AppleExchangeRequest, logger: Logger) async throws -> SignInBody {
-        try await facebook.open(try await prove(request), kind: "apple", logger: logger) { login, now in
+    func signIn(_ request: AppleExchangeRequest, client: ClientInfo, logger: Logger) async throws -> SignInBody {
+        try await facebook.open(try await prove(request), client: client, logger: logger) { login, now in
             try await store.signIn(login, now: now)
         }
     }
@@ -96,7 +96,7 @@ struct AppleSignInService: Sendable {
         let stored = identity.stored(at: now)
         return ProvenIdentity(
             identity: stored, mappedProperties: mapping.apply(to: identity.profile), singleUse: identity.singleUse,
-            limitKey: identity.limitKey, granted: stored.grantedPermissions, declined: [])
+            limitKey: identity.limitKey, granted: stored.grantedPermissions, declined: [], method: .apple)
     }
 
     /// Exchanges the code under the client id the id token was issued to, checks that Apple

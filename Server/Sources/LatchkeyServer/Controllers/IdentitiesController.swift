@@ -22,7 +22,8 @@ struct IdentitiesController: Controller {
             // Counted per address like a sign-in: each call makes an account.
             _ = try await limits.enforceSignIn(request, context)
             _ = try await reading.fields(request, allowed: [])
-            return try Response.json(try await identities.createGuest(logger: context.logger))
+            return try Response.json(
+                try await identities.createGuest(client: limits.clientInfo(request, context), logger: context.logger))
         }
         let signedIn = router.group().add(middleware: sessionChecked)
         signedIn.route(.post, "/v1/users/me/identities") { request, context in

@@ -35,6 +35,18 @@ struct SessionsController: Controller {
             let count = try await sessions.endAll(try context.authenticatedSession())
             return try Response.json(["revokedSessions": count])
         }
+        signedIn.route(.get, "/v1/users/me/sessions") { _, context in
+            try Response.json(try await sessions.list(try context.authenticatedSession()))
+        }
+        signedIn.route(.delete, "/v1/users/me/sessions/{id}") { _, context in
+            let claims = try context.authenticatedSession()
+            // Session ids are 22 URL-safe characters; anything far longer names none.
+            guard let id = context.parameters.get("id"), !id.isEmpty, id.utf8.count <= 64 else {
+                throw APIError(.notFound, .notFound, "No active session of yours has this id.")
+            }
+            try await sessions.end(sessionID: id, claims)
+            return Response(status: .noContent)
+        }
     }
 
     func token(_ request: Request, _ context: LatchkeyRequestContext) async throws -> Response {
@@ -56,7 +68,9 @@ struct SessionsController: Controller {
                     fields, TokenRequest.Field.refreshToken.rawValue, maxLength: 256), !presented.isEmpty
             else { throw APIError.invalidRequest("refresh_token is required.") }
             granted = try Response.json(try await sessions.refresh(presented))
-        case "authorization_code": granted = try Response.json(try await easyLogin.redeem(fields))
+        case "authorization_code":
+            granted = try Response.json(
+                try await easyLogin.redeem(fields, client: limits.clientInfo(request, context)))
         case nil: throw APIError.invalidRequest("grant_type is required.")
         case .some:
             // Not echoed: error_description stays free of request text.

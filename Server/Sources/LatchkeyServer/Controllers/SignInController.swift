@@ -13,30 +13,33 @@ struct SignInController: Controller {
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.post, "/v1/auth/facebook") { request, context in
             let address = try await limits.enforceSignIn(request, context)
+            let client = limits.clientInfo(request, context)
             let guest = try guestClaims(request)
             let fields = try await reading.fields(request, allowed: SignInService.requestFields)
             let credential = try SignInService.request(fields)
             if let guest {
                 return try Response.json(
-                    try await identities.upgradeGuest(guest, logger: context.logger) {
+                    try await identities.upgradeGuest(guest, client: client, logger: context.logger) {
                         try await identities.facebook(credential, client: address)
                     })
             }
-            return try Response.json(try await signIn.signIn(credential, client: address, logger: context.logger))
+            return try Response.json(
+                try await signIn.signIn(credential, client: address, info: client, logger: context.logger))
         }
         router.route(.post, "/v1/auth/apple") { request, context in
             try apple.requireEnabled()
             _ = try await limits.enforceSignIn(request, context)
+            let client = limits.clientInfo(request, context)
             let guest = try guestClaims(request)
             let fields = try await reading.fields(request, allowed: AppleSignInService.requestFields)
             let credential = try AppleSignInService.request(fields)
             if let guest {
                 return try Response.json(
-                    try await identities.upgradeGuest(guest, logger: context.logger) {
+                    try await identities.upgradeGuest(guest, client: client, logger: context.logger) {
                         try await apple.prove(credential)
                     })
             }
-            return try Response.json(try await apple.signIn(credential, logger: context.logger))
+            return try Response.json(try await apple.signIn(credential, client: client, logger: context.logger))
         }
         router.route(.post, "/v1/auth/nonce") { request, context in
             try await limits.enforce(limits.rules.noncePerAddress, key: limits.client(request, context))

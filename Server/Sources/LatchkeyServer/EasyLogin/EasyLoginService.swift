@@ -353,7 +353,8 @@ struct EasyLoginService: Sendable {
     /// verifier of its challenge, expiry, a single use), then links the identity to the request's
     /// user and opens a session for it, in one transaction.
     private func redeemLink(
-        _ opened: SealedToken.Opened, clientID: String, redirectURI: String, verifier: String, now: Date
+        _ opened: SealedToken.Opened, clientID: String, redirectURI: String, verifier: String, client: ClientInfo,
+        now: Date
     ) async throws -> SessionBody {
         let invalid = APIError(
             .badRequest, .authorizationCodeInvalid,
@@ -375,7 +376,7 @@ struct EasyLoginService: Sendable {
         else { throw invalid }
         guard try await store.isSessionActive(id: sessionID) else { throw Self.linkRequestInvalid }
         let granted = payload["g"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let opening = tokens.opening(at: now)
+        let opening = tokens.opening(at: now, method: .easyLogin, client: client)
         let record = LinkRecord(
             userID: userID,
             identity: StoredIdentity(
@@ -416,7 +417,8 @@ struct EasyLoginService: Sendable {
 
     // MARK: POST /v1/oauth/token, grant_type=authorization_code
 
-    func redeem(_ fields: [String: JSONValue]) async throws -> SessionBody {
+    /// - Parameter client: the app redeeming, as the session records it.
+    func redeem(_ fields: [String: JSONValue], client: ClientInfo) async throws -> SessionBody {
         func required(_ field: TokenRequest.Field, maxLength: Int = 2048) throws -> String {
             let name = field.rawValue
             guard let value = try RequestReading.string(fields, name, maxLength: maxLength), !value.isEmpty else {
@@ -437,9 +439,9 @@ struct EasyLoginService: Sendable {
         let now = configuration.clock()
         if let link = SealedToken.open(code, kind: .linkCode, keys: tokens.keys.current.requestKeys) {
             return try await redeemLink(
-                link, clientID: clientID, redirectURI: redirectURI, verifier: verifier, now: now)
+                link, clientID: clientID, redirectURI: redirectURI, verifier: verifier, client: client, now: now)
         }
-        let opening = tokens.opening(at: now, id: "")
+        let opening = tokens.opening(at: now, method: .easyLogin, client: client, id: "")
         let outcome = try await store.redeemAuthorizationCode(
             CodePresentation(
                 hash: SessionTokens.hash(code), clientID: clientID, redirectURI: redirectURI,

@@ -2427,6 +2427,104 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "/v1/users/me/sessions": {
+              "get": {
+                "operationId": "listSessions",
+                "summary": "The signed-in user's active sessions: where they are signed in.",
+                "tags": [
+                  "sessions"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The sessions, newest first.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/ActiveSessions"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/sessions/{id}": {
+              "delete": {
+                "operationId": "endSession",
+                "summary": "End one of the signed-in user's sessions (this one included, as a sign-out).",
+                "tags": [
+                  "sessions"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "204": {
+                    "description": "Ended."
+                  },
+                  "404": {
+                    "description": "No active session of the user has this id.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                },
+                "parameters": [
+                  {
+                    "name": "id",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                ]
+              }
             }
           },
           "components": {
@@ -2992,6 +3090,112 @@ enum OpenAPIDocument {
                     "maxLength": 2048,
                     "format": "uri",
                     "description": "The web flow's return URL (a Services ID's authorization): Apple exchanges such a code only with the same `redirect_uri`. Absent for the native flow."
+                  }
+                }
+              },
+              "Client": {
+                "type": "object",
+                "required": [
+                  "network",
+                  "agent"
+                ],
+                "additionalProperties": false,
+                "description": "Where a request came from, coarsely, as a person is shown it.",
+                "properties": {
+                  "network": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "The IPv4 /24 or IPv6 /48 of the address (`203.0.113.0/24`); null when unknown."
+                  },
+                  "agent": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "The browser or app and its platform, from the user agent (`Safari on iPhone`); null when none was sent."
+                  }
+                }
+              },
+              "ActiveSession": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "createdAt",
+                  "lastRefreshedAt",
+                  "expiresAt",
+                  "method",
+                  "provider",
+                  "client",
+                  "current"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "id": {
+                    "type": "string",
+                    "description": "The session id (the access tokens' `sid`)."
+                  },
+                  "createdAt": {
+                    "type": "integer",
+                    "description": "When it was opened, seconds since 1970."
+                  },
+                  "lastRefreshedAt": {
+                    "type": [
+                      "integer",
+                      "null"
+                    ],
+                    "description": "Its last refresh, seconds since 1970; null when never refreshed."
+                  },
+                  "expiresAt": {
+                    "type": "integer",
+                    "description": "When it ends unless refreshed, seconds since 1970."
+                  },
+                  "method": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "enum": [
+                      "classic",
+                      "limited_login",
+                      "easy_login",
+                      "apple",
+                      "guest",
+                      null
+                    ],
+                    "description": "How it was opened; null for a session opened before the server recorded it."
+                  },
+                  "provider": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "The provider of the identity that opened it; null for a guest."
+                  },
+                  "client": {
+                    "$ref": "#/components/schemas/Client"
+                  },
+                  "current": {
+                    "type": "boolean",
+                    "description": "Whether it is the session of the request's access token."
+                  }
+                }
+              },
+              "ActiveSessions": {
+                "type": "object",
+                "required": [
+                  "sessions"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "sessions": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                      "$ref": "#/components/schemas/ActiveSession"
+                    },
+                    "description": "The active sessions, newest first (at most 100)."
                   }
                 }
               }

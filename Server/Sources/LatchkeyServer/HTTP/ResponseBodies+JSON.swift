@@ -47,3 +47,24 @@ extension SignInBody: JSONRepresentable {
         ]
     }
 }
+
+extension ClientBody: JSONRepresentable {
+    var json: JSONValue {
+        ["network": network.map(JSONValue.string) ?? .null, "agent": agent.map(JSONValue.string) ?? .null]
+    }
+}
+
+extension ActiveSessionBody: JSONRepresentable {
+    var json: JSONValue {
+        [
+            "id": .string(id), "createdAt": .int(createdAt),
+            "lastRefreshedAt": lastRefreshedAt.map(JSONValue.int) ?? .null,
+            "expiresAt": .int(expiresAt), "method": method.map(JSONValue.string) ?? .null,
+            "provider": provider.map(JSONValue.string) ?? .null, "client": client.json, "current": .bool(current),
+        ]
+    }
+}
+
+extension ActiveSessionsBody: JSONRepresentable {
+    var json: JSONValue { ["sessions": .array(sessions.map(\.json))] }
+}

@@ -22,13 +22,13 @@ struct IdentityService: Sendable {
     // MARK: Guests
 
     /// `POST /v1/auth/anonymous`: a guest with no identity and a session for it.
-    func createGuest(logger: Logger) async throws -> SignInBody {
+    func createGuest(client: ClientInfo, logger: Logger) async throws -> SignInBody {
         guard configuration.identities.anonymousUsers else {
             throw APIError(
                 .notFound, .notFound, "Guest accounts are not enabled on this server (LATCHKEY_ANONYMOUS_USERS).")
         }
         let now = configuration.clock()
-        let opening = tokens.opening(at: now)
+        let opening = tokens.opening(at: now, method: .guest, client: client)
         let user = try await store.createGuest(
             id: SessionTokens.randomToken(bytes: 15), session: opening.record, now: now)
         logger.info("latchkey.guest.created", metadata: ["latchkey.user.id": "\(user.id)"])
@@ -90,12 +90,13 @@ struct IdentityService: Sendable {
     /// proves is linked to the guest, which keeps its id and properties and becomes a full user,
     /// and a session opens as for a sign-in.
     func upgradeGuest(
-        _ claims: SessionTokens.AccessClaims, logger: Logger, prove: () async throws -> ProvenIdentity
+        _ claims: SessionTokens.AccessClaims, client: ClientInfo, logger: Logger,
+        prove: () async throws -> ProvenIdentity
     ) async throws -> SignInBody {
         guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
         let proven = try await prove()
         let now = configuration.clock()
-        let opening = tokens.opening(at: now)
+        let opening = tokens.opening(at: now, method: proven.method, client: client)
         let record = LinkRecord(
             userID: claims.userID, identity: proven.identity, mappedProperties: proven.mappedProperties,
             singleUse: proven.singleUse,

@@ -16,6 +16,8 @@ struct ProvenIdentity: Sendable {
     var granted: [String]
     /// Permissions declined, for the answer.
     var declined: [String]
+    /// How the credential was presented: what a session it opens records.
+    var method: SessionMethod
 }
 
 extension LoginRecord {
@@ -38,6 +40,7 @@ extension FacebookIdentity {
     func proven(mapping: FieldMapping, at now: Date) -> ProvenIdentity {
         ProvenIdentity(
             identity: stored(at: now), mappedProperties: mapping.apply(to: profile), singleUse: singleUse,
-            limitKey: limitKey, granted: granted, declined: declined)
+            limitKey: limitKey, granted: granted, declined: declined,
+            method: kind == .limitedLogin ? .limitedLogin : .classic)
     }
 }

@@ -54,6 +54,12 @@ struct AbuseLimits: Sendable {
             header: forwardedHeader)
     }
 
+    /// The request's client as a session or an audit event records it: the address (forwarding
+    /// headers read as configured) and the user agent.
+    func clientInfo(_ request: Request, _ context: LatchkeyRequestContext) -> ClientInfo {
+        ClientInfo(address: address(request, context)?.text, userAgent: request.headers[.userAgent])
+    }
+
     /// Counts a sign-in for the client's address and, for IPv6, for its /48.
     /// - Returns: the client's address, for `enforceClassicSignIn`.
     func enforceSignIn(_ request: Request, _ context: LatchkeyRequestContext) async throws -> ClientAddress? {

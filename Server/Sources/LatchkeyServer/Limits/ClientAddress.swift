@@ -59,6 +59,37 @@ struct ClientAddress: Sendable, Equatable {
             : "v6:" + bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ":") + "::/64"
     }
 
+    /// The address as text (`203.0.113.7`, `2001:db8::1`), as the audit log and the sessions list
+    /// keep it.
+    var text: String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        // RFC 5952: lowercase hex groups, the longest run of two or more zero groups as "::".
+        let groups = stride(from: 0, to: 16, by: 2).map { Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]) }
+        var best = (start: -1, length: 0)
+        var run = (start: -1, length: 0)
+        for (index, group) in groups.enumerated() {
+            if group == 0 {
+                run = run.start < 0 ? (index, 1) : (run.start, run.length + 1)
+                if run.length > best.length { best = run }
+            } else {
+                run = (-1, 0)
+            }
+        }
+        let hex = groups.map { String($0, radix: 16) }
+        guard best.length >= 2 else { return hex.joined(separator: ":") }
+        let head = hex[..<best.start].joined(separator: ":")
+        let tail = hex[(best.start + best.length)...].joined(separator: ":")
+        return head + "::" + tail
+    }
+
+    /// The network a person is shown for a session or an event: the IPv4 /24 or the IPv6 /48
+    /// (`203.0.113.0/24`, `2001:db8:1::/48`), which names a provider and a region, not a home.
+    var masked: String {
+        let kept = bytes.count == 4 ? 3 : 6
+        let network = ClientAddress(raw: Array(bytes.prefix(kept)) + Array(repeating: 0, count: bytes.count - kept))
+        return network.text + (bytes.count == 4 ? "/24" : "/48")
+    }
+
     /// The wider network an IPv6 client's /64 sits in, its /48 (the usual allocation to one site,
     /// RFC 6177), for an aggregate limit: whoever has a routed /48 has 65,536 /64 keys. `nil` for
     /// IPv4, whose single address is already the scarce unit.

@@ -72,7 +72,38 @@ struct SessionService: Sendable {
 
     /// Ends the session `claims` belong to (sign-out).
     func end(_ claims: SessionTokens.AccessClaims) async throws {
-        try await store.revokeSession(id: claims.sessionID, now: configuration.clock())
+        try await store.endSession(
+            id: claims.sessionID, userID: claims.userID, now: configuration.clock(), signOut: true)
+    }
+
+    /// The most sessions `GET /v1/users/me/sessions` lists: far more than one person signs in
+    /// from, and a bound on the answer.
+    static let listLimit = 100
+
+    /// `GET /v1/users/me/sessions`: the caller's active sessions, newest first, theirs marked.
+    func list(_ claims: SessionTokens.AccessClaims) async throws -> ActiveSessionsBody {
+        let sessions = try await store.sessions(
+            userID: claims.userID, now: configuration.clock(), limit: Self.listLimit)
+        return ActiveSessionsBody(
+            sessions: sessions.map { session in
+                ActiveSessionBody(
+                    id: session.id, createdAt: Int(session.createdAt.timeIntervalSince1970),
+                    lastRefreshedAt: session.refreshedAt.map { Int($0.timeIntervalSince1970) },
+                    expiresAt: Int(session.expiresAt.timeIntervalSince1970), method: session.method?.rawValue,
+                    provider: session.provider, client: ClientBody(session.client),
+                    current: session.id == claims.sessionID)
+            })
+    }
+
+    /// `DELETE /v1/users/me/sessions/{id}`: ends one of the caller's sessions (their own included,
+    /// as a sign-out). Another user's session, an ended one or an unknown id is the same 404, so
+    /// the answer tells nothing about sessions that are not the caller's.
+    func end(sessionID: String, _ claims: SessionTokens.AccessClaims) async throws {
+        guard
+            try await store.endSession(
+                id: sessionID, userID: claims.userID, now: configuration.clock(),
+                signOut: sessionID == claims.sessionID)
+        else { throw APIError(.notFound, .notFound, "No active session of yours has this id.") }
     }
 
     /// Ends every session of the user `claims` belong to; how many were active.

@@ -42,14 +42,17 @@ struct SessionTokens: Sendable {
         var id: String { record.id }
     }
 
-    /// A new session at `now` with a fresh refresh token living `refreshTokenLifetime`.
+    /// A new session at `now` with a fresh refresh token living `refreshTokenLifetime`, opened by
+    /// `method` from `client`.
     /// - Parameter id: its id; a code's redemption passes `""` (the code names the session).
-    func opening(at now: Date, id: String = SessionTokens.randomToken(bytes: 16)) -> Opening {
+    func opening(
+        at now: Date, method: SessionMethod, client: ClientInfo, id: String = SessionTokens.randomToken(bytes: 16)
+    ) -> Opening {
         let refresh = Self.newRefreshToken()
         return Opening(
             record: NewSession(
                 id: id, refreshTokenHash: refresh.hash, createdAt: now,
-                refreshExpiresAt: now.addingTimeInterval(refreshTokenLifetime)),
+                refreshExpiresAt: now.addingTimeInterval(refreshTokenLifetime), method: method, client: client),
             refreshToken: refresh.token)
     }
 

@@ -15,6 +15,10 @@ package struct AuditEvent: Sendable, Equatable {
         case userEnabled = "user.enabled"
         /// Every session of the user was ended at once.
         case sessionsRevoked = "user.sessions_revoked"
+        /// A session signed out (`POST /v1/auth/signout`); `detail.session_id`.
+        case sessionSignedOut = "session.signed_out"
+        /// The person ended one of their sessions from another (`DELETE /v1/users/me/sessions/{id}`).
+        case sessionEnded = "session.ended"
         /// A guest was created (`POST /v1/auth/anonymous`).
         case guestCreated = "user.guest_created"
         /// An identity was linked to the user.
@@ -118,6 +122,13 @@ package struct AuditEvent: Sendable, Equatable {
         detail["subject"] = .string(event.subject)
         if sessionsEnded > 0 { detail["sessions_ended"] = .int(sessionsEnded) }
         return AuditEvent(type: type, userID: userID, detail: .object(detail))
+    }
+
+    /// What ending one session records: a sign-out, or the person ending it from another.
+    package static func sessionEnded(_ sessionID: String, userID: String, signOut: Bool) -> AuditEvent {
+        AuditEvent(
+            type: signOut ? .sessionSignedOut : .sessionEnded, userID: userID,
+            detail: ["session_id": .string(sessionID)])
     }
 
     /// What ending every session of a user records.

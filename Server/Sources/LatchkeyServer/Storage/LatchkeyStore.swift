@@ -67,6 +67,15 @@ package protocol LatchkeyStore: Sendable {
     @discardableResult
     func revokeSession(id: String, now: Date) async throws -> Bool
 
+    /// The user's active sessions (not ended, not expired at `now`), newest first, at most `limit`.
+    func sessions(userID: String, now: Date, limit: Int) async throws -> [StoredSession]
+
+    /// Ends the session `id` when it is one of `userID`'s and active, recording
+    /// `AuditEvent.sessionEnded` (a sign-out when `signOut`) in the same transaction.
+    /// - Returns: whether it was active (another user's session is never touched).
+    @discardableResult
+    func endSession(id: String, userID: String, now: Date, signOut: Bool) async throws -> Bool
+
     /// Revokes every session of a user and, when the user exists, records
     /// `AuditEvent.sessionsRevoked` naming `actor` in the same transaction.
     /// - Returns: how many sessions were active.

@@ -115,13 +115,23 @@ package struct NewSession: Sendable {
     package var createdAt: Date
     /// When the refresh token expires if unused.
     package var refreshExpiresAt: Date
+    /// How it is opened. The identity that opens it is the store's to record, from the operation:
+    /// a sign-in's or a link's identity, the one a redeemed code was issued to, none for a guest.
+    package var method: SessionMethod
+    /// The client opening it.
+    package var client: ClientInfo
 
     /// Creates a new-session record.
-    package init(id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date) {
+    package init(
+        id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date, method: SessionMethod = .guest,
+        client: ClientInfo = .unknown
+    ) {
         self.id = id
         self.refreshTokenHash = refreshTokenHash
         self.createdAt = createdAt
         self.refreshExpiresAt = refreshExpiresAt
+        self.method = method
+        self.client = client
     }
 }
 

@@ -48,7 +48,8 @@ package struct TransferTable: Sendable, Equatable {
             "sessions",
             [
                 ("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date),
-                ("authenticated_at", .date),
+                ("authenticated_at", .date), ("method", .text), ("provider", .text), ("subject", .text),
+                ("client_address", .text), ("user_agent", .text), ("refreshed_at", .date),
             ]),
         TransferTable(
             "refresh_tokens",
@@ -69,7 +70,8 @@ package struct TransferTable: Sendable, Equatable {
             [
                 ("hash", .bytes), ("client_id", .text), ("redirect_uri", .text), ("code_challenge", .text),
                 ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
-                ("expires_at", .date), ("used_at", .date), ("redeemed", .bool),
+                ("expires_at", .date), ("used_at", .date), ("redeemed", .bool), ("provider", .text),
+                ("subject", .text),
             ]),
         TransferTable(
             "provider_tokens",

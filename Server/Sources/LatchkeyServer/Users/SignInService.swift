@@ -32,10 +32,13 @@ struct SignInService: Sendable {
 
     /// - Parameter client: the caller's address, for the tighter limits on classic sign-ins while
     ///   the app's Graph usage is high.
-    func signIn(_ request: FacebookExchangeRequest, client: ClientAddress?, logger: Logger) async throws -> SignInBody {
+    /// - Parameter info: the caller as the session records it.
+    func signIn(
+        _ request: FacebookExchangeRequest, client: ClientAddress?, info: ClientInfo, logger: Logger
+    ) async throws -> SignInBody {
         let (identity, mapping) = try await verify(request, client: client)
         return try await open(
-            identity.proven(mapping: mapping, at: configuration.clock()), kind: identity.kind.rawValue, logger: logger
+            identity.proven(mapping: mapping, at: configuration.clock()), client: info, logger: logger
         ) { login, now in
             try await recorder.record(login, identity, now: now)
         }
@@ -44,13 +47,13 @@ struct SignInService: Sendable {
     /// Signs `proven` in, whichever provider proved it: `record` writes the sign-in with a new
     /// session (Facebook's through `SignInRecorder`, which may join a business's user), and the
     /// answer carries the session. A refusal gives the per-identity count back.
-    /// - Parameter kind: how the person signed in, for the log (`classic`, `limited_login`, `apple`).
+    /// - Parameter client: the caller, as the session records it.
     func open(
-        _ proven: ProvenIdentity, kind: String, logger: Logger,
+        _ proven: ProvenIdentity, client: ClientInfo, logger: Logger,
         record: (LoginRecord, Date) async throws -> (user: StoredUser, created: Bool)
     ) async throws -> SignInBody {
         let now = configuration.clock()
-        let opening = tokens.opening(at: now)
+        let opening = tokens.opening(at: now, method: proven.method, client: client)
         let login = LoginRecord(proven, configuration: configuration, session: opening.record)
         let user: StoredUser
         let created: Bool
@@ -67,7 +70,7 @@ struct SignInService: Sendable {
         logger.info(
             "latchkey.signin",
             metadata: [
-                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(kind)",
+                "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(proven.method.rawValue)",
                 "latchkey.signin.created": "\(created)",
             ])
         return SignInBody(

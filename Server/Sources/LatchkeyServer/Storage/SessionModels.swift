@@ -1,0 +1,84 @@
+import Foundation
+
+/// How a session was opened: what "where you're signed in" shows, and what a provider's
+/// deauthorization ends (`LATCHKEY_DEAUTHORIZE_ENDS`).
+package enum SessionMethod: String, Sendable, CaseIterable, Codable {
+    /// A classic Facebook access token (`POST /v1/auth/facebook` with `accessToken`).
+    case classic
+    /// A Limited Login id token.
+    case limitedLogin = "limited_login"
+    /// Easy Login: the web dialog, then the app's code redemption.
+    case easyLogin = "easy_login"
+    /// Sign in with Apple.
+    case apple
+    /// A guest (`POST /v1/auth/anonymous`): no identity.
+    case guest
+}
+
+/// The client a request came from, as the sessions list and the audit log keep it: the address
+/// (after `LATCHKEY_TRUSTED_PROXIES`) and the `User-Agent`, bounded. Never a credential.
+package struct ClientInfo: Sendable, Equatable {
+    /// The longest user agent kept: enough for any browser's or app's, and a stranger cannot make
+    /// a row grow without bound.
+    package static let maximumUserAgentLength = 256
+
+    /// The IP address as text (`203.0.113.7`, `2001:db8::1`), or `nil` when unknown.
+    package var address: String?
+    /// The `User-Agent` header, cut to `maximumUserAgentLength` characters with control characters
+    /// removed, or `nil` when absent.
+    package var userAgent: String?
+
+    /// No client (background work, the command line, tests).
+    package static let unknown = ClientInfo(address: nil, userAgent: nil)
+
+    /// Creates a client record, bounding and cleaning the user agent.
+    package init(address: String?, userAgent: String?) {
+        self.address = address
+        self.userAgent = userAgent.flatMap(Self.clean)
+    }
+
+    /// The header's printable ASCII, at most `maximumUserAgentLength` characters; `nil` when
+    /// nothing is left. Control characters would let a stranger forge lines in a log or a page.
+    private static func clean(_ header: String) -> String? {
+        let kept = String(
+            String.UnicodeScalarView(
+                header.unicodeScalars.filter { $0.value >= 0x20 && $0.value < 0x7F }.prefix(maximumUserAgentLength)))
+        let trimmed = kept.trimmingCharacters(in: .whitespaces)
+        return trimmed.isEmpty ? nil : trimmed
+    }
+}
+
+/// A session as the store holds it, for the list of a user's active sessions.
+package struct StoredSession: Sendable, Equatable {
+    /// Its id (the access tokens' `sid`).
+    package var id: String
+    /// When it was opened.
+    package var createdAt: Date
+    /// Its last refresh-token rotation; `nil` when never refreshed.
+    package var refreshedAt: Date?
+    /// When it ends unless refreshed.
+    package var expiresAt: Date
+    /// How it was opened; `nil` for a session opened before Latchkey recorded it.
+    package var method: SessionMethod?
+    /// The identity that opened it (`nil` for a guest, or a session from before it was recorded).
+    package var provider: String?
+    /// The identity's subject.
+    package var subject: String?
+    /// The client that opened it.
+    package var client: ClientInfo
+
+    /// Creates a stored session.
+    package init(
+        id: String, createdAt: Date, refreshedAt: Date?, expiresAt: Date, method: SessionMethod?, provider: String?,
+        subject: String?, client: ClientInfo
+    ) {
+        self.id = id
+        self.createdAt = createdAt
+        self.refreshedAt = refreshedAt
+        self.expiresAt = expiresAt
+        self.method = method
+        self.provider = provider
+        self.subject = subject
+        self.client = client
+    }
+}
