@@ -85,6 +85,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// A server-to-server notification from Apple was refused: not signed by Apple, for another
     /// app, replayed, expired or malformed. Nothing changed.
     public static let appleNotificationInvalid = ErrorCode(rawValue: "apple_notification_invalid")
+    /// A Facebook callback's `signed_request` was refused: not signed by a configured app, not
+    /// HMAC-SHA256, or malformed. Nothing changed.
+    public static let signedRequestInvalid = ErrorCode(rawValue: "signed_request_invalid")
+    /// A Facebook callback's `signed_request` was issued longer ago than
+    /// `LATCHKEY_SIGNED_REQUEST_MAX_AGE`, or in the future. Nothing changed.
+    public static let signedRequestExpired = ErrorCode(rawValue: "signed_request_expired")
 
     // MARK: Sessions
 

@@ -157,5 +157,19 @@ enum PostgresSchema {
             // An Easy Login code opens its session later: it keeps the identity it was issued to.
             "ALTER TABLE authorization_codes ADD COLUMN provider text, ADD COLUMN subject text",
         ],
+        [
+            // Providers' data-deletion requests (`receiveDeletionRequest`): the public status page
+            // reads one by its code; a repeated request finds the identity's newest; operators list
+            // them by status.
+            """
+            CREATE TABLE deletion_requests (
+                id text PRIMARY KEY, code text NOT NULL UNIQUE, provider text NOT NULL, subject text NOT NULL,
+                app_id text NOT NULL, user_id text, policy text NOT NULL, property_keys json NOT NULL DEFAULT '[]',
+                status text NOT NULL, reason text, held_data boolean, created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL)
+            """,
+            "CREATE INDEX deletion_requests_identity ON deletion_requests(provider, subject, created_at)",
+            "CREATE INDEX deletion_requests_status ON deletion_requests(status, created_at)",
+        ],
     ]
 }

@@ -74,7 +74,7 @@ extension PostgresStore {
             if verdict == .touch {
                 try await connection.run(
                     """
-                    UPDATE identities SET granted = \(granted)::json, last_seen = \(now)
+                    UPDATE identities SET granted = \(granted)::json, last_seen = \(now), revoked_at = NULL
                     WHERE provider = \(identity.provider) AND subject = \(identity.subject)
                     """)
             } else {
@@ -352,7 +352,7 @@ extension PostgresStore {
             case .done(let event), .gaveUp(let event):
                 let gone = try await connection.rows("DELETE FROM jobs WHERE id = \(id) RETURNING 1")
                 // Another node finished it first (its lease had expired): recorded once.
-                if !gone.isEmpty { try await Self.record(event, at: now, connection) }
+                if !gone.isEmpty, let event { try await Self.record(event, at: now, connection) }
             case .retry(let at, let error):
                 try await connection.run(
                     "UPDATE jobs SET due_at = \(at), lease_until = NULL, last_error = \(error) WHERE id = \(id)")

@@ -28,16 +28,7 @@ extension PostgresStore {
     /// user that has it now.
     package func applyProviderEvent(_ event: ProviderEvent, now: Date) async throws -> ProviderEventOutcome {
         try await transaction("provider event") { connection in
-            var user: StoredUser?
-            // Each pass loses only to a merge or deletion that committed meanwhile.
-            for _ in 0..<4 {
-                guard let owner = try await Self.owner(of: event, connection) else { break }
-                _ = try await connection.rows("SELECT 1 FROM users WHERE id = \(owner) FOR UPDATE")
-                if try await Self.owner(of: event, connection) == owner {
-                    user = try await Self.loadUser(owner, connection)
-                    break
-                }
-            }
+            let user = try await Self.lockedHolder(provider: event.provider, subject: event.subject, connection)
             let replayed = try await !connection.rows(
                 """
                 SELECT 1 FROM single_use WHERE kind = 'provider_event' AND value = \(event.eventID)
@@ -76,7 +67,7 @@ extension PostgresStore {
                 try await Self.deleteProviderTokens(of: [identity], connection)
                 try await connection.run(
                     "DELETE FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)")
-                sessionsEnded = try await Self.endSessions(of: user.id, now: now, connection)
+                sessionsEnded = try await Self.endSessions(of: user.id, openedBy: identity, now: now, connection)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:
@@ -86,7 +77,8 @@ extension PostgresStore {
                         UPDATE identities SET revoked_at = \(now)
                         WHERE provider = \(event.provider) AND subject = \(event.subject)
                         """)
-                    sessionsEnded = try await Self.endSessions(of: user.id, now: now, connection)
+                    sessionsEnded = try await Self.endSessions(
+                        of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, connection)
                 case .emailDisabled, .emailEnabled:
                     try await connection.run(
                         """
@@ -102,17 +94,40 @@ extension PostgresStore {
         }
     }
 
-    /// The user holding the event's identity, or `nil`.
-    private static func owner(of event: ProviderEvent, _ connection: PostgresConnection) async throws -> String? {
-        try await connection.rows(
-            "SELECT user_id FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)"
-        ).first?.decode(String.self)
+    /// The user holding an identity, their row locked `FOR UPDATE` for the rest of the
+    /// transaction, or `nil`. Each pass loses only to a merge or deletion that committed meanwhile.
+    static func lockedHolder(
+        provider: String, subject: String, _ connection: PostgresConnection
+    ) async throws -> StoredUser? {
+        func owner() async throws -> String? {
+            try await connection.rows(
+                "SELECT user_id FROM identities WHERE provider = \(provider) AND subject = \(subject)"
+            ).first?.decode(String.self)
+        }
+        for _ in 0..<4 {
+            guard let holder = try await owner() else { return nil }
+            _ = try await connection.rows("SELECT 1 FROM users WHERE id = \(holder) FOR UPDATE")
+            if try await owner() == holder { return try await Self.loadUser(holder, connection) }
+        }
+        return nil
     }
 
-    /// Ends every active session of `userID`; how many.
-    static func endSessions(of userID: String, now: Date, _ connection: PostgresConnection) async throws -> Int {
-        try await connection.rows(
-            "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
+    /// Ends the active sessions of `userID` that `identity` opened, and those whose opener is
+    /// unknown (opened before Latchkey recorded it); every one when `identity` is `nil`. How many.
+    static func endSessions(
+        of userID: String, openedBy identity: StoredIdentity?, now: Date, _ connection: PostgresConnection
+    ) async throws -> Int {
+        guard let identity else {
+            return try await connection.rows(
+                "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL RETURNING 1"
+            ).count
+        }
+        return try await connection.rows(
+            """
+            UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL
+                AND ((provider = \(identity.provider) AND subject = \(identity.subject)) OR method IS NULL)
+            RETURNING 1
+            """
         ).count
     }
 

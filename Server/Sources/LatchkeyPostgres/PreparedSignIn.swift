@@ -173,7 +173,7 @@ extension Prepared {
                 SELECT 1 FROM users WHERE id = (SELECT id FROM found) AND NOT disabled
                     AND ($5::bytea IS NULL OR sign_in_stamp = $5) FOR SHARE),
             ident_update AS (
-                UPDATE identities SET granted = $10::json, last_seen = $1
+                UPDATE identities SET granted = $10::json, last_seen = $1, revoked_at = NULL
                 WHERE provider = $7 AND subject = $8 AND user_id = (SELECT id FROM found) RETURNING 1),
             user_insert AS (
                 INSERT INTO users (id, created_at, updated_at, disabled, properties, sign_in_stamp)
@@ -275,7 +275,7 @@ extension Prepared {
         static let sql = """
             WITH \(SignInParts.spend)
             ident_update AS (
-                UPDATE identities SET granted = $10::json, last_seen = $1
+                UPDATE identities SET granted = $10::json, last_seen = $1, revoked_at = NULL
                 WHERE $5 AND provider = $7 AND subject = $8 AND user_id = $6 RETURNING 1),
             -- Each user CTE checks the properties as read, so a stamp never outlives what it says.
             user_update AS (

@@ -134,5 +134,19 @@ enum SQLiteSchema {
             "ALTER TABLE authorization_codes ADD COLUMN provider TEXT",
             "ALTER TABLE authorization_codes ADD COLUMN subject TEXT",
         ],
+        [
+            // Providers' data-deletion requests (`receiveDeletionRequest`): the public status page
+            // reads one by its code; a repeated request finds the identity's newest; operators list
+            // them by status.
+            """
+            CREATE TABLE deletion_requests (
+                id TEXT PRIMARY KEY, code TEXT NOT NULL UNIQUE, provider TEXT NOT NULL, subject TEXT NOT NULL,
+                app_id TEXT NOT NULL, user_id TEXT, policy TEXT NOT NULL, property_keys TEXT NOT NULL DEFAULT '[]',
+                status TEXT NOT NULL, reason TEXT, held_data INTEGER, created_at REAL NOT NULL,
+                updated_at REAL NOT NULL)
+            """,
+            "CREATE INDEX deletion_requests_identity ON deletion_requests(provider, subject, created_at)",
+            "CREATE INDEX deletion_requests_status ON deletion_requests(status, created_at)",
+        ],
     ]
 }

@@ -52,7 +52,7 @@ extension SQLiteStore {
             let stamp = SQLiteValue.float(now.timeIntervalSince1970)
             if verdict == .touch {
                 try db.execute(
-                    "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
+                    "UPDATE identities SET granted = ?, last_seen = ?, revoked_at = NULL WHERE provider = ? AND subject = ?",
                     [
                         .text(Self.json(identity.grantedPermissions)), stamp, .text(identity.provider),
                         .text(identity.subject),
@@ -293,7 +293,7 @@ extension SQLiteStore {
             case .done(let event), .gaveUp(let event):
                 let gone = try db.query("DELETE FROM jobs WHERE id = ? RETURNING id", [.text(id)])
                 // Another node finished it first (its lease had expired): recorded once.
-                if !gone.isEmpty { try Self.record(event, at: now, db) }
+                if !gone.isEmpty, let event { try Self.record(event, at: now, db) }
             case .retry(let at, let error):
                 try db.execute(
                     "UPDATE jobs SET due_at = ?, lease_until = NULL, last_error = ? WHERE id = ?",

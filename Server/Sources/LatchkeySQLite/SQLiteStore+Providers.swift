@@ -59,14 +59,15 @@ extension SQLiteStore {
                 // The account is gone at the provider: its tokens are dead, nothing to revoke.
                 try Self.deleteProviderTokens(of: [identity], db)
                 try db.execute("DELETE FROM identities WHERE provider = ? AND subject = ?", key)
-                sessionsEnded = try Self.endSessions(of: user.id, now: now, db)
+                sessionsEnded = try Self.endSessions(of: user.id, openedBy: identity, now: now, db)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:
                     try Self.deleteProviderTokens(of: [identity], db)
                     try db.execute(
                         "UPDATE identities SET revoked_at = ? WHERE provider = ? AND subject = ?", [stamp] + key)
-                    sessionsEnded = try Self.endSessions(of: user.id, now: now, db)
+                    sessionsEnded = try Self.endSessions(
+                        of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, db)
                 case .emailDisabled, .emailEnabled:
                     try db.execute(
                         "UPDATE identities SET email_disabled = ? WHERE provider = ? AND subject = ?",

@@ -143,7 +143,7 @@ package final class SQLiteStore: LatchkeyStore {
                 userID = stored.id
                 created = false
                 try db.execute(
-                    "UPDATE identities SET granted = ?, last_seen = ? WHERE provider = ? AND subject = ?",
+                    "UPDATE identities SET granted = ?, last_seen = ?, revoked_at = NULL WHERE provider = ? AND subject = ?",
                     [
                         .text(Self.json(identity.grantedPermissions)), .float(now.timeIntervalSince1970),
                         .text(identity.provider), .text(identity.subject),

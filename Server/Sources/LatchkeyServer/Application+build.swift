@@ -148,7 +148,10 @@ func buildApplication(
         origin: origin, health: health, usage: usage, apple: apple,
         appleNotifications: AppleNotificationService(
             configuration: configuration, store: store, keys: appleKeys, logger: logger),
-        appleHealth: appleHealth, limits: limits,
+        appleHealth: appleHealth,
+        facebookCallbacks: FacebookCallbackService(
+            configuration: configuration, store: store, origin: origin, logger: logger),
+        limits: limits,
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize)
     ).register(on: router)
     table.load(router)

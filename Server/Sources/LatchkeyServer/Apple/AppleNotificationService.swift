@@ -124,6 +124,6 @@ struct AppleNotificationService: Sendable {
         return ProviderEvent(
             kind: kind, provider: "apple", subject: subject, eventID: "apple:\(jti)",
             eventIDExpiresAt: Date(timeIntervalSince1970: max(expires, iat + Self.maximumAge) + skew),
-            detail: .object(detail))
+            detail: .object(detail), endsAllSessions: configuration.facebook.deauthorizeEnds == .allSessions)
     }
 }

@@ -158,6 +158,21 @@ extension ServerConfiguration {
             meaning:
                 "a person's first sign-in through another app of the same business (Facebook's `token_for_business`) lands on the user they already have, the new identity linked to it"
         ) { try $0.flag($1) },
+        .seconds(
+            "LATCHKEY_SIGNED_REQUEST_MAX_AGE", \.facebook, \.signedRequestMaxAge, default: "`86400` (1 day)",
+            meaning:
+                "seconds after its `issued_at` a deauthorize or data-deletion callback's `signed_request` is accepted (60 s to 30 days); one from the future beyond `LATCHKEY_CLOCK_SKEW` is refused"
+        ),
+        .field(
+            "LATCHKEY_DEAUTHORIZE_ENDS", \.facebook, \.deauthorizeEnds, default: "`identity-sessions`",
+            meaning:
+                "what a person removing the app at Facebook (or revoking Sign in with Apple) ends: `identity-sessions` (the sessions that identity opened) or `all-sessions` (every session of the user)"
+        ) { try $0.choice($1, DeauthorizeScope.self, "identity-sessions or all-sessions") },
+        .field(
+            "LATCHKEY_DATA_DELETION_POLICY", \.facebook, \.dataDeletionPolicy, default: "`delete`",
+            meaning:
+                "what a Facebook data-deletion request does: `delete` (the user when Facebook was their only way in, else the identity and the properties Facebook wrote), `unlink` (the identity and those properties only) or `queue` (an operator approves or refuses it: `latchkey deletions`)"
+        ) { try $0.choice($1, DeletionPolicy.self, "delete, unlink or queue") },
     ]
 
     /// Verifying a sign-in: id tokens and nonces.
@@ -357,7 +372,7 @@ extension ServerConfiguration {
     /// Background work.
     static let maintenanceSettings: [Setting] = [
         .seconds(
-            "LATCHKEY_AUDIT_RETENTION", \.maintenance, \.auditRetention, default: "`7776000` (90 days)",
+            "LATCHKEY_AUDIT_RETENTION", \.maintenance, \.auditRetention, default: "`15552000` (180 days)",
             meaning: "seconds audit events are kept before the pruner deletes them"
         ),
         .seconds(

@@ -37,6 +37,10 @@ enum OpenAPIDocument {
             },
             {
               "name": "operations"
+            },
+            {
+              "name": "facebook",
+              "description": "Facebook's deauthorize and data-deletion callbacks."
             }
           ],
           "paths": {
@@ -2525,6 +2529,230 @@ enum OpenAPIDocument {
                   }
                 ]
               }
+            },
+            "/v1/facebook/deauthorize": {
+              "post": {
+                "operationId": "facebookDeauthorize",
+                "summary": "Facebook's Deauthorize Callback URL: the person removed the app at Facebook. The identity is marked deauthorized until its next sign-in and the sessions it opened end (every session of the user with `LATCHKEY_DEAUTHORIZE_ENDS=all-sessions`). The payload does not name the app: each configured app's secret is tried. A request delivered again changes nothing.",
+                "tags": [
+                  "facebook"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/x-www-form-urlencoded": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "signed_request"
+                        ],
+                        "properties": {
+                          "signed_request": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 8192,
+                            "description": "Facebook's signed request: `base64url(HMAC-SHA256(app secret, payload)).payload`, padded or not."
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "Applied (or nothing was held about the person): an empty object.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "type": "object",
+                          "additionalProperties": false,
+                          "maxProperties": 0
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The form is malformed, or the signed request was refused (`signed_request_invalid`: not signed by a Facebook app this server serves, not HMAC-SHA256, malformed; `signed_request_expired`: `issued_at` older than `LATCHKEY_SIGNED_REQUEST_MAX_AGE` or in the future); recorded in the audit log, nothing changed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "signed_request_invalid",
+                                    "signed_request_expired"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/facebook/data-deletion": {
+              "post": {
+                "operationId": "facebookDataDeletion",
+                "summary": "Facebook's Data Deletion Request Callback URL: the person asked that the app delete their data. Carried out as `LATCHKEY_DATA_DELETION_POLICY` says (`delete`, `unlink`, or `queue` for an operator's review), in the background. A repeated request for the same person answers the same code; a request for a person Latchkey holds nothing about is answered alike.",
+                "tags": [
+                  "facebook"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/x-www-form-urlencoded": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "signed_request"
+                        ],
+                        "properties": {
+                          "signed_request": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 8192,
+                            "description": "Facebook's signed request: `base64url(HMAC-SHA256(app secret, payload)).payload`, padded or not."
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "Received.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/DataDeletion"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "The form is malformed, or the signed request was refused (`signed_request_invalid`: not signed by a Facebook app this server serves, not HMAC-SHA256, malformed; `signed_request_expired`: `issued_at` older than `LATCHKEY_SIGNED_REQUEST_MAX_AGE` or in the future); recorded in the audit log, nothing changed.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "signed_request_invalid",
+                                    "signed_request_expired"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/facebook/data-deletion/{code}": {
+              "get": {
+                "operationId": "dataDeletionStatus",
+                "summary": "A data-deletion request's public status page (HTML, no account needed): received, in progress, done (or nothing was held) or refused with its reason, and when.",
+                "tags": [
+                  "facebook"
+                ],
+                "parameters": [
+                  {
+                    "name": "code",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The status page.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "No request has this code: a page saying so.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -2599,6 +2827,8 @@ enum OpenAPIDocument {
                   "facebook_unavailable",
                   "facebook_rate_limited",
                   "apple_notification_invalid",
+                  "signed_request_expired",
+                  "signed_request_invalid",
                   "apple_unavailable",
                   "apple_code_invalid",
                   "unauthorized",
@@ -3196,6 +3426,24 @@ enum OpenAPIDocument {
                       "$ref": "#/components/schemas/ActiveSession"
                     },
                     "description": "The active sessions, newest first (at most 100)."
+                  }
+                }
+              },
+              "DataDeletion": {
+                "type": "object",
+                "required": [
+                  "url",
+                  "confirmation_code"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "url": {
+                    "type": "string",
+                    "description": "The request's public status page (`GET /v1/facebook/data-deletion/{code}`)."
+                  },
+                  "confirmation_code": {
+                    "type": "string",
+                    "description": "The code Facebook shows the person; the same for a repeated request."
                   }
                 }
               }

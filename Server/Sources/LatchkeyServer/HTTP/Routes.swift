@@ -20,6 +20,8 @@ struct Routes: Sendable {
     let appleNotifications: AppleNotificationService
     /// What the server last heard from Apple, for `/ready`.
     let appleHealth: AppleHealth
+    /// Facebook's deauthorize and data-deletion callbacks.
+    let facebookCallbacks: FacebookCallbackService
     /// Abuse limits by client address.
     let limits: AbuseLimits
     let reading: RequestReading
@@ -40,6 +42,7 @@ struct Routes: Sendable {
                 signIn: signIn, apple: apple, identities: identities, tokens: tokens, limits: limits, reading: reading),
             AppleNotificationsController(
                 apple: apple, notifications: appleNotifications, limits: limits, reading: reading),
+            FacebookCallbacksController(callbacks: facebookCallbacks, store: store, limits: limits, reading: reading),
             IdentitiesController(
                 identities: identities, apple: apple, limits: limits, reading: reading, sessionChecked: sessionChecked),
             SessionsController(

@@ -84,16 +84,40 @@ package struct JobService: Service {
         case .appleRevokeToken:
             result = await appleRevoker.revoke(job)
             (done, gaveUp) = (.appleTokenRevoked, .appleTokenRevocationFailed)
+        case .dataDeletion:
+            // The store records the request's own events; the job's end needs none.
+            await finish(job, result: await carryOutDeletion(job), gaveUp: .deletionFailed)
+            return
         }
+        await finish(job, result: result, done: done, gaveUp: gaveUp)
+    }
+
+    /// Carries out the deletion request a `dataDeletion` job names: one store transaction, which a
+    /// repeated run (after a crash between it and the job's end) finds done and leaves alone.
+    private func carryOutDeletion(_ job: StoredJob) async -> JobResult {
+        guard let id = job.payload["request_id"]?.stringValue else { return .done(detail: [:]) }
+        do {
+            _ = try await store.carryOutDeletionRequest(id: id, now: configuration.clock())
+            return .done(detail: [:])
+        } catch {
+            return .failed("store: \(error)")
+        }
+    }
+
+    /// Ends a job as `result` says: done (recording a `done` event, if any), retried later, or
+    /// given up after `maximumAttempts` (recording `gaveUp`, if any).
+    private func finish(
+        _ job: StoredJob, result: JobResult, done: AuditEvent.Kind? = nil, gaveUp: AuditEvent.Kind? = nil
+    ) async {
         let outcome: JobOutcome
         switch result {
         case .done(let detail):
-            outcome = .done(AuditEvent(type: done, userID: job.userID, detail: detail))
+            outcome = .done(done.map { AuditEvent(type: $0, userID: job.userID, detail: detail) })
         case .failed(let reason) where job.attempts >= Self.maximumAttempts:
             var detail: [String: JSONValue] = ["attempts": .int(job.attempts), "reason": .string(reason)]
             // Which app or client it was for; never the token.
             for key in ["app_id", "client_id"] { detail[key] = job.payload[key] }
-            outcome = .gaveUp(AuditEvent(type: gaveUp, userID: job.userID, detail: .object(detail)))
+            outcome = .gaveUp(gaveUp.map { AuditEvent(type: $0, userID: job.userID, detail: .object(detail)) })
         case .failed(let reason):
             outcome = .retry(
                 at: configuration.clock().addingTimeInterval(Self.retryDelay(afterAttempts: job.attempts)),

@@ -48,6 +48,19 @@ package struct AuditEvent: Sendable, Equatable {
         case identityEmailDisabled = "identity.email_disabled"
         /// The person resumed email forwarding.
         case identityEmailEnabled = "identity.email_enabled"
+        /// A provider asked for a person's data to be deleted (`detail.request_id`, `policy`); about
+        /// no user when Latchkey held nothing about them.
+        case deletionRequested = "deletion.requested"
+        /// An operator approved a queued deletion request.
+        case deletionApproved = "deletion.approved"
+        /// An operator refused a deletion request (`detail.reason`).
+        case deletionRefused = "deletion.refused"
+        /// A deletion request was carried out (`detail.outcome`: `user_deleted`,
+        /// `identity_removed`, `nothing_held`); about no user when the user went with it.
+        case deletionDone = "deletion.done"
+        /// Carrying out a deletion request failed after every retry: it stays in progress, for an
+        /// operator to look at.
+        case deletionFailed = "deletion.failed"
         /// A provider's notification or callback was refused (bad signature, audience, replay,
         /// malformed): nothing changed. It names no user.
         case providerEventRejected = "provider.event_rejected"
@@ -122,6 +135,18 @@ package struct AuditEvent: Sendable, Equatable {
         detail["subject"] = .string(event.subject)
         if sessionsEnded > 0 { detail["sessions_ended"] = .int(sessionsEnded) }
         return AuditEvent(type: type, userID: userID, detail: .object(detail))
+    }
+
+    /// What a data-deletion request's step records: its id and policy, and `extra`.
+    package static func deletion(
+        _ type: Kind, _ request: StoredDeletionRequest, userID: String?, extra: [String: JSONValue] = [:]
+    ) -> AuditEvent {
+        var detail = extra
+        detail["request_id"] = .string(request.id)
+        detail["provider"] = .string(request.provider)
+        detail["subject"] = .string(request.subject)
+        detail["policy"] = .string(request.policy.rawValue)
+        return AuditEvent(type: type, userID: userID ?? "", detail: .object(detail))
     }
 
     /// What ending one session records: a sign-out, or the person ending it from another.

@@ -128,6 +128,9 @@ package struct StoredJob: Sendable, Equatable {
         /// `POST /auth/revoke` of a stored Apple refresh token, under the client id it was
         /// issued to, after an account deletion or an unlink.
         case appleRevokeToken = "apple.revoke_token"
+        /// Carries out a provider's data-deletion request (`payload.request_id`:
+        /// `LatchkeyStore.carryOutDeletionRequest`).
+        case dataDeletion = "provider.data_deletion"
 
         /// The kinds this version runs, as an SQL list of string literals (our own constants):
         /// a job of a kind written by a newer version is left for a node that knows it, never
@@ -158,10 +161,11 @@ package struct StoredJob: Sendable, Equatable {
 
 /// How a claimed job ended (`LatchkeyStore.finishJob`).
 package enum JobOutcome: Sendable, Equatable {
-    /// Done (or nothing left to do): the job is deleted and `event` recorded, in one transaction.
-    case done(AuditEvent)
+    /// Done (or nothing left to do): the job is deleted and `event`, if any, recorded, in one
+    /// transaction.
+    case done(AuditEvent?)
     /// Failed for now: tried again at `retryAt`.
     case retry(at: Date, error: String)
-    /// Failed for good: the job is deleted and `event` recorded.
-    case gaveUp(AuditEvent)
+    /// Failed for good: the job is deleted and `event`, if any, recorded.
+    case gaveUp(AuditEvent?)
 }

@@ -199,6 +199,39 @@ package protocol LatchkeyStore: Sendable {
     /// Records an audit event on its own (one about no user: a refused provider notification).
     func recordEvent(_ event: AuditEvent, now: Date) async throws
 
+    // MARK: Data-deletion requests (each decided by `Verdicts`, `DataDeletionVerdicts.swift`)
+
+    /// Receives a provider's data-deletion request. When `Verdicts.deletionRepeat` says the
+    /// identity's newest request stands, that one is returned unchanged (its code answers again);
+    /// otherwise `request` is stored (received, for `queue`; else in progress, with its
+    /// `StoredJob.Kind.dataDeletion` job queued) and `deletion.requested` recorded, in one
+    /// transaction. Two concurrent requests for one identity store one.
+    func receiveDeletionRequest(_ request: NewDeletionRequest, now: Date) async throws -> StoredDeletionRequest
+
+    /// The request whose confirmation code is `code`, or `nil`.
+    func deletionRequest(code: String) async throws -> StoredDeletionRequest?
+
+    /// The request with operator id `id`, or `nil`.
+    func deletionRequest(id: String) async throws -> StoredDeletionRequest?
+
+    /// Requests in `status` (any when `nil`), oldest first, at most `limit`.
+    func deletionRequests(status: DeletionStatus?, limit: Int) async throws -> [StoredDeletionRequest]
+
+    /// An operator's decision on a received (queued) request: approved, it goes in progress (as
+    /// `delete`) with its job queued; refused, it keeps `reason` for its page. Recorded with the
+    /// change. A request not waiting for review is returned unchanged.
+    /// - Returns: the request after the decision, or `nil` when there is none with `id`.
+    func decideDeletionRequest(
+        id: String, _ decision: DeletionDecision, now: Date, by actor: AuditEvent.Actor
+    ) async throws -> StoredDeletionRequest?
+
+    /// Carries out an in-progress request as `Verdicts.deletion` decides on what is held now (the
+    /// user deleted as an account deletion, or the identity removed with the properties its
+    /// provider wrote and the sessions it opened ended), marks it done and records
+    /// `deletion.done`, in one transaction. Idempotent: a request no longer in progress is returned
+    /// unchanged.
+    func carryOutDeletionRequest(id: String, now: Date) async throws -> StoredDeletionRequest?
+
     /// Claims up to `limit` jobs that are due and not leased by another node, leasing them until
     /// `leaseUntil` and counting the attempt. A node that dies mid-job leaves a lease that expires,
     /// and the job runs again elsewhere: jobs must be idempotent.

@@ -55,11 +55,16 @@ package struct ProviderEvent: Sendable, Equatable {
     package var eventIDExpiresAt: Date
     /// Facts for the audit event (the provider's event time, the email's kind): never a token.
     package var detail: JSONValue
+    /// Whether revoking consent ends every session of the user, not only the ones the identity
+    /// opened (and those whose opener is unknown): `LATCHKEY_DEAUTHORIZE_ENDS=all-sessions`.
+    package var endsAllSessions: Bool
 
     /// Creates an event.
     package init(
-        kind: Kind, provider: String, subject: String, eventID: String, eventIDExpiresAt: Date, detail: JSONValue
+        kind: Kind, provider: String, subject: String, eventID: String, eventIDExpiresAt: Date, detail: JSONValue,
+        endsAllSessions: Bool = false
     ) {
+        self.endsAllSessions = endsAllSessions
         self.kind = kind
         self.provider = provider
         self.subject = subject

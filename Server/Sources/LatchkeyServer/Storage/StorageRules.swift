@@ -100,6 +100,18 @@ package enum StorageRules {
         return result
     }
 
+    /// A user's properties once a provider's deletion request took the ones its provider wrote.
+    package static func propertiesWithout(_ keys: [String], from current: [String: JSONValue]) -> [String: JSONValue] {
+        current.filter { !keys.contains($0.key) }
+    }
+
+    /// The job that carries out a deletion request, queued when it goes in progress.
+    package static func deletionJob(for request: StoredDeletionRequest) -> StoredJob {
+        StoredJob(
+            id: RandomToken.base64URL(bytes: 16), kind: .dataDeletion, userID: request.userID ?? "",
+            payload: ["request_id": .string(request.id)])
+    }
+
     /// The user a first sign-in creates, as a read returns it: the mapped properties, and the one
     /// identity, first and last seen at `stamp` (the backend's own rounding of now).
     package static func createdUser(_ login: LoginRecord, id: String, at stamp: Date) -> StoredUser {

@@ -74,6 +74,13 @@ package struct TransferTable: Sendable, Equatable {
                 ("subject", .text),
             ]),
         TransferTable(
+            "deletion_requests",
+            [
+                ("id", .text), ("code", .text), ("provider", .text), ("subject", .text), ("app_id", .text),
+                ("user_id", .text), ("policy", .text), ("property_keys", .json), ("status", .text), ("reason", .text),
+                ("held_data", .bool), ("created_at", .date), ("updated_at", .date),
+            ]),
+        TransferTable(
             "provider_tokens",
             [("provider", .text), ("subject", .text), ("client_id", .text), ("token", .bytes), ("updated_at", .date)]),
         TransferTable(

@@ -39,6 +39,13 @@ extension ServerConfiguration {
         package var jwksRefetchInterval: TimeInterval = 60
         /// `LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`; `nil` (unset) means on when several apps are served.
         package var joinByBusiness: Bool? = nil
+        /// Seconds after its `issued_at` a deauthorize or data-deletion callback's
+        /// `signed_request` is still accepted (`LATCHKEY_SIGNED_REQUEST_MAX_AGE`).
+        package var signedRequestMaxAge: TimeInterval = 86_400
+        /// What a deauthorize callback ends (`LATCHKEY_DEAUTHORIZE_ENDS`).
+        package var deauthorizeEnds: DeauthorizeScope = .identitySessions
+        /// What a data-deletion callback does (`LATCHKEY_DATA_DELETION_POLICY`).
+        package var dataDeletionPolicy: DeletionPolicy = .delete
 
         /// Whether a new identity joins the user another app of the same business already knows
         /// (`token_for_business`): on by default when several apps are served, since one person
@@ -86,6 +93,9 @@ extension ServerConfiguration {
                     "LATCHKEY_FACEBOOK_MAX_IN_FLIGHT must be at least \(callsPerSignIn), the Graph calls of one sign-in"
                 )
             }
+            guard signedRequestMaxAge >= 60, signedRequestMaxAge <= 30 * 86_400 else {
+                throw ConfigurationError("LATCHKEY_SIGNED_REQUEST_MAX_AGE must be between 60 seconds and 30 days")
+            }
             guard rejectionLifetime >= 0, rejectionLifetime <= 3600 else {
                 throw ConfigurationError("LATCHKEY_FACEBOOK_REJECTION_TTL must be between 0 and 3600 seconds")
             }
@@ -98,4 +108,13 @@ extension ServerConfiguration {
             }
         }
     }
+}
+
+/// Which sessions a provider's deauthorization ends (`LATCHKEY_DEAUTHORIZE_ENDS`).
+package enum DeauthorizeScope: String, Sendable, CaseIterable {
+    /// The sessions the identity opened, and those whose opener is unknown (opened before
+    /// Latchkey recorded it): a person signed in through another provider stays signed in.
+    case identitySessions = "identity-sessions"
+    /// Every session of the user.
+    case allSessions = "all-sessions"
 }

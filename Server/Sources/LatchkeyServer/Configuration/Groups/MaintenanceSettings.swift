@@ -6,7 +6,7 @@ extension ServerConfiguration {
         /// Listed under its own heading.
         package static let group = Setting.Group.maintenance
         /// How long audit events are kept, seconds; older ones are deleted (`PruningService`). 90 days.
-        package var auditRetention: TimeInterval = 90 * 86_400
+        package var auditRetention: TimeInterval = 180 * 86_400
         /// Time between two prunes of expired records, seconds (`PruningService`). Five minutes.
         package var pruneInterval: TimeInterval = 300
         /// Time between two looks for due background jobs, seconds (`JobService`): how soon an

@@ -1,0 +1,215 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+
+/// Providers' data-deletion requests: received, reviewed, carried out.
+extension SQLiteStore {
+    /// See `LatchkeyStore.receiveDeletionRequest`.
+    package func receiveDeletionRequest(
+        _ request: NewDeletionRequest, now: Date
+    ) async throws -> StoredDeletionRequest {
+        try await transaction { db in
+            let key: [SQLiteValue] = [.text(request.provider), .text(request.subject)]
+            let holder = try db.query("SELECT user_id FROM identities WHERE provider = ? AND subject = ?", key).first?
+                .column("user_id")?.string
+            let earlier = try db.query(
+                "\(Self.deletionColumns) WHERE provider = ? AND subject = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+                key
+            ).first.flatMap(Self.deletionRequest)
+            if let earlier,
+                Verdicts.deletionRepeat(earlier: earlier.status, identityKnown: holder != nil) == .reuse
+            {
+                return earlier
+            }
+            let status: DeletionStatus = request.policy == .queue ? .received : .inProgress
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            try db.execute(
+                """
+                INSERT INTO deletion_requests (id, code, provider, subject, app_id, user_id, policy, property_keys,
+                    status, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(request.id), .text(request.code), .text(request.provider), .text(request.subject),
+                    .text(request.appID), .optionalText(holder), .text(request.policy.rawValue),
+                    .text(Self.json(request.propertyKeys)), .text(status.rawValue), stamp, stamp,
+                ])
+            let stored = StoredDeletionRequest(
+                id: request.id, code: request.code, provider: request.provider, subject: request.subject,
+                appID: request.appID, userID: holder, policy: request.policy, status: status, reason: nil,
+                heldData: nil, createdAt: now, updatedAt: now)
+            if status == .inProgress { try Self.insert([StorageRules.deletionJob(for: stored)], now: now, db) }
+            try Self.record(
+                .deletion(.deletionRequested, stored, userID: holder, extra: request.detail), at: now, db)
+            return stored
+        }
+    }
+
+    /// See `LatchkeyStore.deletionRequest(code:)`.
+    package func deletionRequest(code: String) async throws -> StoredDeletionRequest? {
+        try await transaction { db in
+            try db.query("\(Self.deletionColumns) WHERE code = ?", [.text(code)]).first.flatMap(Self.deletionRequest)
+        }
+    }
+
+    /// See `LatchkeyStore.deletionRequest(id:)`.
+    package func deletionRequest(id: String) async throws -> StoredDeletionRequest? {
+        try await transaction { db in try Self.deletionRequest(id: id, db) }
+    }
+
+    /// See `LatchkeyStore.deletionRequests(status:limit:)`.
+    package func deletionRequests(status: DeletionStatus?, limit: Int) async throws -> [StoredDeletionRequest] {
+        try await transaction { db in
+            if let status {
+                return try db.query(
+                    "\(Self.deletionColumns) WHERE status = ? ORDER BY created_at, id LIMIT ?",
+                    [.text(status.rawValue), .integer(limit)]
+                ).compactMap(Self.deletionRequest)
+            }
+            return try db.query("\(Self.deletionColumns) ORDER BY created_at, id LIMIT ?", [.integer(limit)])
+                .compactMap(Self.deletionRequest)
+        }
+    }
+
+    /// See `LatchkeyStore.decideDeletionRequest`.
+    package func decideDeletionRequest(
+        id: String, _ decision: DeletionDecision, now: Date, by actor: AuditEvent.Actor
+    ) async throws -> StoredDeletionRequest? {
+        try await transaction { db in
+            guard var request = try Self.deletionRequest(id: id, db) else { return nil }
+            guard request.status == .received else { return request }
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            switch decision {
+            case .approve:
+                request.status = .inProgress
+                try db.execute(
+                    "UPDATE deletion_requests SET status = ?, updated_at = ? WHERE id = ?",
+                    [.text(request.status.rawValue), stamp, .text(id)])
+                try Self.insert([StorageRules.deletionJob(for: request)], now: now, db)
+                try Self.record(
+                    .deletion(
+                        .deletionApproved, request, userID: request.userID, extra: ["by": .string(actor.rawValue)]),
+                    at: now, db)
+            case .refuse(let reason):
+                request.status = .refused
+                request.reason = reason
+                try db.execute(
+                    "UPDATE deletion_requests SET status = ?, reason = ?, updated_at = ? WHERE id = ?",
+                    [.text(request.status.rawValue), .text(reason), stamp, .text(id)])
+                try Self.record(
+                    .deletion(
+                        .deletionRefused, request, userID: request.userID,
+                        extra: ["by": .string(actor.rawValue), "reason": .string(reason)]), at: now, db)
+            }
+            request.updatedAt = now
+            return request
+        }
+    }
+
+    /// See `LatchkeyStore.carryOutDeletionRequest`.
+    package func carryOutDeletionRequest(id: String, now: Date) async throws -> StoredDeletionRequest? {
+        try await transaction { db in
+            guard var request = try Self.deletionRequest(id: id, db) else { return nil }
+            let owner = try db.query(
+                "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
+                [.text(request.provider), .text(request.subject)]
+            ).first?.column("user_id")?.string
+            let user = try owner.flatMap { try Self.loadUser($0, db) }
+            let verdict = Verdicts.dataDeletion(
+                request.policy, status: request.status,
+                DataDeletionFacts(identityKnown: user != nil, identities: user?.identities.count ?? 0))
+            let outcome: String
+            var eventUser: String?
+            switch verdict {
+            case .skip: return request
+            case .nothingHeld: outcome = "nothing_held"
+            case .deleteUser:
+                guard let user else { return request }
+                try Self.delete(user, by: .provider, now: now, db)
+                outcome = "user_deleted"
+            case .removeIdentity:
+                guard let user, let identity = user.identities.first(where: { $0.subject == request.subject }) else {
+                    return request
+                }
+                let keys =
+                    try db.query("SELECT property_keys FROM deletion_requests WHERE id = ?", [.text(id)]).first?
+                    .column("property_keys")?.string.flatMap { try? JSONValue.decode(Data($0.utf8)) }?.arrayValue?
+                    .compactMap(\.stringValue) ?? []
+                try Self.removeIdentity(identity, of: user, properties: keys, now: now, db)
+                outcome = "identity_removed"
+                eventUser = user.id
+            }
+            request.status = .done
+            request.heldData = verdict != .nothingHeld
+            request.updatedAt = now
+            try db.execute(
+                "UPDATE deletion_requests SET status = ?, held_data = ?, updated_at = ? WHERE id = ?",
+                [
+                    .text(request.status.rawValue), .integer(request.heldData == true ? 1 : 0),
+                    .float(now.timeIntervalSince1970), .text(id),
+                ])
+            try Self.record(
+                .deletion(.deletionDone, request, userID: eventUser, extra: ["outcome": .string(outcome)]), at: now, db)
+            return request
+        }
+    }
+
+    /// Removes `identity` from `user` on its provider's request: its stored tokens are revoked in
+    /// the background, the properties `keys` name go, and the sessions it opened end (with those
+    /// whose opener is unknown).
+    static func removeIdentity(
+        _ identity: StoredIdentity, of user: StoredUser, properties keys: [String], now: Date,
+        _ db: SQLiteConnectionState
+    ) throws {
+        let tokens = try takeProviderTokens(of: [identity], db)
+        try insert(StorageRules.revocationJobs(userID: user.id, tokens: tokens, at: now), now: now, db)
+        try db.execute(
+            "DELETE FROM identities WHERE provider = ? AND subject = ?",
+            [.text(identity.provider), .text(identity.subject)])
+        let properties = StorageRules.propertiesWithout(keys, from: try Self.properties(of: user.id, db))
+        try db.execute(
+            "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
+            [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(user.id)])
+        _ = try endSessions(of: user.id, openedBy: identity, now: now, db)
+        try Self.record(.identity(linked: false, userID: user.id, identity: identity), at: now, db)
+    }
+
+    /// Ends the active sessions of `userID` that `identity` opened, and those whose opener is
+    /// unknown (opened before Latchkey recorded it); every one when `identity` is `nil`. How many.
+    static func endSessions(
+        of userID: String, openedBy identity: StoredIdentity?, now: Date, _ db: SQLiteConnectionState
+    ) throws -> Int {
+        guard let identity else { return try endSessions(of: userID, now: now, db) }
+        return try db.query(
+            """
+            UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL
+                AND ((provider = ? AND subject = ?) OR method IS NULL)
+            RETURNING id
+            """,
+            [.float(now.timeIntervalSince1970), .text(userID), .text(identity.provider), .text(identity.subject)]
+        ).count
+    }
+
+    static let deletionColumns = """
+        SELECT id, code, provider, subject, app_id, user_id, policy, status, reason, held_data, created_at, updated_at
+        FROM deletion_requests
+        """
+
+    static func deletionRequest(id: String, _ db: SQLiteConnectionState) throws -> StoredDeletionRequest? {
+        try db.query("\(deletionColumns) WHERE id = ?", [.text(id)]).first.flatMap(deletionRequest)
+    }
+
+    static func deletionRequest(_ row: SQLiteRow) -> StoredDeletionRequest? {
+        guard let id = row.column("id")?.string, let code = row.column("code")?.string,
+            let provider = row.column("provider")?.string, let subject = row.column("subject")?.string,
+            let policy = row.column("policy")?.string.flatMap(DeletionPolicy.init(rawValue:)),
+            let status = row.column("status")?.string.flatMap(DeletionStatus.init(rawValue:))
+        else { return nil }
+        return StoredDeletionRequest(
+            id: id, code: code, provider: provider, subject: subject, appID: row.column("app_id")?.string ?? "",
+            userID: row.column("user_id")?.string, policy: policy, status: status, reason: row.column("reason")?.string,
+            heldData: row.column("held_data")?.integer.map { $0 == 1 },
+            createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
+            updatedAt: Date(timeIntervalSince1970: row.column("updated_at")?.double ?? 0))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import LatchkeyAPI
+
+/// What a deployment does with a provider's data-deletion request (`LATCHKEY_DATA_DELETION_POLICY`).
+package enum DeletionPolicy: String, Sendable, CaseIterable {
+    /// The user when the provider's identity was their only way in; otherwise the identity and
+    /// the properties its provider wrote.
+    case delete
+    /// The identity and the properties its provider wrote, never the user.
+    case unlink
+    /// Nothing until an operator approves (then as `delete`) or refuses it with a reason.
+    case queue
+}
+
+/// Where a data-deletion request is, as its public status page shows it.
+package enum DeletionStatus: String, Sendable, CaseIterable {
+    /// Received; waiting for an operator's review (`queue`).
+    case received
+    /// Being carried out by the background jobs.
+    case inProgress = "in_progress"
+    /// Carried out (or nothing was held).
+    case done
+    /// An operator refused it, with a reason the person can read.
+    case refused
+}
+
+/// A provider's data-deletion request as it arrives (`LatchkeyStore.receiveDeletionRequest`).
+package struct NewDeletionRequest: Sendable, Equatable {
+    /// A random id for operators (`latchkey deletions approve ID`).
+    package var id: String
+    /// The confirmation code the provider shows the person; the key of the public status page.
+    package var code: String
+    /// `facebook`.
+    package var provider: String
+    /// The identity's subject (Facebook's app-scoped user id).
+    package var subject: String
+    /// The app whose callback received it.
+    package var appID: String
+    /// The deployment's policy when it arrived; a `queue` request, once approved, runs as `delete`.
+    package var policy: DeletionPolicy
+    /// The properties the provider writes (its field mapping's targets): removed with the identity.
+    package var propertyKeys: [String]
+    /// Facts for the audit event (the request's `issued_at`): never a token.
+    package var detail: [String: JSONValue]
+
+    /// Creates a request.
+    package init(
+        id: String, code: String, provider: String, subject: String, appID: String, policy: DeletionPolicy,
+        propertyKeys: [String], detail: [String: JSONValue] = [:]
+    ) {
+        self.id = id
+        self.code = code
+        self.provider = provider
+        self.subject = subject
+        self.appID = appID
+        self.policy = policy
+        self.propertyKeys = propertyKeys
+        self.detail = detail
+    }
+}
+
+/// A data-deletion request as the store holds it.
+package struct StoredDeletionRequest: Sendable, Equatable {
+    /// The operators' id.
+    package var id: String
+    /// The confirmation code (status page).
+    package var code: String
+    /// The identity's provider.
+    package var provider: String
+    /// The identity's subject.
+    package var subject: String
+    /// The app whose callback received it.
+    package var appID: String
+    /// The user holding the identity when it arrived; `nil` when Latchkey held nothing.
+    package var userID: String?
+    /// The policy it runs under.
+    package var policy: DeletionPolicy
+    /// Where it is.
+    package var status: DeletionStatus
+    /// An operator's reason for refusing it, shown on the status page.
+    package var reason: String?
+    /// Once done: whether anything was held (and so deleted).
+    package var heldData: Bool?
+    /// When it arrived.
+    package var createdAt: Date
+    /// When its status last changed.
+    package var updatedAt: Date
+
+    /// Creates a stored request.
+    package init(
+        id: String, code: String, provider: String, subject: String, appID: String, userID: String?,
+        policy: DeletionPolicy, status: DeletionStatus, reason: String?, heldData: Bool?, createdAt: Date,
+        updatedAt: Date
+    ) {
+        self.id = id
+        self.code = code
+        self.provider = provider
+        self.subject = subject
+        self.appID = appID
+        self.userID = userID
+        self.policy = policy
+        self.status = status
+        self.reason = reason
+        self.heldData = heldData
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// An operator's decision on a queued request (`LatchkeyStore.decideDeletionRequest`).
+package enum DeletionDecision: Sendable, Equatable {
+    /// Carry it out, as `delete`.
+    case approve
+    /// Refuse it, with a reason the person reads on the status page.
+    case refuse(reason: String)
+}
