@@ -7,7 +7,7 @@ import NIOCore
 /// The public status page of a data-deletion request (`GET /v1/facebook/data-deletion/{code}`):
 /// what the person whose confirmation code it is reads, with no account. It says where the
 /// request is and when, and a refusal's reason; never who the person is or what was held.
-enum DeletionStatusPage {
+package enum DeletionStatusPage {
     /// The page for `request`.
     static func response(_ request: StoredDeletionRequest) -> Response {
         let (heading, explanation): (String, String) =
@@ -42,7 +42,7 @@ enum DeletionStatusPage {
     }
 
     /// A time as the page shows it: UTC, to the minute.
-    static func stamp(_ date: Date) -> String {
+    package static func stamp(_ date: Date) -> String {
         date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false))
     }
 
