@@ -60,3 +60,49 @@ public struct ActiveSessionsBody: Codable, Sendable, Equatable {
     /// Creates a sessions list.
     public init(sessions: [ActiveSessionBody]) { self.sessions = sessions }
 }
+
+/// One of the signed-in person's security events (`GET /v1/users/me/events`): what happened to
+/// their account, when, and from where.
+public struct SecurityEventBody: Codable, Sendable, Equatable {
+    /// The event's place in the log (pass the last one seen as `cursor` for older events).
+    public var id: String
+    /// What happened: `user.signed_in`, `user.created`, `identity.linked`, `session.ended`, … (the
+    /// audit log's names, listed in the server's docs/audit.md).
+    public var type: String
+    /// When, seconds since 1970.
+    public var at: Int
+    /// The provider it concerns, if any (`facebook`, `apple`).
+    public var provider: String?
+    /// Where the request came from; both fields `nil` for what the server did on its own (a
+    /// provider's callback, background work).
+    public var client: ClientBody
+    /// A few facts about it, as `details` names them (`method`, `sessions_ended`, `by`, `outcome`,
+    /// `reason`); never a token, an address or another person's data.
+    public var details: [String: JSONValue]
+
+    /// Creates an event body.
+    public init(
+        id: String, type: String, at: Int, provider: String?, client: ClientBody, details: [String: JSONValue]
+    ) {
+        self.id = id
+        self.type = type
+        self.at = at
+        self.provider = provider
+        self.client = client
+        self.details = details
+    }
+}
+
+/// The answer of `GET /v1/users/me/events`: a page of events, newest first.
+public struct SecurityEventsBody: Codable, Sendable, Equatable {
+    /// The events.
+    public var events: [SecurityEventBody]
+    /// The `cursor` of the next (older) page; `nil` on the last page.
+    public var nextCursor: String?
+
+    /// Creates a page.
+    public init(events: [SecurityEventBody], nextCursor: String?) {
+        self.events = events
+        self.nextCursor = nextCursor
+    }
+}

@@ -131,9 +131,11 @@ struct DeletionsCommand: AsyncParsableCommand {
     static func json(_ request: StoredDeletionRequest) -> JSONValue {
         [
             "id": .string(request.id), "status": .string(request.status.rawValue),
-            "provider": .string(request.provider), "subject": .string(request.subject), "app_id": .string(request.appID),
+            "provider": .string(request.provider), "subject": .string(request.subject),
+            "app_id": .string(request.appID),
             "user_id": request.userID.map(JSONValue.string) ?? .null, "policy": .string(request.policy.rawValue),
-            "reason": request.reason.map(JSONValue.string) ?? .null, "held_data": request.heldData.map(JSONValue.bool) ?? .null,
+            "reason": request.reason.map(JSONValue.string) ?? .null,
+            "held_data": request.heldData.map(JSONValue.bool) ?? .null,
             "created_at": .int(Int(request.createdAt.timeIntervalSince1970)),
             "updated_at": .int(Int(request.updatedAt.timeIntervalSince1970)),
         ]

@@ -171,5 +171,10 @@ enum PostgresSchema {
             "CREATE INDEX deletion_requests_identity ON deletion_requests(provider, subject, created_at)",
             "CREATE INDEX deletion_requests_status ON deletion_requests(status, created_at)",
         ],
+        [
+            // Where each audit event came from (`AuditContext`): the node, the client's address and
+            // user agent. NULL for an event recorded before, or by background work.
+            "ALTER TABLE audit_events ADD COLUMN node text, ADD COLUMN client_address text, ADD COLUMN user_agent text"
+        ],
     ]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 import LatchkeyServer
 import NIOCore
 import PostgresNIO
@@ -57,6 +58,12 @@ extension PostgresStore {
             case .revokeReused, .revokeDisabled:
                 try await connection.run(
                     "UPDATE sessions SET revoked_at = \(now) WHERE id = \(read.sessionID) AND revoked_at IS NULL")
+                if verdict == .revokeReused {
+                    try await Self.record(
+                        AuditEvent(
+                            type: .refreshTokenReused, userID: read.userID,
+                            detail: ["session_id": .string(read.sessionID)]), at: now, connection)
+                }
             case .rotate:
                 try await connection.run(
                     """

@@ -214,7 +214,7 @@ extension PostgresStore {
                     hash: $0.hash, clientID: $0.clientID, redirectURI: $0.redirectURI, codeChallenge: $0.codeChallenge,
                     sessionID: $0.sessionID, scope: json($0.scope), expiresAt: $0.expiresAt)
             },
-            auditDetail: String(decoding: detail.encoded(), as: UTF8.self))
+            auditDetail: String(decoding: detail.encoded(), as: UTF8.self), audit: AuditContext.current)
     }
 
     // MARK: JSON columns

@@ -89,21 +89,23 @@ extension PostgresStore {
 
     /// The user's audit events, newest first. A kind this version does not know (written by a
     /// newer one) is left out.
-    package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
+    package func auditEvents(userID: String, before: Int64?, limit: Int) async throws -> [RecordedAuditEvent] {
         try await withConnection("audit events") { connection in
             try await connection.rows(
                 """
-                SELECT at, type, detail::text FROM audit_events WHERE user_id = \(userID)
-                ORDER BY id DESC LIMIT \(limit)
+                SELECT id, at, type, detail::text, node, client_address, user_agent FROM audit_events
+                WHERE user_id = \(userID) AND id < \(before ?? .max) ORDER BY id DESC LIMIT \(limit)
                 """
             ).compactMap { row in
-                let (at, type, detail) = try row.decode((Date, String, String).self)
+                let (id, at, type, detail, node, address, userAgent) = try row.decode(
+                    (Int64, Date, String, String, String?, String?, String?).self)
                 guard let kind = AuditEvent.Kind(rawValue: type) else { return nil }
                 return RecordedAuditEvent(
                     AuditEvent(
                         type: kind, userID: userID,
                         detail: (try? JSONValue.decode(Data(detail.utf8))) ?? .object([:])),
-                    at: at)
+                    at: at, id: id,
+                    context: AuditContext(node: node, client: ClientInfo(address: address, userAgent: userAgent)))
             }
         }
     }
@@ -115,14 +117,17 @@ extension PostgresStore {
         ).count
     }
 
-    /// Writes `event` to the audit log inside the caller's transaction.
+    /// Writes `event` to the audit log inside the caller's transaction, saying where it came from
+    /// (`AuditContext.current`: the caller's task, which the transaction runs in).
     static func record(_ event: AuditEvent, at now: Date, _ connection: PostgresConnection) async throws {
         let detail = String(decoding: event.detail.encoded(), as: UTF8.self)
         let userID: String? = event.userID.isEmpty ? nil : event.userID
+        let context = AuditContext.current
         try await connection.run(
             """
-            INSERT INTO audit_events (at, type, user_id, detail)
-            VALUES (\(now), \(event.type.rawValue), \(userID), \(detail)::json)
+            INSERT INTO audit_events (at, type, user_id, detail, node, client_address, user_agent)
+            VALUES (\(now), \(event.type.rawValue), \(userID), \(detail)::json, \(context.node),
+                \(context.client.address), \(context.client.userAgent))
             """)
     }
 

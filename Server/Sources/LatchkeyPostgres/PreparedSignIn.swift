@@ -39,11 +39,21 @@ private enum SignInParts {
             """
     }
 
-    /// Binds the session's method, client address and user agent (`open(for:origin:)`), last.
+    /// Binds the session's method, client address and user agent (`open(for:origin:)`), then the
+    /// audit row's node, client address and user agent (`audit(user:type:origin:)`), last.
     static func bindOrigin(_ v: Prepared.SignInValues, _ b: inout PostgresBindings) {
         b.append(v.session?.method)
         b.append(v.session?.clientAddress)
         b.append(v.session?.userAgent)
+        b.append(v.audit.node)
+        b.append(v.audit.client.address)
+        b.append(v.audit.client.userAgent)
+    }
+
+    /// The audit row's columns after its detail (`$25`): where it came from, bound at
+    /// `$origin+3` to `$origin+5` (`bindOrigin`).
+    static func auditOrigin(_ origin: Int) -> (columns: String, values: String) {
+        ("node, client_address, user_agent", "$\(origin + 3), $\(origin + 4), $\(origin + 5)")
     }
 
     /// The facts of a spent jti and of a spent or unknown nonce, as `SignInFacts` names them.
@@ -66,7 +76,7 @@ private enum SignInParts {
         _ v: Prepared.SignInValues, fifth: (inout PostgresBindings) -> Void, sixth: String, eleventh: String?,
         twelfth: String?, twentyFourth: String
     ) -> PostgresBindings {
-        var b = PostgresBindings(capacity: 30)
+        var b = PostgresBindings(capacity: 33)
         b.append(v.now)
         b.append(v.jti)
         b.append(v.jtiExpiresAt)
@@ -112,6 +122,8 @@ extension Prepared {
         var code: CodeValues?
         /// The audit event's detail, as JSON text (the same for a first and a returning login).
         var auditDetail: String
+        /// Where the audit event comes from.
+        var audit: AuditContext
     }
 
     /// The session a sign-in opens.
@@ -184,8 +196,9 @@ extension Prepared {
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
             \(SignInParts.open(for: "(SELECT id FROM owner)", origin: 27))
             audit AS (
-                INSERT INTO audit_events (at, type, user_id, detail)
-                SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM found) THEN $24::text ELSE $12::text END, id, $25::json
+                INSERT INTO audit_events (at, type, user_id, detail, \(SignInParts.auditOrigin(27).columns))
+                SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM found) THEN $24::text ELSE $12::text END, id, $25::json,
+                    \(SignInParts.auditOrigin(27).values)
                 FROM owner)
             SELECT \(SignInParts.refuseOn(directFacts)),
                 f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links
@@ -301,7 +314,9 @@ extension Prepared {
                 SELECT $7, $8, $9, $6, $10::json, $1, $1, $27 WHERE NOT $5
                 ON CONFLICT (provider, subject) DO NOTHING RETURNING 1),
             \(SignInParts.open(for: "$6", origin: 28))
-            audit AS (INSERT INTO audit_events (at, type, user_id, detail) VALUES ($1, $24, $6, $25::json))
+            audit AS (
+                INSERT INTO audit_events (at, type, user_id, detail, \(SignInParts.auditOrigin(28).columns))
+                VALUES ($1, $24, $6, $25::json, \(SignInParts.auditOrigin(28).values)))
             SELECT \(SignInParts.refuseOn(writeFacts))
             """
         typealias Row = Void

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LatchkeyServer
 import Synchronization
 import VaporCSQLite
 
@@ -257,6 +258,9 @@ struct SQLiteFailure: Error, CustomStringConvertible {
 
 /// The open connection and its prepared statements; used only on `SQLiteDatabase`'s queue.
 final class SQLiteConnectionState {
+    /// The context of the transaction running now, for the audit rows it writes: the caller's
+    /// task-local `AuditContext`, which this queue's thread does not see (`SQLiteStore.transaction`).
+    var auditContext = AuditContext(node: nil, client: .unknown)
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -148,5 +148,12 @@ enum SQLiteSchema {
             "CREATE INDEX deletion_requests_identity ON deletion_requests(provider, subject, created_at)",
             "CREATE INDEX deletion_requests_status ON deletion_requests(status, created_at)",
         ],
+        [
+            // Where each audit event came from (`AuditContext`): the node, the client's address and
+            // user agent. NULL for an event recorded before, or by background work.
+            "ALTER TABLE audit_events ADD COLUMN node TEXT",
+            "ALTER TABLE audit_events ADD COLUMN client_address TEXT",
+            "ALTER TABLE audit_events ADD COLUMN user_agent TEXT",
+        ],
     ]
 }

@@ -69,7 +69,11 @@ package final class SQLiteStore: LatchkeyStore {
     func transaction<T: Sendable>(
         _ body: @escaping @Sendable (SQLiteConnectionState) throws -> T
     ) async throws -> T {
-        try await database.transaction(body)
+        let context = AuditContext.current
+        return try await database.transaction { db in
+            db.auditContext = context
+            return try body(db)
+        }
     }
 
     /// Applies the numbered migrations not yet recorded in `schema_migrations`, in one transaction.
@@ -263,6 +267,12 @@ package final class SQLiteStore: LatchkeyStore {
                 try db.execute(
                     "UPDATE sessions SET revoked_at = ? WHERE id = ?",
                     [.float(now.timeIntervalSince1970), .text(read.sessionID)])
+                if verdict == .revokeReused {
+                    try Self.record(
+                        AuditEvent(
+                            type: .refreshTokenReused, userID: read.userID,
+                            detail: ["session_id": .string(read.sessionID)]), at: now, db)
+                }
             case .rotate:
                 try db.execute(
                     "UPDATE refresh_tokens SET used_at = ?, successor_hash = ? WHERE hash = ?",
@@ -378,11 +388,14 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// The user's audit events, newest first.
-    package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
+    package func auditEvents(userID: String, before: Int64?, limit: Int) async throws -> [RecordedAuditEvent] {
         try await transaction { db in
             try db.query(
-                "SELECT at, type, detail FROM audit_events WHERE user_id = ? ORDER BY id DESC LIMIT ?",
-                [.text(userID), .integer(limit)]
+                """
+                SELECT id, at, type, detail, node, client_address, user_agent FROM audit_events
+                WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?
+                """,
+                [.text(userID), .integer(Int(before ?? .max)), .integer(limit)]
             ).compactMap { row in
                 // A kind this version does not know (written by a newer one) is left out.
                 guard let kind = row.column("type")?.string.flatMap(AuditEvent.Kind.init(rawValue:)) else {
@@ -391,7 +404,13 @@ package final class SQLiteStore: LatchkeyStore {
                 let detail = (try? JSONValue.decode(Data((row.column("detail")?.string ?? "{}").utf8))) ?? .object([:])
                 return RecordedAuditEvent(
                     AuditEvent(type: kind, userID: userID, detail: detail),
-                    at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0))
+                    at: Date(timeIntervalSince1970: row.column("at")?.double ?? 0),
+                    id: Int64(row.column("id")?.integer ?? 0),
+                    context: AuditContext(
+                        node: row.column("node")?.string,
+                        client: ClientInfo(
+                            address: row.column("client_address")?.string,
+                            userAgent: row.column("user_agent")?.string)))
             }
         }
     }
@@ -405,13 +424,19 @@ package final class SQLiteStore: LatchkeyStore {
     }
 
     /// Writes `event` to the audit log inside the caller's transaction.
+    /// The row says where the event came from (`db.auditContext`).
     static func record(_ event: AuditEvent, at now: Date, _ db: SQLiteConnectionState) throws {
+        let context = db.auditContext
         try db.execute(
-            "INSERT INTO audit_events (at, type, user_id, detail) VALUES (?, ?, ?, ?)",
+            """
+            INSERT INTO audit_events (at, type, user_id, detail, node, client_address, user_agent)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """,
             [
                 .float(now.timeIntervalSince1970), .text(event.type.rawValue),
                 event.userID.isEmpty ? .null : .text(event.userID),
-                .text(String(decoding: event.detail.encoded(), as: UTF8.self)),
+                .text(String(decoding: event.detail.encoded(), as: UTF8.self)), .optionalText(context.node),
+                .optionalText(context.client.address), .optionalText(context.client.userAgent),
             ])
     }
 

@@ -143,6 +143,7 @@ func buildApplication(
         sealing: sealing, tokens: tokens, limits: limits, facebook: signIn)
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: ErrorMiddleware(routes: table))
+    router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
         origin: origin, health: health, usage: usage, apple: apple,

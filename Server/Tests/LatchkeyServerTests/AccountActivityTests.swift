@@ -83,3 +83,45 @@ struct AccountActivityTests {
         }
     }
 }
+
+/// The person's own security history: `GET /v1/users/me/events`.
+@Suite("Account activity: events")
+struct SecurityEventsTests {
+    @Test("events come newest first, a page at a time, with the network and the agent of each request")
+    func pages() async throws {
+        try await Stack.run { stack in
+            let first = try await AccountActivityTests.signIn(stack, userAgent: AccountActivityTests.iPhoneSafari)
+            let bearer = try #require(first["access_token"]?.stringValue)
+            let second = try await AccountActivityTests.signIn(stack, userAgent: "MyApp/3.1 CFNetwork/1490 Darwin/23")
+            let refresh = try #require(second["refresh_token"]?.stringValue)
+            let next = try await SessionTests.refresh(stack, refresh).json()["refresh_token"]?.stringValue
+            _ = try await SessionTests.refresh(stack, try #require(next))
+            stack.clock.advance(stack.configuration.sessions.refreshRetryWindow + 1)
+            // The first token again, its successor spent and the retry window past: reuse, the
+            // session ends, and the event says so.
+            #expect(try await SessionTests.refresh(stack, refresh).errorCode == "refresh_token_reused")
+
+            let page = try await stack.get("/v1/users/me/events?limit=2", bearer: bearer)
+            #expect(page.status == .ok)
+            let body = try JSONDecoder().decode(SecurityEventsBody.self, from: Data(page.body.readableBytesView))
+            #expect(body.events.map(\.type) == ["session.refresh_reused", "user.signed_in"])
+            #expect(body.events[1].client == ClientBody(network: "127.0.0.0/24", agent: "MyApp on Apple"))
+            #expect(body.events[1].provider == "facebook" && body.events[1].details["method"] == "classic")
+            let cursor = try #require(body.nextCursor)
+            let older = try await stack.get("/v1/users/me/events?cursor=\(cursor)&limit=2", bearer: bearer)
+            let rest = try JSONDecoder().decode(SecurityEventsBody.self, from: Data(older.body.readableBytesView))
+            #expect(rest.events.map(\.type) == ["user.created"] && rest.nextCursor == nil)
+            #expect(rest.events[0].client.agent == "Safari on iPhone")
+            // Nothing a person should not see: no address, no user agent, no token.
+            let text = String(buffer: page.body) + String(buffer: older.body)
+            #expect(!text.contains("127.0.0.1") && !text.contains("CFNetwork") && !text.contains(refresh))
+
+            for query in ["limit=0", "limit=101", "limit=x", "cursor=abc", "cursor=-1", "cursor=1&cursor=2"] {
+                #expect(
+                    try await stack.get("/v1/users/me/events?\(query)", bearer: bearer).errorCode == "invalid_request",
+                    "\(query)")
+            }
+            #expect(try await stack.get("/v1/users/me/events").errorCode == "unauthorized")
+        }
+    }
+}

@@ -61,7 +61,9 @@ struct OperatorMistakeTests {
                 "LATCHKEY_APPLE_CLIENT_IDS": "com.example.app", "LATCHKEY_APPLE_TEAM_ID": "ABCDE12345",
                 "LATCHKEY_APPLE_KEY_ID": "KEY1234567", "LATCHKEY_APPLE_PRIVATE_KEY": appleKey,
                 "LATCHKEY_APPLE_URL": "https://appleid.apple.com", "LATCHKEY_APPLE_TIMEOUT": "10",
-                "LATCHKEY_APPLE_FIELDS_MAPPING": "email=email",
+                "LATCHKEY_APPLE_FIELDS_MAPPING": "email=email", "LATCHKEY_SIGNED_REQUEST_MAX_AGE": "86400",
+                "LATCHKEY_DEAUTHORIZE_ENDS": "identity-sessions", "LATCHKEY_DATA_DELETION_POLICY": "queue",
+                "LATCHKEY_NODE_NAME": "node-1",
             ]
         ) { _, given in given }
     }

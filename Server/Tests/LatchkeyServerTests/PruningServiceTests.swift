@@ -32,7 +32,7 @@ struct PruningServiceTests {
     @Test("LATCHKEY_AUDIT_RETENTION and LATCHKEY_PRUNE_INTERVAL: defaults, parsing, validation")
     func settings() throws {
         let defaults = ServerConfiguration()
-        #expect(defaults.maintenance.auditRetention == 90 * 86_400 && defaults.maintenance.pruneInterval == 300)
+        #expect(defaults.maintenance.auditRetention == 180 * 86_400 && defaults.maintenance.pruneInterval == 300)
         let required = [
             "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
             "LATCHKEY_ALLOW_PLAINTEXT_SIGNING_KEYS": "true",

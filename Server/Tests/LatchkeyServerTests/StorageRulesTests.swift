@@ -65,12 +65,21 @@ struct StorageRulesTests {
                 == ["a": 1, "c": "three"])
     }
 
-    @Test("a sign-in's audit event names what happened, with subject and app, never a token")
+    @Test("a sign-in's audit event names what happened, with provider, subject, app and method, never a token")
     func auditEvent() {
         let login = Self.login(mapped: [:], refresh: true)
         let created = StorageRules.signInEvent(login, userID: "user-1", created: true)
         #expect(created.type.rawValue == "user.created" && created.userID == "user-1")
-        #expect(created.detail == ["subject": "1234", "app_id": "100000000000001"])
+        #expect(created.detail == ["provider": "facebook", "subject": "1234", "app_id": "100000000000001"])
+        var apple = login
+        apple.session = NewSession(
+            id: "s", refreshTokenHash: Data(), createdAt: Self.now, refreshExpiresAt: Self.now, method: .apple)
+        #expect(StorageRules.signInEvent(apple, userID: "user-1", created: true).detail["method"] == "apple")
+        var easy = login
+        easy.authorizationCode = NewAuthorizationCode(
+            hash: Data(), clientID: "c", redirectURI: "r", codeChallenge: "x", sessionID: "s", scope: [],
+            expiresAt: Self.now)
+        #expect(StorageRules.signInEvent(easy, userID: "user-1", created: true).detail["method"] == "easy_login")
         #expect(StorageRules.signInEvent(login, userID: "user-1", created: false).type.rawValue == "user.signed_in")
     }
 }

@@ -51,3 +51,36 @@ extension StoreContractTests {
         }
     }
 }
+
+extension StoreContractTests {
+    @Test("each event keeps where it came from; pages follow each other by id, whatever the backend")
+    func auditContextAndPages() async throws {
+        try await Self.onEveryBackend { (name: String, store: any LatchkeyStore) async throws in
+            let phone = AuditContext(node: "node-a", client: Self.phone)
+            // The sign-in statement (one round trip on PostgreSQL) and a plain insert both carry it.
+            try await AuditContext.$current.withValue(phone) {
+                _ = try await store.signIn(Self.login(subject: "a", userID: "u", sessionID: "s1"), now: Self.now)
+                try await store.endSession(id: "s1", userID: "u", now: Self.now, signOut: true)
+            }
+            for index in 0..<5 {
+                _ = try await store.signIn(
+                    Self.login(subject: "a", userID: "u", sessionID: "p\(index)"), now: Self.now.addingTimeInterval(1))
+            }
+            let all = try await store.auditEvents(userID: "u", limit: 100)
+            #expect(all.count == 7, "\(name)")
+            #expect(all.suffix(2).allSatisfy { $0.context == phone }, "\(name)")
+            #expect(all.first?.context == AuditContext(node: nil, client: .unknown), "\(name)")
+            #expect(zip(all, all.dropFirst()).allSatisfy { $0.id > $1.id }, "\(name): newest first")
+            // Paging by the last id seen gives every event once, in order.
+            var paged: [RecordedAuditEvent] = []
+            var cursor: Int64?
+            repeat {
+                let page = try await store.auditEvents(userID: "u", before: cursor, limit: 3)
+                paged += page
+                cursor = page.count == 3 ? page.last?.id : nil
+            } while cursor != nil
+            #expect(paged == all, "\(name)")
+            #expect(all.last?.event.detail["method"] == "guest" || all.last?.event.detail["provider"] == "facebook")
+        }
+    }
+}

@@ -63,6 +63,10 @@ extension ServerConfiguration {
             meaning:
                 "the one header those proxies write the client into: `x-forwarded-for` or `forwarded` (the other is ignored: a proxy passes it through as the client sent it)"
         ) { $0.value($1)?.lowercased() },
+        .text(
+            "LATCHKEY_NODE_NAME", \.http, \.nodeName, default: "the machine's host name",
+            meaning: "this server's name in the audit log, so an event says which node served it"
+        ),
     ]
 
     /// Where data is stored.

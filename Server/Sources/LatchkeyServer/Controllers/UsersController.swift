@@ -5,6 +5,7 @@ import LatchkeyShared
 /// The signed-in person's account: `GET` and `PATCH /v1/users/me`.
 struct UsersController: Controller {
     let users: UserService
+    let events: SecurityEventsService
     let reading: RequestReading
     /// Checks only the token: `GET` reads the user and checks the session in one store operation.
     let tokenChecked: BearerAuthentication
@@ -26,6 +27,13 @@ struct UsersController: Controller {
             }
             let user = try await users.update(claims, UserPropertiesUpdate(properties: properties))
             return try Response.json(UserBody(user))
+        }
+        router.group().add(middleware: sessionChecked).route(.get, "/v1/users/me/events") { request, context in
+            let query = QueryParameters(request.uri.query)
+            guard query.repeated.isEmpty else { throw APIError.invalidRequest("Send each parameter once.") }
+            return try Response.json(
+                try await events.page(
+                    try context.authenticatedSession(), cursor: query.values["cursor"], limit: query.values["limit"]))
         }
     }
 }

@@ -2753,6 +2753,90 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "/v1/users/me/events": {
+              "get": {
+                "operationId": "listSecurityEvents",
+                "summary": "The signed-in user's security events, newest first, a page at a time: sign-ins, links, sessions ended, deletions, provider notices; each with the network (IPv4 /24, IPv6 /48) and the browser or app of its request.",
+                "tags": [
+                  "users"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "parameters": [
+                  {
+                    "name": "cursor",
+                    "in": "query",
+                    "required": false,
+                    "schema": {
+                      "type": "string",
+                      "maxLength": 20,
+                      "pattern": "^[1-9][0-9]*$"
+                    },
+                    "description": "A `nextCursor` this endpoint gave."
+                  },
+                  {
+                    "name": "limit",
+                    "in": "query",
+                    "required": false,
+                    "schema": {
+                      "type": "integer",
+                      "minimum": 1,
+                      "maximum": 100,
+                      "default": 20
+                    }
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "A page of events.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/SecurityEvents"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A cursor or limit this endpoint does not give.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -3444,6 +3528,70 @@ enum OpenAPIDocument {
                   "confirmation_code": {
                     "type": "string",
                     "description": "The code Facebook shows the person; the same for a repeated request."
+                  }
+                }
+              },
+              "SecurityEvent": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "type",
+                  "at",
+                  "provider",
+                  "client",
+                  "details"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "id": {
+                    "type": "string",
+                    "description": "The event's place in the log; pass the page's `nextCursor` for older events."
+                  },
+                  "type": {
+                    "type": "string",
+                    "description": "What happened, as the audit log names it (`user.signed_in`, `identity.linked`, `session.ended`, …: docs/audit.md)."
+                  },
+                  "at": {
+                    "type": "integer",
+                    "description": "When, seconds since 1970."
+                  },
+                  "provider": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "The provider it concerns, if any."
+                  },
+                  "client": {
+                    "$ref": "#/components/schemas/Client"
+                  },
+                  "details": {
+                    "type": "object",
+                    "description": "A few facts (`method`, `sessions_ended`, `by`, `outcome`, `reason`, …); never a token or an address."
+                  }
+                }
+              },
+              "SecurityEvents": {
+                "type": "object",
+                "required": [
+                  "events",
+                  "nextCursor"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "events": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {
+                      "$ref": "#/components/schemas/SecurityEvent"
+                    }
+                  },
+                  "nextCursor": {
+                    "type": [
+                      "string",
+                      "null"
+                    ],
+                    "description": "The cursor of the next, older page; null on the last."
                   }
                 }
               }

@@ -68,3 +68,18 @@ extension ActiveSessionBody: JSONRepresentable {
 extension ActiveSessionsBody: JSONRepresentable {
     var json: JSONValue { ["sessions": .array(sessions.map(\.json))] }
 }
+
+extension SecurityEventBody: JSONRepresentable {
+    var json: JSONValue {
+        [
+            "id": .string(id), "type": .string(type), "at": .int(at),
+            "provider": provider.map(JSONValue.string) ?? .null, "client": client.json, "details": .object(details),
+        ]
+    }
+}
+
+extension SecurityEventsBody: JSONRepresentable {
+    var json: JSONValue {
+        ["events": .array(events.map(\.json)), "nextCursor": nextCursor.map(JSONValue.string) ?? .null]
+    }
+}

@@ -49,7 +49,8 @@ struct Routes: Sendable {
                 sessions: SessionService(configuration: configuration, store: store, tokens: tokens, limits: limits),
                 easyLogin: easyLogin, limits: limits, reading: reading, sessionChecked: sessionChecked),
             UsersController(
-                users: UserService(configuration: configuration, store: store), reading: reading,
+                users: UserService(configuration: configuration, store: store),
+                events: SecurityEventsService(store: store), reading: reading,
                 tokenChecked: tokenChecked, sessionChecked: sessionChecked),
         ]
     }

@@ -19,6 +19,9 @@ package struct AuditEvent: Sendable, Equatable {
         case sessionSignedOut = "session.signed_out"
         /// The person ended one of their sessions from another (`DELETE /v1/users/me/sessions/{id}`).
         case sessionEnded = "session.ended"
+        /// A spent refresh token was presented again: the session was ended (a stolen token, or
+        /// an app that lost its newer one); `detail.session_id`.
+        case refreshTokenReused = "session.refresh_reused"
         /// A guest was created (`POST /v1/auth/anonymous`).
         case guestCreated = "user.guest_created"
         /// An identity was linked to the user.
@@ -170,10 +173,18 @@ package struct RecordedAuditEvent: Sendable, Equatable {
     package var event: AuditEvent
     /// When it was recorded.
     package var at: Date
+    /// Its place in the log: later events have larger ids (a page's cursor).
+    package var id: Int64
+    /// Where it came from.
+    package var context: AuditContext
 
     /// Creates a recorded event.
-    package init(_ event: AuditEvent, at: Date) {
+    package init(
+        _ event: AuditEvent, at: Date, id: Int64 = 0, context: AuditContext = AuditContext(node: nil, client: .unknown)
+    ) {
         self.event = event
         self.at = at
+        self.id = id
+        self.context = context
     }
 }

@@ -82,8 +82,9 @@ package protocol LatchkeyStore: Sendable {
     @discardableResult
     func revokeSessions(userID: String, now: Date, by actor: AuditEvent.Actor) async throws -> Int
 
-    /// The user's audit events, newest first, at most `limit`.
-    func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent]
+    /// The user's audit events, newest first, at most `limit`, only those older than the event
+    /// `before` (its id) when given: a page of the log, the next one starting after its last id.
+    func auditEvents(userID: String, before: Int64?, limit: Int) async throws -> [RecordedAuditEvent]
 
     /// Records `value` of `kind` as used until `expiresAt`; `false` when it is already recorded and
     /// that record has not expired (replay). An expired record counts as absent: deleting it is
@@ -260,6 +261,11 @@ package protocol LatchkeyStore: Sendable {
 }
 
 extension LatchkeyStore {
+    /// The user's newest audit events, at most `limit`.
+    package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
+        try await auditEvents(userID: userID, before: nil, limit: limit)
+    }
+
     /// Rotates with no retry window: presenting a spent token again always revokes the session.
     package func rotateRefreshToken(
         hash: Data, newHash: Data, now: Date, newExpiresAt: Date

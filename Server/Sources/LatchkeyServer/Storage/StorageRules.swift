@@ -133,9 +133,15 @@ package enum StorageRules {
     }
 
     /// The audit event a sign-in records, in the same transaction as the sign-in.
+    /// It names the identity and how the person signed in (an Easy Login code's session opens
+    /// later, at its redemption).
     package static func signInEvent(_ login: LoginRecord, userID: String, created: Bool) -> AuditEvent {
-        AuditEvent(
-            type: created ? .userCreated : .userSignedIn, userID: userID,
-            detail: ["subject": .string(login.identity.subject), "app_id": .string(login.identity.appID)])
+        let method = login.session?.method ?? (login.authorizationCode != nil ? .easyLogin : nil)
+        var detail: [String: JSONValue] = [
+            "provider": .string(login.identity.provider), "subject": .string(login.identity.subject),
+            "app_id": .string(login.identity.appID),
+        ]
+        if let method { detail["method"] = .string(method.rawValue) }
+        return AuditEvent(type: created ? .userCreated : .userSignedIn, userID: userID, detail: .object(detail))
     }
 }

@@ -62,7 +62,11 @@ package struct TransferTable: Sendable, Equatable {
         TransferTable(
             "signing_keys", [("kid", .text), ("private_key", .bytes), ("created_at", .date), ("retired_at", .date)]),
         TransferTable(
-            "audit_events", [("id", .integer), ("at", .date), ("type", .text), ("user_id", .text), ("detail", .json)]),
+            "audit_events",
+            [
+                ("id", .integer), ("at", .date), ("type", .text), ("user_id", .text), ("detail", .json),
+                ("node", .text), ("client_address", .text), ("user_agent", .text),
+            ]),
         TransferTable(
             "pending_authorizations", [("handle_hash", .bytes), ("request", .json), ("expires_at", .date)]),
         TransferTable(

@@ -37,6 +37,19 @@ extension ServerConfiguration {
         /// The header those proxies write the client into: `x-forwarded-for` or `forwarded`
         /// (`LATCHKEY_FORWARDED_HEADER`). Only that one is read.
         package var forwardedHeader: String = "x-forwarded-for"
+        /// This server's name in the audit log (`LATCHKEY_NODE_NAME`): which node served what.
+        package var nodeName: String = Self.hostNodeName
+
+        /// The host name as a node name: its allowed characters, at most 64 (a default must never
+        /// fail the check a setting gets).
+        static var hostNodeName: String {
+            let kept = String(
+                ProcessInfo.processInfo.hostName.filter {
+                    $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0))
+                }
+                .prefix(64))
+            return kept.isEmpty ? "latchkey" : kept
+        }
 
         /// The base URL, trailing slash removed.
         package var resolvedPublicURL: String {
@@ -54,6 +67,12 @@ extension ServerConfiguration {
             }
             guard (0...65_535).contains(port) else { throw ConfigurationError("LATCHKEY_PORT \(port) is out of range") }
             try ServerConfiguration.validateHTTPURL("LATCHKEY_PUBLIC_URL", resolvedPublicURL, shown)
+            guard !nodeName.isEmpty, nodeName.utf8.count <= 64,
+                nodeName.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) })
+            else {
+                throw ConfigurationError(
+                    "LATCHKEY_NODE_NAME must be 1 to 64 letters, digits, dots, dashes or underscores")
+            }
             guard maximumBodySize >= 1024 else {
                 throw ConfigurationError("LATCHKEY_MAX_BODY_BYTES must be at least 1024")
             }

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Where the events a store records come from: the node, and the client of the request being
+/// served (none for background work and the command line). Every audit row carries it.
+///
+/// A task-local, set once per request (`AuditContextMiddleware`) and per background run, rather
+/// than a parameter of every store method that records an event: a dozen operations record
+/// events, several deep inside their transactions, and each would otherwise have to be handed a
+/// client it has no other use for. The stores read it where they write the row.
+package struct AuditContext: Sendable, Equatable {
+    /// The node that served it (`LATCHKEY_NODE_NAME`); `nil` outside a server.
+    package var node: String?
+    /// The request's client.
+    package var client: ClientInfo
+
+    /// Creates a context.
+    package init(node: String?, client: ClientInfo) {
+        self.node = node
+        self.client = client
+    }
+
+    /// The context of the running task: no node and no client unless one was set.
+    @TaskLocal package static var current = AuditContext(node: nil, client: .unknown)
+}
