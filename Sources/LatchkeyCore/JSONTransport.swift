@@ -19,11 +19,23 @@ struct JSONTransport: Sendable {
         }
     }
 
+    /// The URL of `path`, which may end in a query its caller encoded (`v1/users/me/events?limit=20`):
+    /// appending it as a path component would escape the `?`.
+    func url(for path: String) -> URL {
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        let url = baseURL.appendingPathComponent(String(parts[0]))
+        guard parts.count == 2, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url
+        }
+        components.percentEncodedQuery = String(parts[1])
+        return components.url ?? url
+    }
+
     @discardableResult
     func sendRaw(
         _ method: String, _ path: String, json: JSONValue? = nil, form: [(String, String)]? = nil, bearer: String? = nil
     ) async throws(LatchkeyError) -> Data {
-        var request = LatchkeyHTTPRequest(method: method, url: baseURL.appendingPathComponent(path))
+        var request = LatchkeyHTTPRequest(method: method, url: url(for: path))
         request.headers.append(("Accept", "application/json"))
         if let json {
             request.headers.append(("Content-Type", "application/json"))

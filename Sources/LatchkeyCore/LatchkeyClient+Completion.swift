@@ -175,3 +175,44 @@ extension LatchkeyClient {
         }
     }
 }
+
+extension LatchkeyClient {
+    /// ``activeSessions()`` with a completion.
+    public nonisolated func activeSessions(
+        completion: @escaping @Sendable ([ActiveSessionBody]?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.activeSessions(), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+
+    /// ``endSession(id:)`` with a completion: `nil` once ended.
+    public nonisolated func endSession(id: String, completion: @escaping @Sendable (LatchkeyError?) -> Void) {
+        Task {
+            do throws(LatchkeyError) {
+                try await self.endSession(id: id)
+                completion(nil)
+            } catch {
+                completion(error)
+            }
+        }
+    }
+
+    /// ``securityEvents(cursor:limit:)`` with a completion.
+    public nonisolated func securityEvents(
+        cursor: String? = nil, limit: Int = 20,
+        completion: @escaping @Sendable (SecurityEventsBody?, LatchkeyError?) -> Void
+    ) {
+        Task {
+            do throws(LatchkeyError) {
+                completion(try await self.securityEvents(cursor: cursor, limit: limit), nil)
+            } catch {
+                completion(nil, error)
+            }
+        }
+    }
+}
