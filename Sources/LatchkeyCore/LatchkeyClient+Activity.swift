@@ -29,7 +29,9 @@ extension LatchkeyClient {
     /// ended, deletions, what Facebook or Apple reported. Pass the page's
     /// ``SecurityEventsBody/nextCursor`` as `cursor` for the next, older page; it is `nil` on the last.
     /// - Parameter limit: events per page, 1 to 100.
-    public func securityEvents(cursor: String? = nil, limit: Int = 20) async throws(LatchkeyError)
+    public func securityEvents(
+        cursor: String? = nil, limit: Int = 20
+    ) async throws(LatchkeyError)
         -> SecurityEventsBody
     {
         var query = [("limit", String(limit))]

@@ -84,3 +84,15 @@ extension StoreContractTests {
         }
     }
 }
+
+/// docs/audit.md, the list operators and app developers read, names every event the server records.
+@Suite("Audit log documentation")
+struct AuditDocumentationTests {
+    @Test("docs/audit.md lists every audit event type")
+    func everyKindDocumented() throws {
+        let text = try String(
+            contentsOf: Repository.root.appendingPathComponent("docs/audit.md"), encoding: .utf8)
+        let missing = AuditEvent.Kind.allCases.map(\.rawValue).filter { !text.contains("`\($0)`") }
+        #expect(missing.isEmpty, "not in docs/audit.md: \(missing)")
+    }
+}

@@ -116,7 +116,7 @@ package struct JobService: Service {
         case .failed(let reason) where job.attempts >= Self.maximumAttempts:
             var detail: [String: JSONValue] = ["attempts": .int(job.attempts), "reason": .string(reason)]
             // Which app or client it was for; never the token.
-            for key in ["app_id", "client_id"] { detail[key] = job.payload[key] }
+            for key in ["app_id", "client_id", "request_id"] { detail[key] = job.payload[key] }
             outcome = .gaveUp(gaveUp.map { AuditEvent(type: $0, userID: job.userID, detail: .object(detail)) })
         case .failed(let reason):
             outcome = .retry(
