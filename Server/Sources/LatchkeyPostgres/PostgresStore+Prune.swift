@@ -35,6 +35,15 @@ extension PostgresStore {
             report.guests = try await Self.deleteUnusedGuests(cutoffs, limit: limit, connection)
             report.orphanProviderTokens = try await Self.revokeOrphanProviderTokens(
                 before: cutoffs.orphanProviderTokensBefore, limit: limit, connection)
+            // Finished data-deletion requests go with the audit log's retention; open ones stay.
+            report.deletionRequests = try await connection.rows(
+                """
+                DELETE FROM deletion_requests WHERE id IN (
+                    SELECT id FROM deletion_requests WHERE status IN ('done', 'refused')
+                        AND created_at < \(cutoffs.auditEventsBefore) LIMIT \(limit))
+                RETURNING 1
+                """
+            ).count
             return report
         }
     }

@@ -24,6 +24,8 @@ extension SQLiteStore {
             report.guests = try Self.deleteUnusedGuests(cutoffs, limit: limit, db)
             report.orphanProviderTokens = try Self.revokeOrphanProviderTokens(
                 before: cutoffs.orphanProviderTokensBefore, limit: limit, now: cutoffs.orphanProviderTokensBefore, db)
+            report.deletionRequests = try Self.deleteFinishedDeletionRequests(
+                before: cutoffs.auditEventsBefore, limit: limit, db)
             return report
         }
     }
@@ -56,6 +58,20 @@ extension SQLiteStore {
     ) throws -> Int {
         try db.execute(table.delete(limit: limit), [.float(date.timeIntervalSince1970)])
         return try db.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+    }
+
+    /// Deletes up to `limit` data-deletion requests done or refused and received before `date`,
+    /// through the index on status and date; one still open is kept however old.
+    private static func deleteFinishedDeletionRequests(
+        before date: Date, limit: Int, _ db: SQLiteConnectionState
+    ) throws -> Int {
+        try db.query(
+            """
+            DELETE FROM deletion_requests WHERE id IN (
+                SELECT id FROM deletion_requests WHERE status IN ('done', 'refused') AND created_at < ? LIMIT \(limit))
+            RETURNING 1
+            """, [.float(date.timeIntervalSince1970)]
+        ).count
     }
 
     /// Queues the revocation of up to `limit` provider tokens stored before `date` whose identity

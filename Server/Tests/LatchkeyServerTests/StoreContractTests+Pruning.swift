@@ -252,3 +252,31 @@ extension StoreContractTests {
         }
     }
 }
+
+extension StoreContractTests {
+    @Test("finished data-deletion requests go with the audit log's retention; open ones stay however old")
+    func pruneDeletionRequests() async throws {
+        try await Self.onEveryBackend { name, store in
+            func request(_ id: String, subject: String, policy: DeletionPolicy) -> NewDeletionRequest {
+                NewDeletionRequest(
+                    id: id, code: "code-\(id)", provider: "facebook", subject: subject, appID: "1", policy: policy,
+                    propertyKeys: [])
+            }
+            _ = try await store.receiveDeletionRequest(request("done", subject: "a", policy: .delete), now: Self.now)
+            _ = try await store.carryOutDeletionRequest(id: "done", now: Self.now)
+            _ = try await store.receiveDeletionRequest(request("refused", subject: "b", policy: .queue), now: Self.now)
+            _ = try await store.decideDeletionRequest(
+                id: "refused", .refuse(reason: "kept by law"), now: Self.now, by: .commandLine)
+            _ = try await store.receiveDeletionRequest(request("open", subject: "c", policy: .queue), now: Self.now)
+            let cutoffs = PruneCutoffs(
+                singleUseExpiredBefore: .distantPast, noncesExpiredBefore: .distantPast,
+                pendingAuthorizationsExpiredBefore: .distantPast, authorizationCodesExpiredBefore: .distantPast,
+                sessionsEndedBefore: .distantPast, auditEventsBefore: Self.now.addingTimeInterval(1))
+            let report = try await store.prune(cutoffs, limit: 1)
+            #expect(report.deletionRequests == 1 && report.reachedLimit(1), "\(name)")
+            #expect(try await store.prune(cutoffs, limit: 10).deletionRequests == 1, "\(name)")
+            #expect(try await store.deletionRequests(status: nil, limit: 10).map(\.id) == ["open"], "\(name)")
+            #expect(try await store.deletionRequest(code: "code-done") == nil, "\(name)")
+        }
+    }
+}

@@ -16,7 +16,7 @@ package struct PruneCutoffs: Sendable, Equatable {
     /// Sessions revoked before this, or whose last refresh token expired before this; their
     /// refresh tokens, spent or not, go with them.
     package var sessionsEndedBefore: Date
-    /// Audit events recorded before this.
+    /// Audit events recorded before this; also finished data-deletion requests received before it.
     package var auditEventsBefore: Date
     /// Guests created before this, and not used since, are deleted (with their sessions).
     package var guestsUnusedBefore: Date

@@ -18,6 +18,9 @@ package struct PruneReport: Sendable, Equatable {
     package var guests: Int = 0
     /// Provider tokens of identities nobody has (their revocation queued).
     package var orphanProviderTokens: Int = 0
+    /// Data-deletion requests finished (done or refused) and received before the audit log's
+    /// retention: their status pages are gone with them.
+    package var deletionRequests: Int = 0
 
     /// A report; every count defaults to zero.
     package init(
@@ -37,7 +40,7 @@ package struct PruneReport: Sendable, Equatable {
     var counts: [Int] {
         [
             singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents, guests,
-            orphanProviderTokens,
+            orphanProviderTokens, deletionRequests,
         ]
     }
 
@@ -61,5 +64,6 @@ package struct PruneReport: Sendable, Equatable {
         auditEvents += other.auditEvents
         guests += other.guests
         orphanProviderTokens += other.orphanProviderTokens
+        deletionRequests += other.deletionRequests
     }
 }
