@@ -269,3 +269,35 @@ struct FacebookCallbackTests {
         return String(buffer: response.body)
     }
 }
+
+extension FacebookCallbackTests {
+    @Test("a deletion answered before a restart is carried out after it, even one whose job a dead node had leased")
+    func survivesRestart() async throws {
+        try await TestStores.withServerStore { store in
+            let clock = TestClock()
+            // Both servers open the signing keys sealed in the database with the same key.
+            let kek = KeyEncryptionKey.generate().key
+            let sameKey: @Sendable (inout ServerConfiguration) -> Void = { $0.secrets.keyEncryptionKey = kek }
+            // The first server: the request is answered, and a node takes its job and dies with it.
+            try await Stack.run(clock: clock, browsable: true, store: store, sameKey) { stack in
+                _ = try await Self.signIn(stack)
+                _ = try await Self.code(try await Self.send(stack, "data-deletion", user: "alice"))
+                let leased = try await stack.store.claimJobs(
+                    now: clock.now, leaseUntil: clock.now.addingTimeInterval(300), limit: 10)
+                #expect(leased.map(\.kind) == [.dataDeletion])
+            }
+            // The next server on the same database: the job waits out the dead node's lease, then runs.
+            try await Stack.run(clock: clock, browsable: true, store: store, sameKey) { stack in
+                let request = try #require(try await stack.store.deletionRequests(status: .inProgress, limit: 10).first)
+                let userID = try #require(request.userID)
+                #expect(try await Self.page(stack, request.code).contains("In progress"))
+                #expect(await stack.jobs().runOnce() == 0)
+                clock.advance(301)
+                // The deletion, then the revocation of the app's permissions it queued.
+                #expect(await stack.jobs().runOnce() == 2)
+                #expect(try await stack.store.user(id: userID) == nil)
+                #expect(try await Self.page(stack, request.code).contains("Your data was deleted."))
+            }
+        }
+    }
+}
