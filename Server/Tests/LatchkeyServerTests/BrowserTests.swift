@@ -1,5 +1,6 @@
 import Foundation
 import Latchkey
+import LatchkeyAPI
 import Testing
 
 @testable import LatchkeyCLI
@@ -13,11 +14,52 @@ import Testing
         if: ChromeDriver.unavailableReason == nil || TestEnvironment.isCI, "\(ChromeDriver.unavailableReason ?? "")"))
 struct BrowserTests {
     /// Where the screenshot of the dialog goes; `LATCHKEY_UPDATE_SCREENSHOTS=1` refreshes the docs' copy.
-    static var screenshotURL: URL {
+    static var screenshotURL: URL { screenshot("easy-login-dialog") }
+
+    /// Where a screenshot named `name` goes: docs/images with `LATCHKEY_UPDATE_SCREENSHOTS=1`, else
+    /// a temporary file.
+    static func screenshot(_ name: String) -> URL {
         if ProcessInfo.processInfo.environment["LATCHKEY_UPDATE_SCREENSHOTS"] == "1" {
-            return Repository.root.appendingPathComponent("docs/images/easy-login-dialog.png")
+            return Repository.root.appendingPathComponent("docs/images/\(name).png")
         }
-        return FileManager.default.temporaryDirectory.appendingPathComponent("easy-login-dialog-\(UUID()).png")
+        return FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID()).png")
+    }
+
+    /// Whether `data` is a PNG of some size (a real page, not a blank).
+    static func isPNG(_ data: Data) -> Bool {
+        data.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) && data.count > 5_000
+    }
+
+    @Test("a refused data-deletion request's status page, as a person's browser shows it")
+    func deletionStatusPage() async throws {
+        let driver = try await ChromeDriver.start()
+        defer { driver.stop() }
+        let browser = try await driver.session()
+        do {
+            try await Stack.run(browsable: true, { $0.facebook.dataDeletionPolicy = .queue }) { stack in
+                _ = try await FacebookCallbackTests.signIn(stack)
+                let report = try await FacebookCallbackTests.send(stack, "data-deletion", user: "alice")
+                let answer = try JSONValue.decode(Data((report["body"]?.stringValue ?? "").utf8))
+                let url = try #require(answer["url"]?.stringValue)
+                let request = try #require(try await stack.store.deletionRequests(status: .received, limit: 1).first)
+                _ = try await stack.store.decideDeletionRequest(
+                    id: request.id,
+                    .refuse(
+                        reason: "Your purchase records must be kept for 7 years under tax law; we deleted the rest."),
+                    now: stack.clock.now, by: .commandLine)
+                try await browser.navigate(to: URL(string: url)!)
+                let page = try await browser.source()
+                #expect(page.contains("Data deletion request: Refused") && page.contains("tax law"))
+                #expect(page.contains(request.code))
+                let shot = Self.screenshot("data-deletion-status")
+                try await browser.screenshot().write(to: shot)
+                #expect(Self.isPNG(try Data(contentsOf: shot)))
+            }
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
     }
 
     @Test("click through the emulator's dialog to the app's loopback redirect")
@@ -49,8 +91,7 @@ struct BrowserTests {
                     }, say: { _ in })
                 #expect(user.string("name") == "Bob Marley Smith" && user.string("email") == "bob@example.com")
                 #expect(user.identities.first?.grantedPermissions == ["email", "public_profile"])
-                let png = try Data(contentsOf: shot)
-                #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) && png.count > 5_000)
+                #expect(Self.isPNG(try Data(contentsOf: shot)))
             }
         } catch {
             await browser.close()
