@@ -37,7 +37,8 @@ extension PostgresStore {
                 """)
             let stored = StoredDeletionRequest(
                 id: request.id, code: request.code, provider: request.provider, subject: request.subject,
-                appID: request.appID, userID: holder, policy: request.policy, status: status, reason: nil,
+                appID: request.appID, userID: holder, policy: request.policy, propertyKeys: request.propertyKeys,
+                status: status, reason: nil,
                 heldData: nil, createdAt: PostgresTime.stored(now), updatedAt: PostgresTime.stored(now))
             if status == .inProgress {
                 try await Self.insert([StorageRules.deletionJob(for: stored)], now: now, connection)
@@ -125,39 +126,26 @@ extension PostgresStore {
             let verdict = Verdicts.dataDeletion(
                 request.policy, status: request.status,
                 DataDeletionFacts(identityKnown: user != nil, identities: user?.identities.count ?? 0))
-            let outcome: String
-            var eventUser: String?
             switch verdict {
             case .skip: return request
-            case .nothingHeld: outcome = "nothing_held"
+            case .nothingHeld: break
             case .deleteUser:
                 guard let user else { return request }
                 try await Self.delete(user, by: .provider, now: now, connection)
-                outcome = "user_deleted"
             case .removeIdentity:
-                guard let user, let identity = user.identities.first(where: { $0.subject == request.subject }) else {
-                    return request
-                }
-                let keys =
-                    try await connection.rows(
-                        "SELECT property_keys::text FROM deletion_requests WHERE id = \(id)"
-                    ).first.map { try $0.decode(String.self) }.flatMap { try? JSONValue.decode(Data($0.utf8)) }?
-                    .arrayValue?.compactMap(\.stringValue) ?? []
-                try await Self.removeIdentity(identity, of: user, properties: keys, now: now, connection)
-                outcome = "identity_removed"
-                eventUser = user.id
+                guard let user, let identity = user.identity(request.provider, request.subject) else { return request }
+                try await Self.removeIdentity(
+                    identity, of: user, properties: request.propertyKeys, now: now, connection)
             }
-            request.status = .done
-            request.heldData = verdict != .nothingHeld
-            request.updatedAt = PostgresTime.stored(now)
+            let (done, event) = StorageRules.deletionDone(
+                request, verdict: verdict, userID: user?.id ?? "", at: PostgresTime.stored(now))
             try await connection.run(
                 """
-                UPDATE deletion_requests SET status = \(request.status.rawValue), held_data = \(request.heldData),
+                UPDATE deletion_requests SET status = \(done.status.rawValue), held_data = \(done.heldData),
                     updated_at = \(now) WHERE id = \(id)
                 """)
-            try await Self.record(
-                .deletion(.deletionDone, request, userID: eventUser, extra: ["outcome": .string(outcome)]), at: now,
-                connection)
+            try await Self.record(event, at: now, connection)
+            request = done
             return request
         }
     }
@@ -189,23 +177,28 @@ extension PostgresStore {
         let rows = try await connection.rows(
             PostgresQuery(
                 unsafeSQL: """
-                    SELECT id, code, provider, subject, app_id, user_id, policy, status, reason, held_data, created_at,
-                        updated_at
+                    SELECT id, code, provider, subject, app_id, user_id, policy, property_keys::text, status, reason,
+                        held_data, created_at, updated_at
                     FROM deletion_requests WHERE \(condition)
                     """, binds: bindings))
         var requests: [StoredDeletionRequest] = []
         for row in rows {
-            let (id, code, provider, subject, appID, userID, policy, status, reason, held, created, updated) =
+            let (id, code, provider, subject, appID, userID, policy, keys, status, reason, held, created, updated) =
                 try row.decode(
-                    (String, String, String, String, String, String?, String, String, String?, Bool?, Date, Date).self)
+                    (
+                        String, String, String, String, String, String?, String, String, String, String?, Bool?, Date,
+                        Date
+                    )
+                    .self)
             guard let policy = DeletionPolicy(rawValue: policy), let status = DeletionStatus(rawValue: status) else {
                 continue
             }
             requests.append(
                 StoredDeletionRequest(
                     id: id, code: code, provider: provider, subject: subject, appID: appID, userID: userID,
-                    policy: policy, status: status, reason: reason, heldData: held, createdAt: created,
-                    updatedAt: updated))
+                    policy: policy,
+                    propertyKeys: (try? JSONValue.decode(Data(keys.utf8)))?.arrayValue?.compactMap(\.stringValue) ?? [],
+                    status: status, reason: reason, heldData: held, createdAt: created, updatedAt: updated))
         }
         return requests
     }

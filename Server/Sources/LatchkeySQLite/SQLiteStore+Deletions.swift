@@ -36,7 +36,8 @@ extension SQLiteStore {
                 ])
             let stored = StoredDeletionRequest(
                 id: request.id, code: request.code, provider: request.provider, subject: request.subject,
-                appID: request.appID, userID: holder, policy: request.policy, status: status, reason: nil,
+                appID: request.appID, userID: holder, policy: request.policy, propertyKeys: request.propertyKeys,
+                status: status, reason: nil,
                 heldData: nil, createdAt: now, updatedAt: now)
             if status == .inProgress { try Self.insert([StorageRules.deletionJob(for: stored)], now: now, db) }
             try Self.record(
@@ -118,38 +119,25 @@ extension SQLiteStore {
             let verdict = Verdicts.dataDeletion(
                 request.policy, status: request.status,
                 DataDeletionFacts(identityKnown: user != nil, identities: user?.identities.count ?? 0))
-            let outcome: String
-            var eventUser: String?
             switch verdict {
             case .skip: return request
-            case .nothingHeld: outcome = "nothing_held"
+            case .nothingHeld: break
             case .deleteUser:
                 guard let user else { return request }
                 try Self.delete(user, by: .provider, now: now, db)
-                outcome = "user_deleted"
             case .removeIdentity:
-                guard let user, let identity = user.identities.first(where: { $0.subject == request.subject }) else {
-                    return request
-                }
-                let keys =
-                    try db.query("SELECT property_keys FROM deletion_requests WHERE id = ?", [.text(id)]).first?
-                    .column("property_keys")?.string.flatMap { try? JSONValue.decode(Data($0.utf8)) }?.arrayValue?
-                    .compactMap(\.stringValue) ?? []
-                try Self.removeIdentity(identity, of: user, properties: keys, now: now, db)
-                outcome = "identity_removed"
-                eventUser = user.id
+                guard let user, let identity = user.identity(request.provider, request.subject) else { return request }
+                try Self.removeIdentity(identity, of: user, properties: request.propertyKeys, now: now, db)
             }
-            request.status = .done
-            request.heldData = verdict != .nothingHeld
-            request.updatedAt = now
+            let (done, event) = StorageRules.deletionDone(request, verdict: verdict, userID: user?.id ?? "", at: now)
             try db.execute(
                 "UPDATE deletion_requests SET status = ?, held_data = ?, updated_at = ? WHERE id = ?",
                 [
-                    .text(request.status.rawValue), .integer(request.heldData == true ? 1 : 0),
+                    .text(done.status.rawValue), .integer(done.heldData == true ? 1 : 0),
                     .float(now.timeIntervalSince1970), .text(id),
                 ])
-            try Self.record(
-                .deletion(.deletionDone, request, userID: eventUser, extra: ["outcome": .string(outcome)]), at: now, db)
+            try Self.record(event, at: now, db)
+            request = done
             return request
         }
     }
@@ -191,7 +179,8 @@ extension SQLiteStore {
     }
 
     static let deletionColumns = """
-        SELECT id, code, provider, subject, app_id, user_id, policy, status, reason, held_data, created_at, updated_at
+        SELECT id, code, provider, subject, app_id, user_id, policy, property_keys, status, reason, held_data,
+            created_at, updated_at
         FROM deletion_requests
         """
 
@@ -207,7 +196,10 @@ extension SQLiteStore {
         else { return nil }
         return StoredDeletionRequest(
             id: id, code: code, provider: provider, subject: subject, appID: row.column("app_id")?.string ?? "",
-            userID: row.column("user_id")?.string, policy: policy, status: status, reason: row.column("reason")?.string,
+            userID: row.column("user_id")?.string, policy: policy,
+            propertyKeys: row.column("property_keys")?.string.flatMap { try? JSONValue.decode(Data($0.utf8)) }?
+                .arrayValue?.compactMap(\.stringValue) ?? [],
+            status: status, reason: row.column("reason")?.string,
             heldData: row.column("held_data")?.integer.map { $0 == 1 },
             createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
             updatedAt: Date(timeIntervalSince1970: row.column("updated_at")?.double ?? 0))

@@ -32,13 +32,7 @@ enum EasyLoginResponse {
             h1{font-size:1.3rem}</style></head><body><h1>\(HTML.escape(title))</h1><p>\(HTML.escape(message))</p>\
             </body></html>
             """
-        var headers = HTTPFields()
-        headers[.contentType] = "text/html; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'"
-        headers[.init("X-Frame-Options")!] = "DENY"
-        headers[.init("Referrer-Policy")!] = "no-referrer"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+        return HTMLPage.response(status: status, html: html)
     }
 }
 

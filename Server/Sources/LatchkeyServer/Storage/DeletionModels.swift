@@ -75,6 +75,8 @@ package struct StoredDeletionRequest: Sendable, Equatable {
     package var userID: String?
     /// The policy it runs under.
     package var policy: DeletionPolicy
+    /// The properties removed with the identity.
+    package var propertyKeys: [String]
     /// Where it is.
     package var status: DeletionStatus
     /// An operator's reason for refusing it, shown on the status page.
@@ -89,9 +91,10 @@ package struct StoredDeletionRequest: Sendable, Equatable {
     /// Creates a stored request.
     package init(
         id: String, code: String, provider: String, subject: String, appID: String, userID: String?,
-        policy: DeletionPolicy, status: DeletionStatus, reason: String?, heldData: Bool?, createdAt: Date,
-        updatedAt: Date
+        policy: DeletionPolicy, propertyKeys: [String], status: DeletionStatus, reason: String?, heldData: Bool?,
+        createdAt: Date, updatedAt: Date
     ) {
+        self.propertyKeys = propertyKeys
         self.id = id
         self.code = code
         self.provider = provider

@@ -36,6 +36,13 @@ package struct StoredUser: Sendable, Equatable {
     }
 }
 
+extension StoredUser {
+    /// The user's identity of `provider` with `subject`, if they have it.
+    package func identity(_ provider: String, _ subject: String) -> StoredIdentity? {
+        identities.first { $0.provider == provider && $0.subject == subject }
+    }
+}
+
 /// A provider account linked to a user. Unique per (provider, subject). Provider-neutral: a
 /// Facebook app-scoped id today, an Apple `sub` next; the rules about identities (linking,
 /// conflicts, merging, deletion) never look at which provider it is.

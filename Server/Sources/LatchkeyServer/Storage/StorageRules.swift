@@ -105,6 +105,22 @@ package enum StorageRules {
         current.filter { !keys.contains($0.key) }
     }
 
+    /// A deletion request once `verdict` was carried out at `stamp` (the backend's rounding of
+    /// now), and the `deletion.done` event it records: about the user whose identity went, none
+    /// when the user went too (their tombstone says so) or nothing was held.
+    package static func deletionDone(
+        _ request: StoredDeletionRequest, verdict: DataDeletionVerdict, userID: String, at stamp: Date
+    ) -> (request: StoredDeletionRequest, event: AuditEvent) {
+        var done = request
+        done.status = .done
+        done.heldData = verdict != .nothingHeld
+        done.updatedAt = stamp
+        let event = AuditEvent.deletion(
+            .deletionDone, done, userID: verdict == .removeIdentity ? userID : nil,
+            extra: ["outcome": .string(verdict.outcome)])
+        return (done, event)
+    }
+
     /// The job that carries out a deletion request, queued when it goes in progress.
     package static func deletionJob(for request: StoredDeletionRequest) -> StoredJob {
         StoredJob(

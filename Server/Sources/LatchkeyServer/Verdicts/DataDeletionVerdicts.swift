@@ -23,6 +23,15 @@ package enum DataDeletionVerdict: Sendable, Equatable {
     case removeIdentity
     /// The user goes, as an account deletion (the identity was their only way in).
     case deleteUser
+
+    /// What `deletion.done` says was done (`detail.outcome`).
+    package var outcome: String {
+        switch self {
+        case .skip, .nothingHeld: "nothing_held"
+        case .removeIdentity: "identity_removed"
+        case .deleteUser: "user_deleted"
+        }
+    }
 }
 
 /// Whether a data-deletion request answers with an earlier request's confirmation code.

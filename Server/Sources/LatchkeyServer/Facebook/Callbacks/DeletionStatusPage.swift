@@ -59,13 +59,6 @@ package enum DeletionStatusPage {
             h1{font-size:1.3rem}th{text-align:left;padding-right:1rem;font-weight:600}td,th{padding:.3rem 1rem .3rem 0}\
             .refused{color:#a00}.done{color:#060}</style></head><body><h1>\(HTML.escape(title))</h1>\(body)</body></html>
             """
-        var headers = HTTPFields()
-        headers[.contentType] = "text/html; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        headers[.contentSecurityPolicy] = "default-src 'none'; style-src 'unsafe-inline'"
-        headers[.init("X-Frame-Options")!] = "DENY"
-        headers[.init("Referrer-Policy")!] = "no-referrer"
-        headers[.init("X-Robots-Tag")!] = "noindex"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+        return HTMLPage.response(status: status, html: html)
     }
 }
