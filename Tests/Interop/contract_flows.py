@@ -281,6 +281,43 @@ delivered = emulator_post("/_emulator/apple/notifications", {"user": "bob", "typ
 if delivered.get("status") != 200:
     fail(f"the emulator's delivery to the dev server's notification URL answered {delivered.get('status')}")
 
+# --- Where you're signed in, the security history, and Facebook's callbacks
+_, dave_first = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("dave")})
+_, dave_second = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("dave")})
+dave_access = dave_first["session"]["access_token"]
+_, dave_sessions = call("GET", "/v1/users/me/sessions", status=200, bearer=dave_access)
+others = [session["id"] for session in dave_sessions["sessions"] if not session["current"]]
+if len(dave_sessions["sessions"]) != 2 or len(others) != 1:
+    fail(f"two sign-ins listed as {dave_sessions}")
+call("DELETE", f"/v1/users/me/sessions/{others[0]}", status=204, bearer=dave_access)
+call("DELETE", f"/v1/users/me/sessions/{others[0]}", status=404, code="not_found", bearer=dave_access)
+call("GET", "/v1/users/me", status=401, code="session_revoked", bearer=dave_second["session"]["access_token"])
+_, page = call("GET", "/v1/users/me/events?limit=2", status=200, bearer=dave_access)
+if not page["nextCursor"]:
+    fail(f"three events did not fill two pages: {page}")
+call("GET", f"/v1/users/me/events?limit=2&cursor={page['nextCursor']}", status=200, bearer=dave_access)
+call("GET", "/v1/users/me/events?limit=101", status=400, code="invalid_request", bearer=dave_access)
+deletion = emulator_post("/_emulator/callbacks/data-deletion",
+                         {"app_id": app_id, "user": "dave", "url": server + "/v1/facebook/data-deletion"})
+if not deletion.get("valid_response"):
+    fail(f"the data-deletion callback's answer is not Facebook's shape: {deletion}")
+_, repeated = call("POST", "/v1/facebook/data-deletion", status=200, form={"signed_request": deletion["signed_request"]})
+if repeated["confirmation_code"] != json.loads(deletion["body"])["confirmation_code"]:
+    fail("a repeated data-deletion request answered another confirmation code")
+call("GET", "", status=200, url=repeated["url"])
+call("GET", "/v1/facebook/data-deletion/never-issued", status=404)
+removal = emulator_post("/_emulator/callbacks/deauthorize",
+                        {"app_id": app_id, "user": "1234567890", "url": server + "/v1/facebook/deauthorize"})
+if removal.get("status") != 200:
+    fail(f"the deauthorize callback answered {removal}")
+call("POST", "/v1/facebook/deauthorize", status=200, form={"signed_request": removal["signed_request"]})
+call("POST", "/v1/facebook/deauthorize", status=400, code="signed_request_invalid", form={"signed_request": "x.y"},
+     valid_request=True)
+tampered = emulator_post("/_emulator/callbacks/data-deletion", {"app_id": app_id, "user": "dave", "tamper": "secret",
+                                                                "url": server + "/v1/facebook/data-deletion"})
+if tampered.get("status") != 400:
+    fail(f"a data-deletion callback signed with another secret answered {tampered.get('status')}")
+
 # --- Logout, then every session
 limited_access = limited["session"]["access_token"]
 call("POST", "/v1/auth/logout", status=204, bearer=limited_access)
