@@ -8,12 +8,6 @@ import LatchkeyShared
 import NIOCore
 import NIOHTTP1
 
-/// The two platform callbacks Facebook sends to an app's backend (§9.2, §9.3).
-enum CallbackKind {
-    case deauthorize
-    case dataDeletion
-}
-
 extension EmulatorEndpoints {
     /// Sends a correctly signed (or deliberately tampered) callback to `url` and reports the answer.
     /// For data deletion it also checks the reply carries `url` and `confirmation_code`, as Facebook requires.
@@ -28,7 +22,7 @@ extension EmulatorEndpoints {
             } ?? (reference.allSatisfy(\.isNumber) ? reference : nil)
         guard let userID else { throw ControlError.unknownUser(reference) }
         let target = try input.requiredString("url")
-        guard let url = URL(string: target), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+        guard WebURL.isValid(target) else {
             throw ControlError(code: "invalid_field", "'url' must be an absolute http(s) URL")
         }
         var tampering: SignedRequest.Tampering?

@@ -122,6 +122,16 @@ actor EmulatorState {
         return app
     }
 
+    /// Registers or removes an app's callback URLs, as a developer does in the app dashboard:
+    /// each kind in `urls` is set to its value (`nil` removes it); kinds not in `urls` stay.
+    /// Returns the app, or `nil` when unknown.
+    func setCallbackURLs(_ urls: [CallbackKind: String?], appID: String) -> EmulatorApp? {
+        guard var app = apps[appID] else { return nil }
+        for (kind, url) in urls { app.setCallbackURL(url, for: kind) }
+        apps[appID] = app
+        return app
+    }
+
     /// Apps in registration order.
     func allApps() -> [EmulatorApp] { appOrder.compactMap { apps[$0] } }
 
