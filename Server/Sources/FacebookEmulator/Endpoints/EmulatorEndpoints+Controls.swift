@@ -72,6 +72,8 @@ extension EmulatorEndpoints {
             return .json(await usageReport())
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
         case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
+        case (.post, ["scenarios", "remove-app"]): return .json(try await removeAppScenario(input))
+        case (.post, ["scenarios", "request-deletion"]): return .json(try await requestDeletionScenario(input))
         case (_, let parts) where parts.first == "apple":
             return .json(try await appleControl(request, path: Array(parts.dropFirst())))
         default:

@@ -10,6 +10,14 @@ actor EmulatorState {
         let personKey: String
     }
 
+    /// What removing an app for a person did.
+    struct AppRemoval: Sendable {
+        /// Whether the person had the app (a grant) to remove.
+        var hadApp: Bool
+        /// How many live tokens died with it.
+        var tokensRevoked: Int
+    }
+
     /// An app-scoped id resolved back to its app and person.
     struct ScopedUser: Equatable {
         let appID: String
@@ -262,13 +270,16 @@ actor EmulatorState {
 
     /// `DELETE /me/permissions`: removes the app for the person, invalidating their tokens (458).
     /// - Parameter sendsSubcode: whether those tokens' errors carry the subcode (`nil`: as minted).
-    func removeApp(appID: String, personKey: String, sendsSubcode: Bool? = nil) {
+    /// - Returns: whether the person had the app (a grant), and how many live tokens died.
+    @discardableResult
+    func removeApp(appID: String, personKey: String, sendsSubcode: Bool? = nil) -> AppRemoval {
         let key = GrantKey(appID: appID, personKey: personKey)
-        let granted = grants[key]?.granted ?? []
+        let grant = grants[key]
         grants[key] = nil
-        invalidateTokens(
+        let revoked = invalidateTokens(
             personKey: personKey, appID: appID, reason: .appRemoved, sendsSubcode: sendsSubcode,
-            grantedAtRemoval: granted)
+            grantedAtRemoval: grant?.granted ?? [])
+        return AppRemoval(hadApp: grant != nil, tokensRevoked: revoked)
     }
 
     /// `DELETE /me/permissions/{permission}`: the permission becomes declined.
