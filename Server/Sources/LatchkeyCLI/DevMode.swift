@@ -9,11 +9,16 @@ enum DevMode {
     /// The OAuth client `latchkey login` uses by default.
     static let cliClientID = "latchkey-cli"
 
-    /// The demo world, with this server's Facebook callback registered on the demo app whatever
-    /// port it runs on (Facebook matches redirect URIs exactly).
-    static func seed(callbackURL: String) -> EmulatorSeed {
+    /// The demo world, with this server's URLs registered on the demo app whatever port it runs
+    /// on, as a developer enters them in the app's dashboard: the login callback (Facebook matches
+    /// redirect URIs exactly), and the deauthorize and data-deletion callbacks the emulator's
+    /// scenarios post to.
+    static func seed(_ configuration: ServerConfiguration) -> EmulatorSeed {
         var seed = EmulatorSeed.demo
+        let callbackURL = configuration.facebookCallbackURL
         if !seed.apps[0].redirectURIs.contains(callbackURL) { seed.apps[0].redirectURIs.append(callbackURL) }
+        seed.apps[0].deauthorizeCallbackURL = configuration.facebookDeauthorizeURL
+        seed.apps[0].dataDeletionCallbackURL = configuration.facebookDataDeletionURL
         return seed
     }
 
