@@ -92,6 +92,12 @@ enum DevMode {
               curl -s -X POST \(emulator)/_emulator/apple/authorizations -H 'content-type: application/json' \\
                 -d '{"user":"alice","client_id":"\(AppleRegistration.demoClientIDs[0])","nonce":"\(appleDemoNonceClaim)"}'
               then POST its identity_token, authorization_code and "nonce":"n" to \(serverURL)/v1/auth/apple
+
+            Facebook's callbacks to this server, as when alice removes the app or asks for her data to be deleted:
+              curl -s -X POST \(emulator)/_emulator/scenarios/remove-app -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice"}'
+              curl -s -X POST \(emulator)/_emulator/scenarios/request-deletion -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice"}'
             """
     }
 }
