@@ -9,11 +9,16 @@ enum DevMode {
     /// The OAuth client `latchkey login` uses by default.
     static let cliClientID = "latchkey-cli"
 
-    /// The demo world, with this server's Facebook callback registered on the demo app whatever
-    /// port it runs on (Facebook matches redirect URIs exactly).
-    static func seed(callbackURL: String) -> EmulatorSeed {
+    /// The demo world, with this server's URLs registered on the demo app whatever port it runs
+    /// on, as a developer enters them in the app's dashboard: the login callback (Facebook matches
+    /// redirect URIs exactly), and the deauthorize and data-deletion callbacks the emulator's
+    /// scenarios post to.
+    static func seed(_ configuration: ServerConfiguration) -> EmulatorSeed {
         var seed = EmulatorSeed.demo
+        let callbackURL = configuration.facebookCallbackURL
         if !seed.apps[0].redirectURIs.contains(callbackURL) { seed.apps[0].redirectURIs.append(callbackURL) }
+        seed.apps[0].deauthorizeCallbackURL = configuration.facebookDeauthorizeURL
+        seed.apps[0].dataDeletionCallbackURL = configuration.facebookDataDeletionURL
         return seed
     }
 
@@ -87,6 +92,12 @@ enum DevMode {
               curl -s -X POST \(emulator)/_emulator/apple/authorizations -H 'content-type: application/json' \\
                 -d '{"user":"alice","client_id":"\(AppleRegistration.demoClientIDs[0])","nonce":"\(appleDemoNonceClaim)"}'
               then POST its identity_token, authorization_code and "nonce":"n" to \(serverURL)/v1/auth/apple
+
+            Facebook's callbacks to this server, as when alice removes the app or asks for her data to be deleted:
+              curl -s -X POST \(emulator)/_emulator/scenarios/remove-app -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice"}'
+              curl -s -X POST \(emulator)/_emulator/scenarios/request-deletion -H 'content-type: application/json' \\
+                -d '{"app_id":"\(demoApp.id)","user":"alice"}'
             """
     }
 }

@@ -1,12 +1,16 @@
 import FacebookEmulator
 
-/// What `latchkey emulator` prints once it listens: the apps and people it holds and a curl to try.
+/// What `latchkey emulator` prints once it listens: the apps (with their callback URLs) and people
+/// it holds, and a curl to try.
 enum EmulatorBanner {
     static func text(seed: EmulatorSeed, baseURL: String) -> String {
         var lines = ["Facebook emulator listening on \(baseURL)", "", "Apps:"]
         for app in seed.apps {
             let proof = app.requireAppSecretProof ? "  (requires appsecret_proof)" : ""
             lines.append("  \(app.id)  \(app.name)  secret=\(app.secret)\(proof)")
+            // The callback URLs the scenarios post to, as the app's dashboard shows them.
+            if let url = app.deauthorizeCallbackURL { lines.append("    deauthorize callback: \(url)") }
+            if let url = app.dataDeletionCallbackURL { lines.append("    data deletion callback: \(url)") }
         }
         if let first = seed.apps.first {
             lines.append("")

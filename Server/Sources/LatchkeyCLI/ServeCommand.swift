@@ -140,7 +140,7 @@ struct ServeCommand: AsyncParsableCommand {
                 try await buildEmulator(
                     configuration: EmulatorConfiguration(
                         host: "127.0.0.1", port: emulatorPort,
-                        seed: DevMode.seed(callbackURL: configuration.facebookCallbackURL),
+                        seed: DevMode.seed(configuration),
                         apple: DevMode.appleRegistration(configuration, emulatorPort: emulatorPort)),
                     logger: emulatorLogger
                 ) { _ in banner.listening(.emulator) })

@@ -47,13 +47,9 @@ public struct AppleRegistration: Sendable {
         guard !clientIDs.isEmpty, clientIDs.allSatisfy({ !$0.isEmpty }) else {
             throw EmulatorConfigurationError("Apple client ids must be a non-empty list of non-empty ids")
         }
-        if let notificationURL {
-            guard let url = URL(string: notificationURL), url.scheme == "http" || url.scheme == "https",
-                url.host != nil
-            else {
-                throw EmulatorConfigurationError(
-                    "Apple notification URL '\(notificationURL)' must be an absolute http(s) URL")
-            }
+        if let notificationURL, !WebURL.isValid(notificationURL) {
+            throw EmulatorConfigurationError(
+                "Apple notification URL '\(notificationURL)' must be an absolute http(s) URL")
         }
     }
 

@@ -95,6 +95,14 @@ public struct EmulatorSeed: Sendable, Codable, Equatable {
             guard (1...1_000_000_000).contains(app.dailyActiveUsers) else {
                 throw EmulatorConfigurationError("app \(app.id): daily_active_users must be between 1 and 1000000000")
             }
+            for (name, url) in [
+                ("deauthorize_callback_url", app.deauthorizeCallbackURL),
+                ("data_deletion_callback_url", app.dataDeletionCallbackURL),
+            ] {
+                if let url, !WebURL.isValid(url) {
+                    throw EmulatorConfigurationError("app \(app.id): \(name) '\(url)' must be an absolute http(s) URL")
+                }
+            }
             guard appIDs.insert(app.id).inserted else {
                 throw EmulatorConfigurationError("app id \(app.id) appears twice")
             }

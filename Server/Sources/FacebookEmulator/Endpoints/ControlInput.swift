@@ -18,6 +18,20 @@ struct ControlInput: Sendable {
         return request[name]
     }
 
+    /// A setting's new value: `.set` with a non-empty string, `.clear` for an empty string (or
+    /// JSON `null`), `nil` when the field is absent (leave the setting as it is). `string(_:)`
+    /// cannot tell absent from empty, and here the difference matters.
+    func update(_ name: String) throws -> SettingUpdate? {
+        if let value = request.json?[name] {
+            switch value {
+            case .null: return .clear
+            case .string(let text): return text.isEmpty ? .clear : .set(text)
+            default: throw ControlError(code: "invalid_field", "'\(name)' must be a string (empty or null clears it)")
+            }
+        }
+        return request.parameters[name].map { $0.isEmpty ? .clear : .set($0) }
+    }
+
     func requiredString(_ name: String) throws -> String {
         guard let value = string(name) else { throw ControlError.missing(name) }
         return value
@@ -45,4 +59,12 @@ struct ControlInput: Sendable {
         if let array = request.json?[name]?.arrayValue { return array.compactMap(\.stringValue) }
         return string(name).map(Permissions.parse)
     }
+}
+
+/// What a control call does to a setting it names (`ControlInput.update(_:)`).
+enum SettingUpdate: Equatable, Sendable {
+    /// Give the setting this value.
+    case set(String)
+    /// Remove the setting.
+    case clear
 }

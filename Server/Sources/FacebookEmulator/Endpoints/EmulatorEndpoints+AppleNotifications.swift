@@ -30,9 +30,9 @@ extension EmulatorEndpoints {
             guard let url = input.string("url") ?? registration.notificationURL else {
                 throw ControlError(code: "missing_field", "give 'url' or register a notification URL")
             }
-            guard let parsed = URL(string: url), parsed.scheme == "http" || parsed.scheme == "https",
-                parsed.host != nil
-            else { throw ControlError(code: "invalid_field", "'url' must be an absolute http(s) URL") }
+            guard WebURL.isValid(url) else {
+                throw ControlError(code: "invalid_field", "'url' must be an absolute http(s) URL")
+            }
             target = url
         }
         let timeout = try input.int("timeout_ms", in: 100...60_000) ?? 10_000

@@ -45,6 +45,8 @@ extension EmulatorEndpoints {
                 throw ControlError(.notFound, code: "unknown_app", "no app '\(parts[1])'")
             }
             return .json(["id": .string(app.id), "redirect_uris": .array(app.redirectURIs.map(JSONValue.string))])
+        case (.post, let parts) where parts.count == 3 && parts[0] == "apps" && parts[2] == "callbacks":
+            return .json(try await setCallbackURLs(input, appID: parts[1]))
         case (.get, ["faults"]): return .json(["faults": .array(await state.faults.map(Self.describe))])
         case (.post, ["faults"]):
             let fault = try faultFrom(input)
@@ -70,6 +72,8 @@ extension EmulatorEndpoints {
             return .json(await usageReport())
         case (.post, ["callbacks", "deauthorize"]): return .json(try await sendCallback(input, kind: .deauthorize))
         case (.post, ["callbacks", "data-deletion"]): return .json(try await sendCallback(input, kind: .dataDeletion))
+        case (.post, ["scenarios", "remove-app"]): return .json(try await removeAppScenario(input))
+        case (.post, ["scenarios", "request-deletion"]): return .json(try await requestDeletionScenario(input))
         case (_, let parts) where parts.first == "apple":
             return .json(try await appleControl(request, path: Array(parts.dropFirst())))
         default:
@@ -79,18 +83,21 @@ extension EmulatorEndpoints {
         }
     }
 
-    /// Apps (with secrets: this is a development tool), people with their per-app ids, keys, time.
+    /// Apps (with secrets: this is a development tool, and with the callback URLs their dashboard
+    /// holds), people with their per-app ids, keys, time.
     private func overview(_ request: EmulatorRequest) async -> JSONValue {
         let apps = await state.allApps()
         let people = await state.allPeople()
         var overview: [String: JSONValue] = [
             "apps": .array(
-                apps.map {
-                    [
-                        "id": .string($0.id), "name": .string($0.name), "secret": .string($0.secret),
-                        "redirect_uris": .array($0.redirectURIs.map(JSONValue.string)),
-                        "require_appsecret_proof": .bool($0.requireAppSecretProof),
+                apps.map { app -> JSONValue in
+                    var members: [String: JSONValue] = [
+                        "id": .string(app.id), "name": .string(app.name), "secret": .string(app.secret),
+                        "redirect_uris": .array(app.redirectURIs.map(JSONValue.string)),
+                        "require_appsecret_proof": .bool(app.requireAppSecretProof),
                     ]
+                    members.merge(Self.callbackURLs(of: app)) { first, _ in first }
+                    return .object(members)
                 }),
             "users": .array(
                 people.map { person in

@@ -25,6 +25,13 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     /// of no business gets an error for that field, as Facebook documents
     /// (developers.facebook.com/docs/apps/for-business).
     public var business: String?
+    /// The "Deauthorize callback URL" of Facebook Login's settings: where the emulator posts a
+    /// signed request when a person removes the app (`POST /_emulator/scenarios/remove-app`).
+    public var deauthorizeCallbackURL: String?
+    /// The "Data deletion request URL" of the app's settings: where the emulator posts a signed
+    /// request when a person asks for their data to be deleted
+    /// (`POST /_emulator/scenarios/request-deletion`).
+    public var dataDeletionCallbackURL: String?
 
     /// Creates an app.
     /// - Parameters:
@@ -36,12 +43,17 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
     ///   - defaultPermissions: what minted tokens get by default.
     ///   - dailyActiveUsers: sizes the hourly Graph budget (200 calls per user).
     ///   - business: the business the app belongs to, or `nil`.
+    ///   - deauthorizeCallbackURL: where deauthorize callbacks go, or `nil`.
+    ///   - dataDeletionCallbackURL: where data-deletion callbacks go, or `nil`.
     public init(
         id: String, secret: String, name: String, redirectURIs: [String] = [],
         requireAppSecretProof: Bool = false, defaultPermissions: [String] = ["public_profile", "email"],
-        dailyActiveUsers: Int = 10_000, business: String? = nil
+        dailyActiveUsers: Int = 10_000, business: String? = nil, deauthorizeCallbackURL: String? = nil,
+        dataDeletionCallbackURL: String? = nil
     ) {
         self.business = business
+        self.deauthorizeCallbackURL = deauthorizeCallbackURL
+        self.dataDeletionCallbackURL = dataDeletionCallbackURL
         self.id = id
         self.secret = secret
         self.name = name
@@ -58,6 +70,8 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
         case defaultPermissions = "default_permissions"
         case dailyActiveUsers = "daily_active_users"
         case business
+        case deauthorizeCallbackURL = "deauthorize_callback_url"
+        case dataDeletionCallbackURL = "data_deletion_callback_url"
     }
 
     /// Decodes a seed entry; everything but `id` and `secret` has a default.
@@ -72,7 +86,9 @@ public struct EmulatorApp: Sendable, Codable, Equatable {
             defaultPermissions: try container.decodeIfPresent([String].self, forKey: .defaultPermissions)
                 ?? ["public_profile", "email"],
             dailyActiveUsers: try container.decodeIfPresent(Int.self, forKey: .dailyActiveUsers) ?? 10_000,
-            business: try container.decodeIfPresent(String.self, forKey: .business)
+            business: try container.decodeIfPresent(String.self, forKey: .business),
+            deauthorizeCallbackURL: try container.decodeIfPresent(String.self, forKey: .deauthorizeCallbackURL),
+            dataDeletionCallbackURL: try container.decodeIfPresent(String.self, forKey: .dataDeletionCallbackURL)
         )
     }
 

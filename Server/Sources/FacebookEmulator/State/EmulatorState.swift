@@ -10,6 +10,14 @@ actor EmulatorState {
         let personKey: String
     }
 
+    /// What removing an app for a person did.
+    struct AppRemoval: Sendable {
+        /// Whether the person had the app (a grant) to remove.
+        var hadApp: Bool
+        /// How many live tokens died with it.
+        var tokensRevoked: Int
+    }
+
     /// An app-scoped id resolved back to its app and person.
     struct ScopedUser: Equatable {
         let appID: String
@@ -118,6 +126,16 @@ actor EmulatorState {
     func addRedirectURI(_ uri: String, appID: String) -> EmulatorApp? {
         guard var app = apps[appID] else { return nil }
         if !app.redirectURIs.contains(uri) { app.redirectURIs.append(uri) }
+        apps[appID] = app
+        return app
+    }
+
+    /// Registers or removes an app's callback URLs, as a developer does in the app dashboard:
+    /// each kind in `urls` is set to its value (`nil` removes it); kinds not in `urls` stay.
+    /// Returns the app, or `nil` when unknown.
+    func setCallbackURLs(_ urls: [CallbackKind: String?], appID: String) -> EmulatorApp? {
+        guard var app = apps[appID] else { return nil }
+        for (kind, url) in urls { app.setCallbackURL(url, for: kind) }
         apps[appID] = app
         return app
     }
@@ -252,13 +270,16 @@ actor EmulatorState {
 
     /// `DELETE /me/permissions`: removes the app for the person, invalidating their tokens (458).
     /// - Parameter sendsSubcode: whether those tokens' errors carry the subcode (`nil`: as minted).
-    func removeApp(appID: String, personKey: String, sendsSubcode: Bool? = nil) {
+    /// - Returns: whether the person had the app (a grant), and how many live tokens died.
+    @discardableResult
+    func removeApp(appID: String, personKey: String, sendsSubcode: Bool? = nil) -> AppRemoval {
         let key = GrantKey(appID: appID, personKey: personKey)
-        let granted = grants[key]?.granted ?? []
+        let grant = grants[key]
         grants[key] = nil
-        invalidateTokens(
+        let revoked = invalidateTokens(
             personKey: personKey, appID: appID, reason: .appRemoved, sendsSubcode: sendsSubcode,
-            grantedAtRemoval: granted)
+            grantedAtRemoval: grant?.granted ?? [])
+        return AppRemoval(hadApp: grant != nil, tokensRevoked: revoked)
     }
 
     /// `DELETE /me/permissions/{permission}`: the permission becomes declined.

@@ -76,6 +76,18 @@ package struct ServerConfiguration: Sendable {
     /// The path of the Facebook callback route.
     package static let facebookCallbackPath = "/v1/oauth/facebook/callback"
 
+    /// Where Facebook posts a deauthorize callback (the app's "Deauthorize callback URL").
+    package var facebookDeauthorizeURL: String { http.resolvedPublicURL + Self.facebookDeauthorizePath }
+
+    /// The path of the deauthorize callback route.
+    package static let facebookDeauthorizePath = "/v1/facebook/deauthorize"
+
+    /// Where Facebook posts a data-deletion callback (the app's "Data deletion request URL").
+    package var facebookDataDeletionURL: String { http.resolvedPublicURL + Self.facebookDataDeletionPath }
+
+    /// The path of the data-deletion callback route; its status pages are below it.
+    package static let facebookDataDeletionPath = "/v1/facebook/data-deletion"
+
     /// Refuses a configuration that cannot work, naming the setting to fix. Each group checks
     /// its own settings; every rule that relates two settings relates two of one group.
     package func validate() throws {

@@ -15,14 +15,14 @@ struct FacebookCallbacksController: Controller {
     static let maximumSignedRequest = 8 * 1024
 
     func register(on router: Router<LatchkeyRequestContext>) {
-        router.route(.post, "/v1/facebook/deauthorize") { request, context in
+        router.route(.post, ServerConfiguration.facebookDeauthorizePath) { request, context in
             try await callbacks.deauthorize(try await signedRequest(request, context))
             return try Response.json(JSONValue.object([:]))
         }
-        router.route(.post, "/v1/facebook/data-deletion") { request, context in
+        router.route(.post, ServerConfiguration.facebookDataDeletionPath) { request, context in
             try Response.json(try await callbacks.requestDeletion(try await signedRequest(request, context)))
         }
-        router.route(.get, "/v1/facebook/data-deletion/{code}") { request, context in
+        router.route(.get, ServerConfiguration.facebookDataDeletionPath + "/{code}") { request, context in
             // Counted like a callback: codes are unguessable, and guessing is made slow too.
             _ = try await limits.enforceCallback(request, context)
             guard let code = context.parameters.get("code"), code.utf8.count <= 64,

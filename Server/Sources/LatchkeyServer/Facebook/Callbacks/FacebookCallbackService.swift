@@ -84,7 +84,7 @@ struct FacebookCallbackService: Sendable {
     }
 
     /// The public status page's URL for `code`.
-    func statusURL(code: String) -> String { origin.url + "/v1/facebook/data-deletion/" + code }
+    func statusURL(code: String) -> String { origin.url + ServerConfiguration.facebookDataDeletionPath + "/" + code }
 
     /// The properties Facebook writes, which a deletion takes with the identity: the targets of
     /// the default field mapping and every property an app may map a field to.
