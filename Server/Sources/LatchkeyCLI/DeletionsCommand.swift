@@ -9,7 +9,7 @@ import LatchkeyServer
 struct DeletionsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "deletions", abstract: "List Facebook's data-deletion requests; approve or refuse queued ones.",
-        subcommands: [List.self, Approve.self, Refuse.self])
+        subcommands: [List.self, Approve.self, Refuse.self, Retry.self])
 
     /// The longest reason kept: a few sentences for a person to read.
     static let maximumReason = 500
@@ -95,6 +95,23 @@ struct DeletionsCommand: AsyncParsableCommand {
         }
     }
 
+    struct Retry: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Queue a request in progress again, after its job gave up (a `deletion.failed` event): the servers carry it out."
+        )
+
+        @Argument(help: "The request's id (from `latchkey deletions list --status in_progress`).")
+        var id: String
+
+        @OptionGroup var options: KeysCommand.DatabaseOptions
+
+        mutating func run() async throws {
+            let request = try await DeletionsCommand.decide(id, .retry, options)
+            print("Request \(request.id) is queued again.")
+        }
+    }
+
     /// Applies `decision` to a request waiting for review; refuses an unknown id, and one that is
     /// not waiting (changing nothing).
     static func decide(
@@ -109,10 +126,10 @@ struct DeletionsCommand: AsyncParsableCommand {
                 "no data-deletion request has the id \(UsersCommand.quoted(id)) in "
                     + "\(StoreOpening.displayName(configuration)); `latchkey deletions list --status all` shows them.")
         }
-        let wanted: DeletionStatus = decision == .approve ? .inProgress : .refused
+        let wanted: DeletionStatus = decision == .approve || decision == .retry ? .inProgress : .refused
         guard request.status == wanted else {
-            throw CommandError(
-                "request \(request.id) is \(request.status.rawValue), not waiting for review; nothing changed.")
+            let expected = decision == .retry ? "in progress" : "waiting for review"
+            throw CommandError("request \(request.id) is \(request.status.rawValue), not \(expected); nothing changed.")
         }
         return request
     }

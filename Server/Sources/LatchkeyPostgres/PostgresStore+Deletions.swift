@@ -14,19 +14,34 @@ extension PostgresStore {
             try await connection.run(
                 "SELECT pg_advisory_xact_lock(hashtext('deletion:' || \(request.provider) || ':' || \(request.subject)))"
             )
-            let holder = try await connection.rows(
-                "SELECT user_id FROM identities WHERE provider = \(request.provider) AND subject = \(request.subject)"
-            ).first?.decode(String.self)
+            let identity = try await connection.rows(
+                """
+                SELECT user_id, first_seen FROM identities
+                WHERE provider = \(request.provider) AND subject = \(request.subject)
+                """
+            ).first?.decode((String, Date).self)
+            let held =
+                identity.map { StorageRules.heldWhenIssued(firstSeen: $0.1, issuedAt: request.issuedAt) } ?? false
+            let holder = held ? identity?.0 : nil
             let earlier = try await Self.deletionRequests(
                 where: "provider = $1 AND subject = $2 ORDER BY created_at DESC, id DESC LIMIT 1",
                 [request.provider, request.subject], connection
             ).first
-            if let earlier,
-                Verdicts.deletionRepeat(earlier: earlier.status, identityKnown: holder != nil) == .reuse
-            {
+            let replayed = try await connection.rows(
+                """
+                INSERT INTO single_use (kind, value, expires_at)
+                VALUES ('deletion_request', \(request.replayKey), \(request.replayKeyExpiresAt))
+                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+                    WHERE single_use.expires_at < \(now)
+                RETURNING 1
+                """
+            ).isEmpty
+            let receipt = Verdicts.deletionReceipt(
+                request.policy, DeletionReceiptFacts(earlier: earlier?.status, held: held, replayed: replayed))
+            guard case .new(let status) = receipt else {
+                guard let earlier else { throw LinkRace() }
                 return earlier
             }
-            let status: DeletionStatus = request.policy == .queue ? .received : .inProgress
             try await connection.run(
                 """
                 INSERT INTO deletion_requests (id, code, provider, subject, app_id, user_id, policy, property_keys,
@@ -83,8 +98,14 @@ extension PostgresStore {
         try await transaction("decide deletion request") { connection in
             guard var request = try await Self.deletionRequests(where: "id = $1 FOR UPDATE", [id], connection).first
             else { return nil }
-            guard request.status == .received else { return request }
+            guard decision.applies(to: request.status) else { return request }
             switch decision {
+            case .retry:
+                try await Self.insert([StorageRules.deletionJob(for: request)], now: now, connection)
+                try await Self.record(
+                    .deletion(
+                        .deletionApproved, request, userID: request.userID,
+                        extra: ["by": .string(actor.rawValue), "retry": true]), at: now, connection)
             case .approve:
                 request.status = .inProgress
                 try await connection.run(
@@ -164,7 +185,9 @@ extension PostgresStore {
         let properties = StorageRules.propertiesWithout(keys, from: user.properties)
         try await connection.run(
             "UPDATE users SET properties = \(json(properties))::json, updated_at = \(now) WHERE id = \(user.id)")
-        _ = try await endSessions(of: user.id, openedBy: identity, now: now, connection)
+        // The user's last way in gone: every session with it.
+        _ = try await endSessions(
+            of: user.id, openedBy: user.identities.count > 1 ? identity : nil, now: now, connection)
         try await record(.identity(linked: false, userID: user.id, identity: identity), at: now, connection)
     }
 

@@ -38,7 +38,8 @@ extension PostgresStore {
             let verdict = Verdicts.providerEvent(
                 event.kind,
                 ProviderEventFacts(
-                    replayed: replayed, identityKnown: user != nil, identities: user?.identities.count ?? 0))
+                    replayed: replayed, identityKnown: user != nil, identities: user?.identities.count ?? 0,
+                    signedInSince: StorageRules.signedInSince(event, user)))
             if verdict == .ignore { return .replayed }
             // A concurrent delivery of the same event that got here first wins; this one is a replay.
             let spent = try await connection.rows(
@@ -67,7 +68,8 @@ extension PostgresStore {
                 try await Self.deleteProviderTokens(of: [identity], connection)
                 try await connection.run(
                     "DELETE FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)")
-                sessionsEnded = try await Self.endSessions(of: user.id, openedBy: identity, now: now, connection)
+                sessionsEnded = try await Self.endSessions(
+                    of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, connection)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:
@@ -109,11 +111,14 @@ extension PostgresStore {
             _ = try await connection.rows("SELECT 1 FROM users WHERE id = \(holder) FOR UPDATE")
             if try await owner() == holder { return try await Self.loadUser(holder, connection) }
         }
-        return nil
+        // Four races lost in a row: not "nobody holds it", which would let a deletion record
+        // that nothing was held. The caller's transaction fails and is tried again.
+        throw StoreUnavailable("the identity changed owner during the operation, four times")
     }
 
     /// Ends the active sessions of `userID` that `identity` opened, and those whose opener is
-    /// unknown (opened before Latchkey recorded it); every one when `identity` is `nil`. How many.
+    /// unknown (opened before Latchkey recorded it) or a guest (the account before its first
+    /// identity, upgraded by one); every one when `identity` is `nil`. How many.
     static func endSessions(
         of userID: String, openedBy identity: StoredIdentity?, now: Date, _ connection: PostgresConnection
     ) async throws -> Int {
@@ -125,7 +130,8 @@ extension PostgresStore {
         return try await connection.rows(
             """
             UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userID) AND revoked_at IS NULL
-                AND ((provider = \(identity.provider) AND subject = \(identity.subject)) OR method IS NULL)
+                AND ((provider = \(identity.provider) AND subject = \(identity.subject)) OR method IS NULL
+                    OR method = 'guest')
             RETURNING 1
             """
         ).count

@@ -40,7 +40,7 @@ extension PostgresStore {
                 """
                 DELETE FROM deletion_requests WHERE id IN (
                     SELECT id FROM deletion_requests WHERE status IN ('done', 'refused')
-                        AND created_at < \(cutoffs.auditEventsBefore) LIMIT \(limit))
+                        AND updated_at < \(cutoffs.auditEventsBefore) LIMIT \(limit))
                 RETURNING 1
                 """
             ).count

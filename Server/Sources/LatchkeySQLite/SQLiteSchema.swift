@@ -146,7 +146,12 @@ enum SQLiteSchema {
                 updated_at REAL NOT NULL)
             """,
             "CREATE INDEX deletion_requests_identity ON deletion_requests(provider, subject, created_at)",
-            "CREATE INDEX deletion_requests_status ON deletion_requests(status, created_at)",
+            "CREATE INDEX deletion_requests_status ON deletion_requests(status, updated_at)",
+            // At most one open request per identity, whatever the isolation level.
+            """
+            CREATE UNIQUE INDEX deletion_requests_open ON deletion_requests(provider, subject)
+            WHERE status IN ('received', 'in_progress')
+            """,
         ],
         [
             // Where each audit event came from (`AuditContext`): the node, the client's address and

@@ -10,18 +10,26 @@ extension SQLiteStore {
     ) async throws -> StoredDeletionRequest {
         try await transaction { db in
             let key: [SQLiteValue] = [.text(request.provider), .text(request.subject)]
-            let holder = try db.query("SELECT user_id FROM identities WHERE provider = ? AND subject = ?", key).first?
-                .column("user_id")?.string
+            let identity = try db.query(
+                "SELECT user_id, first_seen FROM identities WHERE provider = ? AND subject = ?", key
+            ).first
+            let held =
+                (identity?.column("first_seen")?.double).map {
+                    StorageRules.heldWhenIssued(firstSeen: Date(timeIntervalSince1970: $0), issuedAt: request.issuedAt)
+                } ?? false
+            let holder = held ? identity?.column("user_id")?.string : nil
             let earlier = try db.query(
                 "\(Self.deletionColumns) WHERE provider = ? AND subject = ? ORDER BY created_at DESC, id DESC LIMIT 1",
                 key
             ).first.flatMap(Self.deletionRequest)
-            if let earlier,
-                Verdicts.deletionRepeat(earlier: earlier.status, identityKnown: holder != nil) == .reuse
-            {
+            let replayed = try !Self.spend(
+                kind: "deletion_request", value: request.replayKey, expiresAt: request.replayKeyExpiresAt, now: now, db)
+            let receipt = Verdicts.deletionReceipt(
+                request.policy, DeletionReceiptFacts(earlier: earlier?.status, held: held, replayed: replayed))
+            guard case .new(let status) = receipt else {
+                guard let earlier else { throw SQLiteStoreError.inconsistent }
                 return earlier
             }
-            let status: DeletionStatus = request.policy == .queue ? .received : .inProgress
             let stamp = SQLiteValue.float(now.timeIntervalSince1970)
             try db.execute(
                 """
@@ -78,9 +86,15 @@ extension SQLiteStore {
     ) async throws -> StoredDeletionRequest? {
         try await transaction { db in
             guard var request = try Self.deletionRequest(id: id, db) else { return nil }
-            guard request.status == .received else { return request }
+            guard decision.applies(to: request.status) else { return request }
             let stamp = SQLiteValue.float(now.timeIntervalSince1970)
             switch decision {
+            case .retry:
+                try Self.insert([StorageRules.deletionJob(for: request)], now: now, db)
+                try Self.record(
+                    .deletion(
+                        .deletionApproved, request, userID: request.userID,
+                        extra: ["by": .string(actor.rawValue), "retry": true]), at: now, db)
             case .approve:
                 request.status = .inProgress
                 try db.execute(
@@ -158,12 +172,14 @@ extension SQLiteStore {
         try db.execute(
             "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
             [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(user.id)])
-        _ = try endSessions(of: user.id, openedBy: identity, now: now, db)
+        // The user's last way in gone: every session with it.
+        _ = try endSessions(of: user.id, openedBy: user.identities.count > 1 ? identity : nil, now: now, db)
         try Self.record(.identity(linked: false, userID: user.id, identity: identity), at: now, db)
     }
 
     /// Ends the active sessions of `userID` that `identity` opened, and those whose opener is
-    /// unknown (opened before Latchkey recorded it); every one when `identity` is `nil`. How many.
+    /// unknown (opened before Latchkey recorded it) or a guest (the account before its first
+    /// identity, upgraded by one); every one when `identity` is `nil`. How many.
     static func endSessions(
         of userID: String, openedBy identity: StoredIdentity?, now: Date, _ db: SQLiteConnectionState
     ) throws -> Int {
@@ -171,7 +187,7 @@ extension SQLiteStore {
         return try db.query(
             """
             UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL
-                AND ((provider = ? AND subject = ?) OR method IS NULL)
+                AND ((provider = ? AND subject = ?) OR method IS NULL OR method = 'guest')
             RETURNING id
             """,
             [.float(now.timeIntervalSince1970), .text(userID), .text(identity.provider), .text(identity.subject)]

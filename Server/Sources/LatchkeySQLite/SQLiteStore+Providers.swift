@@ -35,7 +35,8 @@ extension SQLiteStore {
                 event.kind,
                 ProviderEventFacts(
                     replayed: try Self.isSpent(kind: "provider_event", value: event.eventID, now: now, db),
-                    identityKnown: user != nil, identities: user?.identities.count ?? 0))
+                    identityKnown: user != nil, identities: user?.identities.count ?? 0,
+                    signedInSince: StorageRules.signedInSince(event, user)))
             if verdict == .ignore { return .replayed }
             _ = try Self.spend(
                 kind: "provider_event", value: event.eventID, expiresAt: event.eventIDExpiresAt, now: now, db)
@@ -59,7 +60,8 @@ extension SQLiteStore {
                 // The account is gone at the provider: its tokens are dead, nothing to revoke.
                 try Self.deleteProviderTokens(of: [identity], db)
                 try db.execute("DELETE FROM identities WHERE provider = ? AND subject = ?", key)
-                sessionsEnded = try Self.endSessions(of: user.id, openedBy: identity, now: now, db)
+                sessionsEnded = try Self.endSessions(
+                    of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, db)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:

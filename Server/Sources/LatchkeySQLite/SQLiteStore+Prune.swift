@@ -60,7 +60,7 @@ extension SQLiteStore {
         return try db.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
     }
 
-    /// Deletes up to `limit` data-deletion requests done or refused and received before `date`,
+    /// Deletes up to `limit` data-deletion requests done or refused before `date`,
     /// through the index on status and date; one still open is kept however old.
     private static func deleteFinishedDeletionRequests(
         before date: Date, limit: Int, _ db: SQLiteConnectionState
@@ -68,7 +68,7 @@ extension SQLiteStore {
         try db.query(
             """
             DELETE FROM deletion_requests WHERE id IN (
-                SELECT id FROM deletion_requests WHERE status IN ('done', 'refused') AND created_at < ? LIMIT \(limit))
+                SELECT id FROM deletion_requests WHERE status IN ('done', 'refused') AND updated_at < ? LIMIT \(limit))
             RETURNING 1
             """, [.float(date.timeIntervalSince1970)]
         ).count

@@ -25,6 +25,8 @@ struct DeletionsCommandTests {
     @Test("approve queues the deletion; refuse keeps the reason; unknown ids and decided requests change nothing")
     func review() async throws {
         try await UsersCommandTests.onEveryBackend { name, database, store in
+            _ = try await store.signIn(
+                StoreContractTests.login(subject: "other", userID: "u2", sessionID: "o"), now: UsersCommandTests.now)
             _ = try await store.receiveDeletionRequest(Self.queued("r1", subject: "s"), now: UsersCommandTests.now)
             _ = try await store.receiveDeletionRequest(Self.queued("r2", subject: "other"), now: UsersCommandTests.now)
             try await Self.deletions(["list", "--status", "all"], database: database)
@@ -51,9 +53,22 @@ struct DeletionsCommandTests {
             #expect(throws: (any Error).self) {
                 try DeletionsCommand.parseAsRoot(["list", "--status", "maybe", "--database-url", database])
             }
+            // A request in progress whose job gave up is queued again; nothing else is.
+            let jobs = try await store.claimJobs(
+                now: UsersCommandTests.now, leaseUntil: UsersCommandTests.now + 60, limit: 10)
+            for job in jobs {
+                try await store.finishJob(id: job.id, outcome: .gaveUp(nil), now: UsersCommandTests.now)
+            }
+            try await Self.deletions(["retry", "r1"], database: database)
+            #expect(
+                try await store.claimJobs(now: UsersCommandTests.now, leaseUntil: UsersCommandTests.now + 60, limit: 10)
+                    .map(\.kind) == [.dataDeletion], "\(name)")
+            await #expect("\(name)") { try await Self.deletions(["retry", "r2"], database: database) } throws: {
+                "\($0)".contains("refused, not in progress")
+            }
             // The events say who decided.
             let events = try await store.auditEvents(userID: "u", limit: 5).map(\.event.type)
-            #expect(events.prefix(2) == [.deletionApproved, .deletionRequested], "\(name)")
+            #expect(events.prefix(3) == [.deletionApproved, .deletionApproved, .deletionRequested], "\(name)")
         }
     }
 }

@@ -71,8 +71,15 @@ struct FacebookCallbackTests {
             // The same request again (Facebook retrying a delivery) changes nothing, and is answered alike.
             let again = try await Self.post(stack, "deauthorize", try #require(report["signed_request"]?.stringValue))
             #expect(again.status == .ok)
-            // Signing in again is consenting again.
-            _ = try await Self.signIn(stack)
+            // Signing in again is consenting again, and a removal Facebook issued before that
+            // sign-in, delivered after it, is out of date: it ends nothing.
+            stack.clock.advance(5)
+            let (_, fresh) = try await Self.signIn(stack)
+            #expect(try await stack.store.identityState(provider: "facebook", subject: subject)?.revokedAt == nil)
+            let stale = Self.signed(subject, issuedAt: stack.clock.now.addingTimeInterval(-3))
+            #expect(try await Self.post(stack, "deauthorize", stale).status == .ok)
+            let freshBearer = try #require(fresh["access_token"]?.stringValue)
+            #expect(try await stack.get("/v1/users/me", bearer: freshBearer).status == .ok)
             #expect(try await stack.store.identityState(provider: "facebook", subject: subject)?.revokedAt == nil)
             _ = bobID
         }
@@ -173,6 +180,15 @@ struct FacebookCallbackTests {
             let later = try await Self.send(stack, "data-deletion", user: "alice")
             let laterCode = try JSONValue.decode(Data((later["body"]?.stringValue ?? "").utf8))["confirmation_code"]
             #expect(laterCode?.stringValue == code)
+            // Alice signs up again a second later: the first request, delivered once more, is not
+            // about her new account, which stays.
+            stack.clock.advance(2)
+            let (newID, _) = try await Self.signIn(stack)
+            let replayed = try await Self.post(
+                stack, "data-deletion", try #require(report["signed_request"]?.stringValue))
+            #expect(try replayed.json()["confirmation_code"]?.stringValue == code)
+            await stack.jobs().runOnce()
+            #expect(try await stack.store.user(id: newID) != nil)
         }
     }
 

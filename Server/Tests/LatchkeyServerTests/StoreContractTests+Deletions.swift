@@ -63,3 +63,16 @@ extension StoreContractTests {
         }
     }
 }
+
+extension StoreContractTests {
+    @Test("under `queue`, a request about nobody held is carried out at once, without an operator")
+    func queueNothingHeld() async throws {
+        try await Self.onEveryBackend { name, store in
+            let request = try await store.receiveDeletionRequest(
+                Self.deletion("nobody", subject: "unknown", policy: .queue), now: Self.now)
+            #expect(request.status == .inProgress && request.userID == nil, "\(name)")
+            let done = try await store.carryOutDeletionRequest(id: "nobody", now: Self.now)
+            #expect(done?.status == .done && done?.heldData == false, "\(name)")
+        }
+    }
+}

@@ -262,6 +262,11 @@ extension StoreContractTests {
                     id: id, code: "code-\(id)", provider: "facebook", subject: subject, appID: "1", policy: policy,
                     propertyKeys: [])
             }
+            // Held people (a queued request of someone Latchkey knows nothing about is carried out at once).
+            for subject in ["b", "c"] {
+                _ = try await store.signIn(
+                    Self.login(subject: subject, userID: "u-\(subject)", sessionID: "s-\(subject)"), now: Self.now)
+            }
             _ = try await store.receiveDeletionRequest(request("done", subject: "a", policy: .delete), now: Self.now)
             _ = try await store.carryOutDeletionRequest(id: "done", now: Self.now)
             _ = try await store.receiveDeletionRequest(request("refused", subject: "b", policy: .queue), now: Self.now)

@@ -11,10 +11,11 @@ struct SecurityEventsService: Sendable {
     static let defaultLimit = 20
     static let maximumLimit = 100
 
-    /// The detail keys a person is shown; everything else stays in the operator's log.
+    /// The detail keys a person is shown; everything else stays in the operator's log. A reason
+    /// only where it was written for them: an operator's refusal of their deletion request (a
+    /// failed job's reason is a diagnostic for operators).
     static let shownDetails: Set<String> = [
-        "method", "sessions_ended", "by", "outcome", "reason", "policy", "request_id", "session_id", "type",
-        "app_id",
+        "method", "sessions_ended", "by", "outcome", "policy", "request_id", "session_id", "type", "app_id",
     ]
 
     /// What a provider's request records: its client is the provider's server, not the person's,
@@ -56,6 +57,8 @@ struct SecurityEventsService: Sendable {
             id: String(recorded.id), type: recorded.event.type.rawValue, at: Int(recorded.at.timeIntervalSince1970),
             provider: detail["provider"]?.stringValue,
             client: ClientBody(providerInitiated.contains(recorded.event.type) ? .unknown : recorded.context.client),
-            details: detail.filter { shownDetails.contains($0.key) })
+            details: detail.filter {
+                shownDetails.contains($0.key) || ($0.key == "reason" && recorded.event.type == .deletionRefused)
+            })
     }
 }

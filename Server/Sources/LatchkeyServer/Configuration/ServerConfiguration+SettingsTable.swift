@@ -422,7 +422,9 @@ extension ServerConfiguration {
         "LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS":
             "`GET /v1/oauth/authorize` per client address (refused requests go back to the app as `temporarily_unavailable`)",
         "LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS":
-            "Easy Login's Facebook callback per client address, counted before its state is opened (each may write the state's single use); beyond, a 429 page",
+            "Easy Login's Facebook callback and the data-deletion status page per client address, counted before its state is opened (each may write the state's single use); beyond, a 429 page",
+        "LATCHKEY_LIMIT_PROVIDER_CALLBACK_PER_ADDRESS":
+            "Facebook's deauthorize and data-deletion callbacks and Apple's notifications per client address (the providers' servers, apart from browsers); each refusal is an audit row",
     ]
 
     /// `LATCHKEY_FACEBOOK_APP_ID` with `LATCHKEY_FACEBOOK_APP_SECRET`: one secret per app id, in

@@ -24,7 +24,7 @@ struct FacebookCallbacksController: Controller {
         }
         router.route(.get, ServerConfiguration.facebookDataDeletionPath + "/{code}") { request, context in
             // Counted like a callback: codes are unguessable, and guessing is made slow too.
-            _ = try await limits.enforceCallback(request, context)
+            _ = try await limits.enforceCallback(request, context, rule: \.callbackPerAddress)
             guard let code = context.parameters.get("code"), code.utf8.count <= 64,
                 let found = try await store.deletionRequest(code: code)
             else { return DeletionStatusPage.notFound() }

@@ -29,6 +29,13 @@ package struct AbuseLimitRules: Sendable, Equatable {
     /// 60/60): each arrival may write a state's single use (or, for an earlier release's handle,
     /// look up the database) before anything else is known; a person comes back once per start.
     package var callbackPerAddress: RateRule? = RateRule(name: "callback-address", limit: 60, period: 60)
+    /// Facebook's deauthorize and data-deletion callbacks and Apple's notifications per client
+    /// address (`LATCHKEY_LIMIT_PROVIDER_CALLBACK_PER_ADDRESS`, 600/60): a provider calls from a few
+    /// addresses, in bursts, and may not retry what was refused, so it gets a budget of its own,
+    /// apart from strangers' browsers; only a valid signature changes anything, and each refusal
+    /// is an audit row, which the limit bounds.
+    package var providerCallbackPerAddress: RateRule? = RateRule(
+        name: "provider-callback-address", limit: 600, period: 60)
 
     /// The defaults.
     package init() {}
@@ -53,6 +60,10 @@ package struct AbuseLimitRules: Sendable, Equatable {
             ("LATCHKEY_LIMIT_NONCE_PER_ADDRESS", "nonce-address", \.noncePerAddress),
             ("LATCHKEY_LIMIT_AUTHORIZE_PER_ADDRESS", "authorize-address", \.authorizePerAddress),
             ("LATCHKEY_LIMIT_CALLBACK_PER_ADDRESS", "callback-address", \.callbackPerAddress),
+            (
+                "LATCHKEY_LIMIT_PROVIDER_CALLBACK_PER_ADDRESS", "provider-callback-address",
+                \.providerCallbackPerAddress
+            ),
         ]
     }
 }

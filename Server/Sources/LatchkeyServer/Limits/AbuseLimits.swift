@@ -75,16 +75,20 @@ struct AbuseLimits: Sendable {
         if let network = address?.networkKey { try await enforce(rule(rules.signInPerNetwork), key: network) }
     }
 
-    /// Counts an unauthenticated callback (Apple's notifications) for the client's address and,
-    /// for IPv6, for its /48 at five times the per-address rule (as sign-ins' defaults relate),
-    /// so one network cannot spread a flood over its /64s.
+    /// Counts an unauthenticated callback for the client's address under `rule` (a provider's
+    /// server callback by default; the status page passes the browsers' rule) and, for IPv6, for
+    /// its /48 at five times the per-address rule (as sign-ins' defaults relate), so one network
+    /// cannot spread a flood over its /64s.
     /// - Returns: the client's address.
-    func enforceCallback(_ request: Request, _ context: LatchkeyRequestContext) async throws -> ClientAddress? {
+    func enforceCallback(
+        _ request: Request, _ context: LatchkeyRequestContext, rule: KeyPath<AbuseLimitRules, RateRule?>? = nil
+    ) async throws -> ClientAddress? {
         let address = address(request, context)
-        try await enforce(rules.callbackPerAddress, key: address?.key ?? "unknown")
-        if let network = address?.networkKey, let rule = rules.callbackPerAddress {
+        let chosen = rules[keyPath: rule ?? \.providerCallbackPerAddress]
+        try await enforce(chosen, key: address?.key ?? "unknown")
+        if let network = address?.networkKey, let chosen {
             try await enforce(
-                RateRule(name: "callback-network", limit: rule.limit * 5, period: rule.period), key: network)
+                RateRule(name: chosen.name + "-network", limit: chosen.limit * 5, period: chosen.period), key: network)
         }
         return address
     }

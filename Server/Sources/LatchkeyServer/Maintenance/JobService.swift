@@ -53,6 +53,14 @@ package struct JobService: Service {
     /// - Returns: how many jobs ran (whatever their outcome).
     @discardableResult
     package func runOnce() async -> Int {
+        // What the jobs record names this node, and no client.
+        await AuditContext.$current.withValue(AuditContext(node: configuration.http.nodeName, client: .unknown)) {
+            await runDue()
+        }
+    }
+
+    /// `runOnce`'s loop.
+    private func runDue() async -> Int {
         var ran = 0
         while !Task.isCancelled {
             let now = configuration.clock()

@@ -83,6 +83,14 @@ package struct PruningService: Service {
     /// - Returns: the rows deleted, added up over the calls.
     @discardableResult
     package func runOnce() async -> PruneReport {
+        // What pruning records (an orphan token's revocation queued) names this node.
+        await AuditContext.$current.withValue(AuditContext(node: configuration.http.nodeName, client: .unknown)) {
+            await pruneNow()
+        }
+    }
+
+    /// `runOnce`'s loop.
+    private func pruneNow() async -> PruneReport {
         let cutoffs = PruneCutoffs(now: configuration.clock(), configuration: configuration)
         var total = PruneReport()
         for _ in 0..<Self.maximumBatchesPerRun {

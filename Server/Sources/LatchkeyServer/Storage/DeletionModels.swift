@@ -42,12 +42,23 @@ package struct NewDeletionRequest: Sendable, Equatable {
     package var propertyKeys: [String]
     /// Facts for the audit event (the request's `issued_at`): never a token.
     package var detail: [String: JSONValue]
+    /// When the provider issued it: an identity first seen after it is not what it is about.
+    package var issuedAt: Date
+    /// The request's own key (the hash of its signature), spent when it is received so that the
+    /// same request delivered again is recognised, until `replayKeyExpiresAt`.
+    package var replayKey: String
+    /// When the replay key may be forgotten: once the request is too old to be accepted.
+    package var replayKeyExpiresAt: Date
 
     /// Creates a request.
     package init(
         id: String, code: String, provider: String, subject: String, appID: String, policy: DeletionPolicy,
-        propertyKeys: [String], detail: [String: JSONValue] = [:]
+        propertyKeys: [String], detail: [String: JSONValue] = [:], issuedAt: Date = .distantFuture,
+        replayKey: String? = nil, replayKeyExpiresAt: Date = .distantPast
     ) {
+        self.issuedAt = issuedAt
+        self.replayKey = replayKey ?? "request:" + id
+        self.replayKeyExpiresAt = replayKeyExpiresAt
         self.id = id
         self.code = code
         self.provider = provider
@@ -116,4 +127,15 @@ package enum DeletionDecision: Sendable, Equatable {
     case approve
     /// Refuse it, with a reason the person reads on the status page.
     case refuse(reason: String)
+    /// Queue its job again: a request in progress whose job gave up (`deletion.failed`).
+    case retry
+
+    /// Whether it applies to a request in `status`: approving and refusing only a request
+    /// waiting for review, retrying only one in progress.
+    package func applies(to status: DeletionStatus) -> Bool {
+        switch self {
+        case .approve, .refuse: status == .received
+        case .retry: status == .inProgress
+        }
+    }
 }

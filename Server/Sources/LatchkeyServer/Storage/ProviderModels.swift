@@ -58,13 +58,17 @@ package struct ProviderEvent: Sendable, Equatable {
     /// Whether revoking consent ends every session of the user, not only the ones the identity
     /// opened (and those whose opener is unknown): `LATCHKEY_DEAUTHORIZE_ENDS=all-sessions`.
     package var endsAllSessions: Bool
+    /// When the provider issued it, when it says: a revocation issued before the identity's last
+    /// sign-in is out of date (the person consented again since) and changes nothing.
+    package var issuedAt: Date?
 
     /// Creates an event.
     package init(
         kind: Kind, provider: String, subject: String, eventID: String, eventIDExpiresAt: Date, detail: JSONValue,
-        endsAllSessions: Bool = false
+        endsAllSessions: Bool = false, issuedAt: Date? = nil
     ) {
         self.endsAllSessions = endsAllSessions
+        self.issuedAt = issuedAt
         self.kind = kind
         self.provider = provider
         self.subject = subject

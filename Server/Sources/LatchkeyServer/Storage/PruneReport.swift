@@ -18,7 +18,7 @@ package struct PruneReport: Sendable, Equatable {
     package var guests: Int = 0
     /// Provider tokens of identities nobody has (their revocation queued).
     package var orphanProviderTokens: Int = 0
-    /// Data-deletion requests finished (done or refused) and received before the audit log's
+    /// Data-deletion requests finished (done or refused) longer ago than the audit log's
     /// retention: their status pages are gone with them.
     package var deletionRequests: Int = 0
 

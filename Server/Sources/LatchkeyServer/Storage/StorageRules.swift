@@ -121,6 +121,21 @@ package enum StorageRules {
         return (done, event)
     }
 
+    /// Whether `user`'s identity of `event` signed in after the provider issued `event`, in a
+    /// later second (providers stamp whole seconds).
+    package static func signedInSince(_ event: ProviderEvent, _ user: StoredUser?) -> Bool {
+        guard let issuedAt = event.issuedAt, let identity = user?.identity(event.provider, event.subject) else {
+            return false
+        }
+        return identity.lastSeen >= issuedAt.addingTimeInterval(1)
+    }
+
+    /// Whether an identity first seen at `firstSeen` was held when a request was issued at
+    /// `issuedAt` (whole seconds): an account made later is not what the request is about.
+    package static func heldWhenIssued(firstSeen: Date, issuedAt: Date) -> Bool {
+        firstSeen < issuedAt.addingTimeInterval(1)
+    }
+
     /// The job that carries out a deletion request, queued when it goes in progress.
     package static func deletionJob(for request: StoredDeletionRequest) -> StoredJob {
         StoredJob(

@@ -34,12 +34,32 @@ package enum DataDeletionVerdict: Sendable, Equatable {
     }
 }
 
-/// Whether a data-deletion request answers with an earlier request's confirmation code.
-package enum DeletionRepeatVerdict: Sendable, Equatable {
+/// What a data-deletion request finds when it arrives.
+package struct DeletionReceiptFacts: Sendable, Hashable {
+    /// The status of the identity's newest earlier request, if any.
+    package var earlier: DeletionStatus?
+    /// Latchkey held the identity when the request was issued: it exists now and was first seen
+    /// no later than the request's `issued_at` (a person who signed in again after asking holds a
+    /// new account the request is not about).
+    package var held: Bool
+    /// This very request (its signature) was received before: a provider's second delivery, or a
+    /// replay of a captured one.
+    package var replayed: Bool
+
+    /// Creates the facts.
+    package init(earlier: DeletionStatus?, held: Bool, replayed: Bool) {
+        self.earlier = earlier
+        self.held = held
+        self.replayed = replayed
+    }
+}
+
+/// What receiving a data-deletion request does.
+package enum DeletionReceipt: Sendable, Equatable {
     /// The earlier request stands: its code, its page.
     case reuse
-    /// A new request, with a new code.
-    case new
+    /// A new request, starting in this status.
+    case new(DeletionStatus)
 }
 
 extension Verdicts {
@@ -57,16 +77,21 @@ extension Verdicts {
         }
     }
 
-    /// Whether a request for an identity repeats `earlier`, the newest one for it: a request
-    /// still open, or refused, stands (the person reads the same page); one carried out stands
-    /// unless the identity is held again since (the person signed in again: new data to delete).
-    package static func deletionRepeat(
-        earlier: DeletionStatus?, identityKnown: Bool
-    ) -> DeletionRepeatVerdict {
-        switch earlier {
-        case nil: .new
-        case .received?, .inProgress?, .refused?: .reuse
-        case .done?: identityKnown ? .new : .reuse
+    /// What receiving a request under `policy` does. The same request delivered again, a request
+    /// still open, and a refused one (the person reads the same page) answer the earlier one; so
+    /// does one carried out, unless the person has an account again that the request was issued
+    /// for. A new request waits for review under `queue` only when something is held; otherwise
+    /// the jobs carry it out at once (a person Latchkey knows nothing about gets "nothing was
+    /// held" without an operator).
+    package static func deletionReceipt(_ policy: DeletionPolicy, _ facts: DeletionReceiptFacts) -> DeletionReceipt {
+        if let earlier = facts.earlier {
+            if facts.replayed { return .reuse }
+            switch earlier {
+            case .received, .inProgress, .refused: return .reuse
+            case .done where !facts.held: return .reuse
+            case .done: break
+            }
         }
+        return .new(policy == .queue && facts.held ? .received : .inProgress)
     }
 }

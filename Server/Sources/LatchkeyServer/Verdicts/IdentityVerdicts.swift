@@ -191,12 +191,15 @@ package struct ProviderEventFacts: Sendable, Hashable {
     package var identityKnown: Bool
     /// How many identities that user has, this one included.
     package var identities: Int
+    /// The identity signed in after the event was issued: the person consented again since.
+    package var signedInSince: Bool
 
     /// Creates the facts.
-    package init(replayed: Bool, identityKnown: Bool, identities: Int) {
+    package init(replayed: Bool, identityKnown: Bool, identities: Int, signedInSince: Bool = false) {
         self.replayed = replayed
         self.identityKnown = identityKnown
         self.identities = identities
+        self.signedInSince = signedInSince
     }
 }
 
@@ -221,6 +224,8 @@ extension Verdicts {
     package static func providerEvent(_ kind: ProviderEvent.Kind, _ facts: ProviderEventFacts) -> ProviderEventVerdict {
         if facts.replayed { return .ignore }
         if !facts.identityKnown { return .spendOnly }
+        // A revocation older than the last sign-in: the person consented again after it.
+        if kind == .consentRevoked, facts.signedInSince { return .spendOnly }
         guard kind == .accountDeleted else { return .apply }
         return facts.identities <= 1 ? .deleteUser : .removeIdentity
     }

@@ -54,7 +54,8 @@ struct FacebookCallbackService: Sendable {
                 kind: .consentRevoked, provider: "facebook", subject: verified.subject, eventID: verified.eventID,
                 eventIDExpiresAt: expiry(of: verified),
                 detail: ["app_id": .string(verified.appID), "callback": "deauthorize"],
-                endsAllSessions: configuration.facebook.deauthorizeEnds == .allSessions),
+                endsAllSessions: configuration.facebook.deauthorizeEnds == .allSessions,
+                issuedAt: Date(timeIntervalSince1970: TimeInterval(verified.issuedAt))),
             now: now)
         logger.info("latchkey.facebook.deauthorized", metadata: ["latchkey.outcome": "\(outcome)"])
     }
@@ -73,7 +74,9 @@ struct FacebookCallbackService: Sendable {
                 id: RandomToken.base64URL(bytes: 12), code: RandomToken.base64URL(bytes: 16), provider: "facebook",
                 subject: verified.subject, appID: verified.appID, policy: configuration.facebook.dataDeletionPolicy,
                 propertyKeys: Self.facebookProperties(configuration),
-                detail: ["app_id": .string(verified.appID), "issued_at": .int(verified.issuedAt)]),
+                detail: ["app_id": .string(verified.appID), "issued_at": .int(verified.issuedAt)],
+                issuedAt: Date(timeIntervalSince1970: TimeInterval(verified.issuedAt)), replayKey: verified.eventID,
+                replayKeyExpiresAt: expiry(of: verified)),
             now: now)
         logger.info(
             "latchkey.facebook.data_deletion_requested",
