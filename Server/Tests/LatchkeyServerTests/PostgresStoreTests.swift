@@ -233,10 +233,11 @@ struct PostgresStoreTests {
             #expect(try await !postgres.useOnce(kind: "jti", value: "jti3", expiresAt: later, now: later))
             #expect(try await postgres.activeUser(id: "u6", sessionID: "session6") == nil)
             #expect(try await postgres.signingKeys().map(\.kid) == ["k1"])
-            // A new audit event gets an id after the copied ones.
+            // New audit events (the reuse above ended a session: `session.refresh_reused`; a sign-in)
+            // get ids after the copied ones.
             _ = try await postgres.signIn(
                 StoreContractTests.login(subject: "new", userID: "u-new", sessionID: "s-new"), now: later)
-            #expect(try await postgres.integer("SELECT count(DISTINCT id) FROM audit_events") == 11)
+            #expect(try await postgres.integer("SELECT count(DISTINCT id) FROM audit_events") == 12)
             // A destination holding rows the source lacks fails the verification.
             await #expect {
                 _ = try await DatabaseTransfer.copy(from: sqlite, to: postgres, batch: 500)
