@@ -10,8 +10,9 @@ struct AuditContextMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        try await AuditContext.$current.withValue(
-            AuditContext(node: node, client: limits.clientInfo(request, context))
+        let limits = limits
+        return try await AuditContext.$current.withValue(
+            AuditContext(node: node) { limits.clientInfo(request, context) }
         ) {
             try await next(request, context)
         }

@@ -10,13 +10,28 @@ import Foundation
 package struct AuditContext: Sendable, Equatable {
     /// The node that served it (`LATCHKEY_NODE_NAME`); `nil` outside a server.
     package var node: String?
+    /// Works the client out when an event is recorded: most requests record none (`GET
+    /// /v1/users/me`, a refresh), and reading the address and user agent for each was measurable.
+    private let resolveClient: @Sendable () -> ClientInfo
+
     /// The request's client.
-    package var client: ClientInfo
+    package var client: ClientInfo { resolveClient() }
 
     /// Creates a context.
     package init(node: String?, client: ClientInfo) {
         self.node = node
-        self.client = client
+        resolveClient = { client }
+    }
+
+    /// A context whose client `resolve` works out, only if an event asks.
+    package init(node: String?, resolving resolve: @escaping @Sendable () -> ClientInfo) {
+        self.node = node
+        resolveClient = resolve
+    }
+
+    /// The same node and client.
+    package static func == (left: AuditContext, right: AuditContext) -> Bool {
+        left.node == right.node && left.client == right.client
     }
 
     /// The context of the running task: no node and no client unless one was set.
