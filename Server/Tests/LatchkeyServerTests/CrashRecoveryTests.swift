@@ -21,8 +21,10 @@ import Darwin
 @Suite(
     "Crash safety: kill -9 under sign-in load",
     .enabled(if: LatchkeyBinary.url != nil || TestEnvironment.isCI, "the latchkey binary is not built"),
-    // About 20 s here; a load that stops progressing fails the test instead of hanging the run.
-    .timeLimit(.minutes(2)))
+    // About 20 s alone; in the PostgreSQL pass of a full run, beside every other suite and the
+    // cluster, it took 155 s (twice, 2026-11-28), past the 2 minutes once allowed. The limit is a
+    // bound on a hang, not a check of speed: a load that stops progressing still fails the test.
+    .timeLimit(.minutes(5)))
 struct CrashRecoveryTests {
     /// Facebook people in the emulator.
     static let population = 300
