@@ -27,15 +27,9 @@ extension PostgresStore {
                 where: "provider = $1 AND subject = $2 ORDER BY created_at DESC, id DESC LIMIT 1",
                 [request.provider, request.subject], connection
             ).first
-            let replayed = try await connection.rows(
-                """
-                INSERT INTO single_use (kind, value, expires_at)
-                VALUES ('deletion_request', \(request.replayKey), \(request.replayKeyExpiresAt))
-                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                    WHERE single_use.expires_at < \(now)
-                RETURNING 1
-                """
-            ).isEmpty
+            let replayed = try await !Self.spend(
+                kind: "deletion_request", value: request.replayKey, expiresAt: request.replayKeyExpiresAt, now: now,
+                connection)
             let receipt = Verdicts.deletionReceipt(
                 request.policy, DeletionReceiptFacts(earlier: earlier?.status, held: held, replayed: replayed))
             guard case .new(let status) = receipt else {

@@ -42,15 +42,11 @@ extension PostgresStore {
                     signedInSince: StorageRules.signedInSince(event, user)))
             if verdict == .ignore { return .replayed }
             // A concurrent delivery of the same event that got here first wins; this one is a replay.
-            let spent = try await connection.rows(
-                """
-                INSERT INTO single_use (kind, value, expires_at)
-                VALUES ('provider_event', \(event.eventID), \(event.eventIDExpiresAt))
-                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                    WHERE single_use.expires_at < \(now)
-                RETURNING 1
-                """)
-            if spent.isEmpty { return .replayed }
+            guard
+                try await Self.spend(
+                    kind: "provider_event", value: event.eventID, expiresAt: event.eventIDExpiresAt, now: now,
+                    connection)
+            else { return .replayed }
             guard let user,
                 let identity = user.identities.first(where: {
                     $0.provider == event.provider && $0.subject == event.subject

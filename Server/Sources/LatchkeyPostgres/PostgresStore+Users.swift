@@ -135,14 +135,23 @@ extension PostgresStore {
     /// over as if absent (the upsert's `WHERE`), as in every backend.
     package func useOnce(kind: String, value: String, expiresAt: Date, now: Date) async throws -> Bool {
         try await withConnection("use once") { connection in
-            try await !connection.rows(
-                """
-                INSERT INTO single_use (kind, value, expires_at) VALUES (\(kind), \(value), \(expiresAt))
-                ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                WHERE single_use.expires_at < \(now) RETURNING 1
-                """
-            ).isEmpty
+            try await Self.spend(kind: kind, value: value, expiresAt: expiresAt, now: now, connection)
         }
+    }
+
+    /// Records a single-use value inside the caller's transaction; `false` when it is recorded
+    /// and unexpired (a concurrent spender that got there first wins: this one waits on its row
+    /// and then finds it).
+    static func spend(
+        kind: String, value: String, expiresAt: Date, now: Date, _ connection: PostgresConnection
+    ) async throws -> Bool {
+        try await !connection.rows(
+            """
+            INSERT INTO single_use (kind, value, expires_at) VALUES (\(kind), \(value), \(expiresAt))
+            ON CONFLICT (kind, value) DO UPDATE SET expires_at = EXCLUDED.expires_at
+            WHERE single_use.expires_at < \(now) RETURNING 1
+            """
+        ).isEmpty
     }
 
     /// Stores a server-issued nonce; expired ones are left to `prune`.
