@@ -181,7 +181,9 @@ extension PostgresStore {
             "UPDATE users SET properties = \(json(properties))::json, updated_at = \(now) WHERE id = \(user.id)")
         // The user's last way in gone: every session with it.
         _ = try await endSessions(
-            of: user.id, openedBy: user.identities.count > 1 ? identity : nil, now: now, connection)
+            of: user.id,
+            openedBy: StorageRules.sessionsEnded(by: identity, of: user, removing: true, allSessions: false),
+            now: now, connection)
         try await record(.identity(linked: false, userID: user.id, identity: identity), at: now, connection)
     }
 

@@ -48,9 +48,7 @@ extension PostgresStore {
                     connection)
             else { return .replayed }
             guard let user,
-                let identity = user.identities.first(where: {
-                    $0.provider == event.provider && $0.subject == event.subject
-                })
+                let identity = user.identity(event.provider, event.subject)
             else { return .unknownIdentity }
             var sessionsEnded = 0
             switch verdict {
@@ -65,7 +63,10 @@ extension PostgresStore {
                 try await connection.run(
                     "DELETE FROM identities WHERE provider = \(event.provider) AND subject = \(event.subject)")
                 sessionsEnded = try await Self.endSessions(
-                    of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, connection)
+                    of: user.id,
+                    openedBy: StorageRules.sessionsEnded(
+                        by: identity, of: user, removing: true, allSessions: event.endsAllSessions),
+                    now: now, connection)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:
@@ -76,7 +77,10 @@ extension PostgresStore {
                         WHERE provider = \(event.provider) AND subject = \(event.subject)
                         """)
                     sessionsEnded = try await Self.endSessions(
-                        of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, connection)
+                        of: user.id,
+                        openedBy: StorageRules.sessionsEnded(
+                            by: identity, of: user, removing: false, allSessions: event.endsAllSessions),
+                        now: now, connection)
                 case .emailDisabled, .emailEnabled:
                     try await connection.run(
                         """

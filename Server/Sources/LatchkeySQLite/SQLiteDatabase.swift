@@ -208,9 +208,6 @@ enum SQLiteValue: Sendable, Equatable {
     /// Text, or `NULL` for `nil`.
     static func optionalText(_ value: String?) -> SQLiteValue { value.map(SQLiteValue.text) ?? .null }
 
-    /// A time as seconds since 1970, or `NULL` for `nil`.
-    static func optionalDate(_ value: Date?) -> SQLiteValue { value.map { .float($0.timeIntervalSince1970) } ?? .null }
-
     var string: String? {
         if case .text(let value) = self { return value }
         return nil

@@ -168,12 +168,15 @@ extension SQLiteStore {
         try db.execute(
             "DELETE FROM identities WHERE provider = ? AND subject = ?",
             [.text(identity.provider), .text(identity.subject)])
-        let properties = StorageRules.propertiesWithout(keys, from: try Self.properties(of: user.id, db))
+        let properties = StorageRules.propertiesWithout(keys, from: user.properties)
         try db.execute(
             "UPDATE users SET properties = ?, updated_at = ? WHERE id = ?",
             [.text(Self.json(properties)), .float(now.timeIntervalSince1970), .text(user.id)])
         // The user's last way in gone: every session with it.
-        _ = try endSessions(of: user.id, openedBy: user.identities.count > 1 ? identity : nil, now: now, db)
+        _ = try endSessions(
+            of: user.id,
+            openedBy: StorageRules.sessionsEnded(by: identity, of: user, removing: true, allSessions: false),
+            now: now, db)
         try Self.record(.identity(linked: false, userID: user.id, identity: identity), at: now, db)
     }
 

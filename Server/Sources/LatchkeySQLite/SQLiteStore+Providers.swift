@@ -41,9 +41,7 @@ extension SQLiteStore {
             _ = try Self.spend(
                 kind: "provider_event", value: event.eventID, expiresAt: event.eventIDExpiresAt, now: now, db)
             guard let user,
-                let identity = user.identities.first(where: {
-                    $0.provider == event.provider && $0.subject == event.subject
-                })
+                let identity = user.identity(event.provider, event.subject)
             else {
                 return .unknownIdentity
             }
@@ -61,7 +59,10 @@ extension SQLiteStore {
                 try Self.deleteProviderTokens(of: [identity], db)
                 try db.execute("DELETE FROM identities WHERE provider = ? AND subject = ?", key)
                 sessionsEnded = try Self.endSessions(
-                    of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, db)
+                    of: user.id,
+                    openedBy: StorageRules.sessionsEnded(
+                        by: identity, of: user, removing: true, allSessions: event.endsAllSessions),
+                    now: now, db)
             case .apply:
                 switch event.kind {
                 case .consentRevoked:
@@ -69,7 +70,10 @@ extension SQLiteStore {
                     try db.execute(
                         "UPDATE identities SET revoked_at = ? WHERE provider = ? AND subject = ?", [stamp] + key)
                     sessionsEnded = try Self.endSessions(
-                        of: user.id, openedBy: event.endsAllSessions ? nil : identity, now: now, db)
+                        of: user.id,
+                        openedBy: StorageRules.sessionsEnded(
+                            by: identity, of: user, removing: false, allSessions: event.endsAllSessions),
+                        now: now, db)
                 case .emailDisabled, .emailEnabled:
                     try db.execute(
                         "UPDATE identities SET email_disabled = ? WHERE provider = ? AND subject = ?",

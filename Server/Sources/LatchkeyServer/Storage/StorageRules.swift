@@ -121,6 +121,16 @@ package enum StorageRules {
         return (done, event)
     }
 
+    /// The sessions that end when `identity` of `user` is revoked or (`removing`) removed: those it
+    /// opened (the store adds those of unknown origin and guests'), given as `identity`; or every
+    /// one (`nil`) with `allSessions` (`LATCHKEY_DEAUTHORIZE_ENDS=all-sessions`), or when removing
+    /// it leaves the user no way in.
+    package static func sessionsEnded(
+        by identity: StoredIdentity, of user: StoredUser, removing: Bool, allSessions: Bool
+    ) -> StoredIdentity? {
+        allSessions || (removing && user.identities.count <= 1) ? nil : identity
+    }
+
     /// Whether `user`'s identity of `event` signed in after the provider issued `event`, in a
     /// later second (providers stamp whole seconds).
     package static func signedInSince(_ event: ProviderEvent, _ user: StoredUser?) -> Bool {
