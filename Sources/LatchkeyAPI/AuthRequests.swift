@@ -194,12 +194,16 @@ public struct SignInBody: Codable, Sendable, Equatable {
     public var declinedPermissions: [String]
     /// The new session.
     public var session: SessionBody
+    /// Only when a recovery code completed the sign-in (`POST /v1/auth/factor`): how many unused
+    /// codes the person has left. Absent otherwise.
+    public var recoveryCodesLeft: Int?
 
     /// Creates a sign-in body.
     public init(
         user: UserBody, isNewUser: Bool, grantedPermissions: [String], declinedPermissions: [String],
-        session: SessionBody
+        session: SessionBody, recoveryCodesLeft: Int? = nil
     ) {
+        self.recoveryCodesLeft = recoveryCodesLeft
         self.user = user
         self.isNewUser = isNewUser
         self.grantedPermissions = grantedPermissions

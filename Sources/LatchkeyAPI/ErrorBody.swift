@@ -9,11 +9,29 @@ public struct ErrorBody: Codable, Sendable, Equatable {
         /// Only with `identity_already_linked`: the ticket that merges the account owning the
         /// identity with the caller's (`POST /v1/users/me/identities/complete`). Absent otherwise.
         public var linkTicket: String?
+        /// Only with `second_factor_required`: the challenge a code completes
+        /// (`POST /v1/auth/factor`). Absent otherwise.
+        public var challenge: String?
+        /// Only with `second_factor_required`: seconds the challenge stays usable.
+        public var expiresIn: Int?
+        /// Only with `second_factor_required`: the person's factors, to choose from and name.
+        public var factors: [FactorHintBody]?
         /// Creates a detail.
-        public init(code: ErrorCode, message: String, linkTicket: String? = nil) {
+        public init(
+            code: ErrorCode, message: String, linkTicket: String? = nil, challenge: SecondFactorChallengeBody? = nil
+        ) {
             self.code = code
             self.message = message
             self.linkTicket = linkTicket
+            self.challenge = challenge?.challenge
+            self.expiresIn = challenge?.expiresIn
+            self.factors = challenge?.factors
+        }
+
+        /// The challenge of a `second_factor_required`, when this is one.
+        public var secondFactorChallenge: SecondFactorChallengeBody? {
+            guard let challenge, let expiresIn else { return nil }
+            return SecondFactorChallengeBody(challenge: challenge, expiresIn: expiresIn, factors: factors ?? [])
         }
     }
 
@@ -21,8 +39,10 @@ public struct ErrorBody: Codable, Sendable, Equatable {
     public var error: Detail
 
     /// Creates an error body.
-    public init(code: ErrorCode, message: String, linkTicket: String? = nil) {
-        self.error = Detail(code: code, message: message, linkTicket: linkTicket)
+    public init(
+        code: ErrorCode, message: String, linkTicket: String? = nil, challenge: SecondFactorChallengeBody? = nil
+    ) {
+        self.error = Detail(code: code, message: message, linkTicket: linkTicket, challenge: challenge)
     }
 }
 

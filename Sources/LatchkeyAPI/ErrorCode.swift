@@ -129,6 +129,25 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// or its session has ended (in an Easy Login redirect's `error_code`, or when its code is redeemed).
     public static let linkRequestInvalid = ErrorCode(rawValue: "link_request_invalid")
 
+    // MARK: Second factor
+
+    /// The person has a second factor: the sign-in (401) or the operation (403, which needs a
+    /// session at `aal` 2) waits for a code sent with the error's `challenge` to
+    /// `POST /v1/auth/factor`.
+    public static let secondFactorRequired = ErrorCode(rawValue: "second_factor_required")
+    /// The code is wrong, or was already used (a TOTP code is accepted once): the challenge takes
+    /// another until it runs out of attempts.
+    public static let factorCodeInvalid = ErrorCode(rawValue: "factor_code_invalid")
+    /// The challenge is unknown, expired, used, or out of attempts: sign in (or ask for a step-up)
+    /// again.
+    public static let factorChallengeInvalid = ErrorCode(rawValue: "factor_challenge_invalid")
+    /// No such factor of the person's (or, verifying, none pending with this id).
+    public static let factorNotFound = ErrorCode(rawValue: "factor_not_found")
+    /// The person has no active second factor (a step-up, new recovery codes).
+    public static let secondFactorNotEnrolled = ErrorCode(rawValue: "second_factor_not_enrolled")
+    /// The person holds as many factors as the server allows.
+    public static let tooManyFactors = ErrorCode(rawValue: "too_many_factors")
+
     // MARK: OAuth (Easy Login and the token endpoint)
 
     /// `grant_type` is not `authorization_code` or `refresh_token`.

@@ -56,8 +56,8 @@ struct JSONTransport: Sendable {
         guard (200..<300).contains(http.status) else {
             if let body = try? JSONDecoder().decode(ErrorBody.self, from: data) {
                 throw LatchkeyError(
-                    code: body.error.code, message: body.error.message, httpStatus: http.status,
-                    linkTicket: body.error.linkTicket)
+                    code: body.error.code, message: body.error.message, httpStatus: http.status, underlying: nil,
+                    linkTicket: body.error.linkTicket, challenge: body.error.secondFactorChallenge, resolver: nil)
             }
             // The token endpoint answers in RFC 6749's shape, with Latchkey's code alongside.
             if let body = try? JSONDecoder().decode(OAuthErrorBody.self, from: data) {

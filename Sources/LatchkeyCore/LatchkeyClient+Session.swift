@@ -335,7 +335,8 @@ extension LatchkeyClient {
             if error.endsSession && epoch == self.epoch {
                 endLocally(clearingStore: true, reason: "The server ended the session.")
             }
-            throw error
+            // A call that needs a session that proved a second factor: the error can raise this one.
+            throw error.resolving(with: self, purpose: .stepUp, now: configuration.clock())
         }
     }
 

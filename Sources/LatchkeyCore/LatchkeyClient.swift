@@ -195,7 +195,9 @@ public actor LatchkeyClient {
                 user: user, isNewUser: answer.isNewUser, grantedPermissions: answer.grantedPermissions,
                 declinedPermissions: answer.declinedPermissions)
         } catch {
-            throw failSignIn(attempt: attempt, error)
+            // A person with a second factor: the error carries what finishes this sign-in.
+            throw failSignIn(
+                attempt: attempt, error.resolving(with: self, purpose: .signIn, now: configuration.clock()))
         }
     }
 

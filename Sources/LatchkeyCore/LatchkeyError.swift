@@ -38,6 +38,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         public static let throttling = Category(name: "throttling")
         /// The server failed.
         public static let server = Category(name: "server")
+        /// The person has a second factor: ask for a code and pass it to ``LatchkeyError/resolver``.
+        public static let secondFactor = Category(name: "secondFactor")
         /// Anything else (usually a bug in the request or the app's configuration).
         public static let other = Category(name: "other")
         /// The category's name.
@@ -58,16 +60,45 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
     /// identity with this one. Sign in with the same credential, then pass it to
     /// ``LatchkeyClient/completeLink(ticket:)``. Valid for minutes, once.
     public let linkTicket: String?
+    /// With ``Code/secondFactorRequired`` only: what finishes the sign-in (or, for a call that
+    /// needs a session that proved a second factor, raises this session) with a code from the
+    /// person's authenticator or a recovery code (Firebase's `MultiFactorResolver`, which its
+    /// errors carry under `AuthErrorUserInfoMultiFactorResolverKey`).
+    public let resolver: MultiFactorResolver?
+    /// The challenge of a `second_factor_required` answer, as the server sent it.
+    let challenge: SecondFactorChallengeBody?
 
     /// Creates an error (also for tests of code that handles the SDK's errors).
     public init(
         code: Code, message: String, httpStatus: Int? = nil, underlying: (any Error)? = nil, linkTicket: String? = nil
+    ) {
+        self.init(
+            code: code, message: message, httpStatus: httpStatus, underlying: underlying, linkTicket: linkTicket,
+            challenge: nil, resolver: nil)
+    }
+
+    /// Creates an error with a second-factor challenge (the transport's) or its resolver.
+    init(
+        code: Code, message: String, httpStatus: Int?, underlying: (any Error)?, linkTicket: String?,
+        challenge: SecondFactorChallengeBody?, resolver: MultiFactorResolver?
     ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus
         self.underlying = underlying
         self.linkTicket = linkTicket
+        self.challenge = challenge
+        self.resolver = resolver
+    }
+
+    /// This error with a resolver for its challenge, when it carries one, resolving through
+    /// `client` for `purpose`.
+    func resolving(with client: LatchkeyClient, purpose: MultiFactorResolver.Purpose, now: Date) -> LatchkeyError {
+        guard code == .secondFactorRequired, let challenge, resolver == nil else { return self }
+        return LatchkeyError(
+            code: code, message: message, httpStatus: httpStatus, underlying: underlying, linkTicket: linkTicket,
+            challenge: challenge,
+            resolver: MultiFactorResolver(challenge, purpose: purpose, client: client, now: now))
     }
 
     /// `code: message`.
@@ -87,6 +118,8 @@ public struct LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible
         case .facebookUnavailable, .appleUnavailable, .unavailable, .networkUnavailable, .refreshTokenSuperseded:
             return .transient
         case .facebookRateLimited, .rateLimited: return .throttling
+        // Not a failure of the credential: the person has one more step (``resolver``).
+        case .secondFactorRequired: return .secondFactor
         // The person must first log in at facebook.com; then the same sign-in works (FBErrorUtility
         // files subcode 459 under "retry").
         case .facebookCheckpoint: return .transient

@@ -61,6 +61,15 @@ public final class LatchkeySessionModel {
         get { read(\.lastError, published.lastError) }
         set { change(\.lastError) { published.lastError = newValue } }
     }
+    /// A sign-in through this model that waits for the person's second factor: show a code prompt
+    /// (``buttonState`` is `.secondFactor`, naming the factors in
+    /// ``MultiFactorResolver/hints``), then call ``resolveSecondFactor(code:action:)`` or
+    /// ``resolveSecondFactor(recoveryCode:action:)``. Cleared when the sign-in finishes, dies, or
+    /// ``cancelSecondFactor()``, and by the next sign-in or sign-out.
+    public private(set) var pendingSecondFactor: MultiFactorResolver? {
+        get { read(\.pendingSecondFactor, published.pendingSecondFactor) }
+        set { change(\.pendingSecondFactor) { published.pendingSecondFactor = newValue } }
+    }
 
     /// What views read: behind the properties above, which report each read and each change.
     private var published = Values()
@@ -70,6 +79,7 @@ public final class LatchkeySessionModel {
         var hasRestored = false
         var actionsInFlight = 0
         var lastError: LatchkeyError?
+        var pendingSecondFactor: MultiFactorResolver?
     }
 
     /// Observation's registrar where Observation runs (iOS 17, macOS 14, Linux): kept untyped,
@@ -154,6 +164,7 @@ public final class LatchkeySessionModel {
     public var buttonState: LoginButtonState {
         if isWorking || isSessionUnreadable { return .working }
         if isSignedIn { return .signedIn }
+        if pendingSecondFactor != nil { return .secondFactor }
         return hasRestored || state != .created ? .signedOut : .working
     }
 
@@ -216,13 +227,50 @@ public final class LatchkeySessionModel {
     /// - Parameter action: who asked (a button's ``LatchkeyActionID``): its failure is reported
     ///   to ``events(for:)`` of that action only.
     public func signIn(_ method: SignInMethod, action: LatchkeyActionID? = nil) async {
+        pendingSecondFactor = nil
         await perform(action: action) { client throws(LatchkeyError) in try await method.run(client) }
+    }
+
+    /// Finishes the sign-in waiting for a second factor (``pendingSecondFactor``) with the code the
+    /// person's authenticator shows. A wrong code leaves it waiting (``lastError`` says so); a
+    /// challenge that died (too many wrong codes, expired) clears it: sign in again.
+    public func resolveSecondFactor(code: String, action: LatchkeyActionID? = nil) async {
+        await resolvePending(action: action) { resolver throws(LatchkeyError) in
+            try await resolver.resolve(code: code)
+        }
+    }
+
+    /// ``resolveSecondFactor(code:action:)`` with one of the person's recovery codes.
+    public func resolveSecondFactor(recoveryCode: String, action: LatchkeyActionID? = nil) async {
+        await resolvePending(action: action) { resolver throws(LatchkeyError) in
+            try await resolver.resolve(recoveryCode: recoveryCode)
+        }
+    }
+
+    /// Abandons the sign-in waiting for a second factor: the button offers to sign in again.
+    public func cancelSecondFactor() {
+        pendingSecondFactor = nil
+    }
+
+    private func resolvePending(
+        action: LatchkeyActionID?,
+        _ resolve: @Sendable (MultiFactorResolver) async throws(LatchkeyError) -> SignInResult
+    ) async {
+        guard let resolver = pendingSecondFactor else { return }
+        await perform(action: action) { _ throws(LatchkeyError) in
+            _ = try await resolve(resolver)
+        }
+        // Passed, or dead: either way this challenge is done. A wrong code keeps it.
+        if isSignedIn || lastError.map({ $0.code != .factorCodeInvalid && $0.code != .rateLimited }) == true {
+            pendingSecondFactor = nil
+        }
     }
 
     /// Signs out. The person is signed out here at once, whatever happens. This device's session
     /// is revoked on the server best effort (``LatchkeyClient/signOut()``: offline is no error);
     /// for `.everywhere`, failing to tell the server is an error, since other devices stay signed in.
     public func signOut(scope: SignOutScope = .thisDevice, action: LatchkeyActionID? = nil) async {
+        pendingSecondFactor = nil
         await perform(action: action) { client throws(LatchkeyError) in
             if scope == .everywhere { try await client.signOut(scope: .everywhere) } else { await client.signOut() }
         }
@@ -234,7 +282,7 @@ public final class LatchkeySessionModel {
         switch buttonState {
         case .working: return
         case .signedIn: await signOut(action: action)
-        case .signedOut: await signIn(method, action: action)
+        case .signedOut, .secondFactor: await signIn(method, action: action)
         }
     }
 
@@ -316,6 +364,12 @@ public final class LatchkeySessionModel {
 
     private func report(_ error: LatchkeyError, action: LatchkeyActionID?) {
         if error.code == .cancelled { return }
+        // Not a failure: one more step, which the button shows.
+        if let resolver = error.resolver, resolver.purpose == .signIn {
+            pendingSecondFactor = resolver
+            emit(.failed(error), action: action)
+            return
+        }
         if error.code != .userCancelled { lastError = error }
         emit(.failed(error), action: action)
     }
@@ -414,4 +468,7 @@ public enum LoginButtonState: Sendable, Equatable {
     case working
     /// "Log out".
     case signedIn
+    /// A sign-in waits for the person's second factor: a code prompt
+    /// (``LatchkeySessionModel/pendingSecondFactor``); a tap on the button starts over.
+    case secondFactor
 }

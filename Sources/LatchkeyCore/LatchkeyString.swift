@@ -33,6 +33,13 @@ public enum LatchkeyString: String, CaseIterable, Sendable {
     case tryAgain = "error.try_again"
     /// The server refused the action.
     case notAllowed = "error.not_allowed"
+    /// The code prompt's label when a sign-in waits for the second factor: "Enter the code from
+    /// your authenticator app".
+    case secondFactorPrompt = "button.second_factor_prompt"
+    /// The button that sends the code: "Verify".
+    case secondFactorVerify = "button.second_factor_verify"
+    /// A second factor's code was wrong or already used.
+    case secondFactorCodeInvalid = "error.second_factor_code_invalid"
 
     /// The string in the person's language: the app's `Latchkey` table first, then the SDK's
     /// catalog, then English. On Apple platforms the language is the one the app itself runs in

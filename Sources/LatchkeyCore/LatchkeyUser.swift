@@ -64,11 +64,16 @@ public struct SignInResult: Sendable, Equatable {
     public let grantedPermissions: [String]
     /// Permissions declined on Facebook.
     public let declinedPermissions: [String]
+    /// When a recovery code finished the sign-in (``MultiFactorResolver/resolve(recoveryCode:)``):
+    /// how many unused codes the person has left. `nil` otherwise.
+    public let recoveryCodesLeft: Int?
 
     /// Creates a result (the client makes these; public so apps can test code that receives one).
     public init(
-        user: LatchkeyUser, isNewUser: Bool, grantedPermissions: [String] = [], declinedPermissions: [String] = []
+        user: LatchkeyUser, isNewUser: Bool, grantedPermissions: [String] = [], declinedPermissions: [String] = [],
+        recoveryCodesLeft: Int? = nil
     ) {
+        self.recoveryCodesLeft = recoveryCodesLeft
         self.user = user
         self.isNewUser = isNewUser
         self.grantedPermissions = grantedPermissions

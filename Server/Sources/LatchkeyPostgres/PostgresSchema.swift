@@ -181,5 +181,41 @@ enum PostgresSchema {
             // user agent. NULL for an event recorded before, or by background work.
             "ALTER TABLE audit_events ADD COLUMN node text, ADD COLUMN client_address text, ADD COLUMN user_agent text"
         ],
+        [
+            // Second factors (`addFactor`…`attemptFactorChallenge`): each factor's secret sealed
+            // (`FactorSecretSealing`) and the newest step a code of it was accepted for; recovery
+            // codes as hashes; challenges by the hash of what the client holds; each user's wrong
+            // codes in a row. All go with their user.
+            """
+            CREATE TABLE factors (
+                id text PRIMARY KEY, user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                type text NOT NULL, display_name text, secret bytea NOT NULL, created_at timestamptz NOT NULL,
+                activated_at timestamptz, last_step bigint, last_used_at timestamptz,
+                failed_verifications integer NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX factors_user ON factors(user_id)",
+            """
+            CREATE TABLE recovery_codes (
+                user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE, hash bytea NOT NULL,
+                created_at timestamptz NOT NULL, used_at timestamptz, PRIMARY KEY (user_id, hash))
+            """,
+            """
+            CREATE TABLE factor_challenges (
+                hash bytea PRIMARY KEY, user_id text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                purpose text NOT NULL, session_id text, plan text NOT NULL, created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL, attempts integer NOT NULL DEFAULT 0, spent_at timestamptz)
+            """,
+            "CREATE INDEX factor_challenges_expiry ON factor_challenges(expires_at)",
+            "CREATE INDEX factor_challenges_user ON factor_challenges(user_id)",
+            """
+            CREATE TABLE factor_lockouts (
+                user_id text PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, failures integer NOT NULL,
+                locked_until timestamptz)
+            """,
+            // The second factor a session proved (its tokens' `amr` and `aal`), and the one proven
+            // before an Easy Login code was issued (the session it opens keeps it).
+            "ALTER TABLE sessions ADD COLUMN second_factor text",
+            "ALTER TABLE authorization_codes ADD COLUMN second_factor text",
+        ],
     ]
 }

@@ -45,7 +45,8 @@ extension PostgresStore {
                 let row = try await connection.rows(
                     """
                     SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope::text,
-                        c.expires_at, c.used_at IS NOT NULL, c.redeemed, u.disabled, c.provider, c.subject
+                        c.expires_at, c.used_at IS NOT NULL, c.redeemed, u.disabled, c.provider, c.subject,
+                        c.second_factor
                     FROM authorization_codes c JOIN users u ON u.id = c.user_id
                     WHERE c.hash = \(presentation.hash) FOR UPDATE OF c
                     """
@@ -53,10 +54,11 @@ extension PostgresStore {
             else { return .invalid }
             let (
                 clientID, redirectURI, challenge, userID, sessionID, scope, expiresAt, used, redeemed, disabled,
-                provider,
-                subject
+                provider, subject, secondFactorText
             ) = try row.decode(
-                (String, String, String, String, String, String, Date, Bool, Bool, Bool, String?, String?).self)
+                (String, String, String, String, String, String, Date, Bool, Bool, Bool, String?, String?, String?).self
+            )
+            let secondFactor = secondFactorText.flatMap(SecondFactorKind.init(rawValue:))
             let verdict = Verdicts.code(
                 StoredAuthorizationCode(
                     clientID: clientID, redirectURI: redirectURI, codeChallenge: challenge, expiresAt: expiresAt,
@@ -78,6 +80,8 @@ extension PostgresStore {
                 WHERE hash = \(b.bind(presentation.hash)))
                 """
             ]
+            var session = session
+            session.secondFactor = secondFactor
             if verdict == .redeem {
                 // The session the code was issued for, with this presentation's refresh token and
                 // client, and the identity the code was issued to.
@@ -88,7 +92,8 @@ extension PostgresStore {
             }
             try await connection.run(b.query("WITH " + parts.joined(separator: ",\n") + "\nSELECT 1"))
             if case .refuse(let refusal) = verdict { return refusal }
-            return .issued(sessionID: sessionID, userID: userID, scope: Self.decodeStrings(scope))
+            return .issued(
+                sessionID: sessionID, userID: userID, scope: Self.decodeStrings(scope), secondFactor: secondFactor)
         }
     }
 
@@ -106,9 +111,9 @@ extension PostgresStore {
         [
             """
             sess AS (INSERT INTO sessions (id, user_id, created_at, expires_at, method, provider, subject, \
-            client_address, user_agent) \
+            client_address, user_agent, second_factor) \
             SELECT \(id), \(user), \(created), \(expires), \(origin.method), \(origin.provider), \(origin.subject), \
-            \(origin.address), \(origin.userAgent) WHERE \(condition))
+            \(origin.address), \(origin.userAgent), \(origin.secondFactor) WHERE \(condition))
             """,
             """
             tok AS (INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) \
@@ -126,6 +131,8 @@ struct SessionOriginSQL {
     var subject: String
     var address: String
     var userAgent: String
+    /// The second factor it proved (`NULL` in a sign-in statement: a sign-in proves none).
+    var secondFactor = "NULL"
 
     /// Placeholders bound on `builder` for `session`'s method and client, with the identity's SQL.
     init(_ session: NewSession, provider: String, subject: String, _ builder: inout StatementBuilder) {
@@ -134,6 +141,7 @@ struct SessionOriginSQL {
         self.subject = subject
         address = builder.bind(session.client.address)
         userAgent = builder.bind(session.client.userAgent)
+        secondFactor = builder.bind(session.secondFactor?.rawValue)
     }
 
     /// Given SQL for each column.

@@ -16,7 +16,7 @@ extension PostgresStore {
                 INSERT INTO users (id, created_at, updated_at, disabled, properties, anonymous)
                 VALUES (\(id), \(now), \(now), false, '{}', true)
                 """)
-            try await Self.open(session, userID: id, identity: nil, connection)
+            try await Self.open(session, userID: id, identity: StoredIdentity?.none, connection)
             try await Self.record(AuditEvent(type: .guestCreated, userID: id, detail: [:]), at: now, connection)
             guard let user = try await Self.loadUser(id, connection) else {
                 throw PostgresStoreError(operation: "create guest", sqlState: "", message: "the guest vanished")
@@ -30,14 +30,18 @@ extension PostgresStore {
     /// (it is then that user's, a conflict, or the caller's own).
     package func linkIdentity(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
         for _ in 0..<4 {
-            if let outcome = try await linkOnce(link, now: now) { return outcome }
+            if let (outcome, held) = try await linkOnce(link, now: now) {
+                // Committed: the link is made, and its challenge stored in place of the session.
+                if held { throw SecondFactorRequired(userID: link.userID) }
+                return outcome
+            }
         }
         throw PostgresStoreError(
             operation: "link", sqlState: "", message: "the identity kept changing during the link")
     }
 
     /// One attempt of `link`; `nil` when a concurrent link of the identity won the insert.
-    private func linkOnce(_ link: LinkRecord, now: Date) async throws -> LinkOutcome? {
+    private func linkOnce(_ link: LinkRecord, now: Date) async throws -> (LinkOutcome, held: Bool)? {
         do {
             return try await linkAttempt(link, now: now)
         } catch is LinkRace {
@@ -45,7 +49,7 @@ extension PostgresStore {
         }
     }
 
-    private func linkAttempt(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
+    private func linkAttempt(_ link: LinkRecord, now: Date) async throws -> (LinkOutcome, held: Bool) {
         try await transaction("link") { connection in
             let identity = link.identity
             let user = try await connection.rows(
@@ -67,7 +71,7 @@ extension PostgresStore {
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
-            case .conflict: return .conflict(owner: owner ?? "")
+            case .conflict: return (.conflict(owner: owner ?? ""), false)
             case .touch, .link: break
             }
             let granted = Self.json(identity.grantedPermissions)
@@ -107,23 +111,27 @@ extension PostgresStore {
                 try await connection.run(
                     "UPDATE sessions SET authenticated_at = \(now) WHERE id = \(proving) AND user_id = \(link.userID)")
             }
-            if let session = link.session {
-                try await Self.open(session, userID: link.userID, identity: link.identity, connection)
+            var opening = SessionOpening.open(secondFactor: nil)
+            if link.session != nil || link.authorizationCode != nil {
+                opening = try await Self.opening(
+                    for: link.userID, proven: link.provenSecondFactor, challenge: link.challenge, connection)
             }
-            if let code = link.authorizationCode {
-                try await connection.run(
-                    """
-                    INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
-                        session_id, scope, created_at, expires_at, provider, subject)
-                    VALUES (\(code.hash), \(code.clientID), \(code.redirectURI), \(code.codeChallenge), \(link.userID),
-                        \(code.sessionID), \(Self.json(code.scope))::json, \(now), \(code.expiresAt),
-                        \(link.identity.provider), \(link.identity.subject))
-                    """)
+            if case .open(let secondFactor) = opening {
+                if var session = link.session {
+                    session.secondFactor = secondFactor
+                    try await Self.open(session, userID: link.userID, identity: link.identity, connection)
+                }
+                if var code = link.authorizationCode {
+                    code.secondFactor = secondFactor
+                    try await Self.store(
+                        code, userID: link.userID, identity: (link.identity.provider, link.identity.subject), now: now,
+                        connection)
+                }
             }
             guard let after = try await Self.loadUser(link.userID, connection) else {
                 throw IdentityRefusal.sessionEnded
             }
-            return verdict == .touch ? .alreadyLinked(after) : .linked(after)
+            return (verdict == .touch ? .alreadyLinked(after) : .linked(after), opening == .hold)
         }
     }
 
@@ -416,6 +424,15 @@ extension PostgresStore {
     static func open(
         _ session: NewSession, userID: String, identity: StoredIdentity?, _ connection: PostgresConnection
     ) async throws {
+        try await open(
+            session, userID: userID, identity: identity.map { ($0.provider, $0.subject) }, connection)
+    }
+
+    /// Opens a session opened by `identity` (provider, subject), inside the caller's transaction.
+    static func open(
+        _ session: NewSession, userID: String, identity: (provider: String, subject: String)?,
+        _ connection: PostgresConnection
+    ) async throws {
         var b = StatementBuilder()
         let inserts = sessionInserts(
             user: b.bind(userID), id: b.bind(session.id), tokenHash: b.bind(session.refreshTokenHash),
@@ -423,6 +440,21 @@ extension PostgresStore {
             origin: SessionOriginSQL(
                 session, provider: b.bind(identity?.provider), subject: b.bind(identity?.subject), &b))
         try await connection.run(b.query("WITH " + inserts.joined(separator: ",\n") + "\nSELECT 1"))
+    }
+
+    /// Stores an Easy Login code for `userID` issued to `identity`, inside the caller's transaction.
+    static func store(
+        _ code: NewAuthorizationCode, userID: String, identity: (provider: String, subject: String), now: Date,
+        _ connection: PostgresConnection
+    ) async throws {
+        try await connection.run(
+            """
+            INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
+                session_id, scope, created_at, expires_at, provider, subject, second_factor)
+            VALUES (\(code.hash), \(code.clientID), \(code.redirectURI), \(code.codeChallenge), \(userID),
+                \(code.sessionID), \(Self.json(code.scope))::json, \(now), \(code.expiresAt),
+                \(identity.provider), \(identity.subject), \(code.secondFactor?.rawValue))
+            """)
     }
 }
 

@@ -44,6 +44,9 @@ extension PostgresStore {
                 RETURNING 1
                 """
             ).count
+            report.factorChallenges = try await Self.delete(
+                "factor_challenges", "expires_at", before: cutoffs.factorChallengesExpiredBefore, limit: limit,
+                connection)
             return report
         }
     }

@@ -37,8 +37,10 @@ extension PostgresStore {
                     Prepared.RotateRefresh(now: now, newHash: newHash, hash: hash, newExpiresAt: newExpiresAt)
                 ).first
             }
-            if let (sessionID, userID, anonymous) = rotated {
-                return .rotated(sessionID: sessionID, userID: userID, anonymous: anonymous)
+            if let (sessionID, userID, anonymous, method, secondFactor) = rotated {
+                return .rotated(
+                    sessionID: sessionID, userID: userID, anonymous: anonymous,
+                    assurance: Self.assurance(method: method, secondFactor: secondFactor))
             }
         }
         return try await transaction("rotate refresh token") { connection in
@@ -75,7 +77,8 @@ extension PostgresStore {
                     """)
             }
             return verdict.outcome(
-                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous)
+                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous,
+                assurance: read.assurance)
         }
     }
 
@@ -90,7 +93,10 @@ extension PostgresStore {
     /// would deadlock.
     static func refreshFacts(
         hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ connection: PostgresConnection
-    ) async throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool)? {
+    ) async throws -> (
+        facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool,
+        assurance: SessionAssurance
+    )? {
         try await connection.run(
             """
             SELECT 1 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.hash = \(hash)
@@ -104,7 +110,7 @@ extension PostgresStore {
                     EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NULL
                         AND n.expires_at > \(now)),
                     EXISTS (SELECT 1 FROM refresh_tokens n WHERE n.hash = r.successor_hash AND n.used_at IS NOT NULL),
-                    r.reissued_at IS NOT NULL, u.anonymous
+                    r.reissued_at IS NOT NULL, u.anonymous, s.method, s.second_factor
                 FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.hash = \(hash)
                 """
@@ -112,9 +118,10 @@ extension PostgresStore {
         else { return nil }
         let (
             sessionID, userID, usedAt, expired, ended, disabled, successor, successorLive, successorSpent, reissued,
-            anonymous
+            anonymous, method, secondFactor
         ) =
-            try row.decode((String, String, Date?, Bool, Bool, Bool, Data?, Bool, Bool, Bool, Bool).self)
+            try row.decode(
+                (String, String, Date?, Bool, Bool, Bool, Data?, Bool, Bool, Bool, Bool, String?, String?).self)
         var facts = RefreshFacts(
             sessionEnded: ended, spent: usedAt != nil, expired: expired, userDisabled: disabled, reissued: reissued)
         if let usedAt, let successor {
@@ -123,7 +130,16 @@ extension PostgresStore {
             facts.successorLive = successorLive
             facts.successorSpent = successorSpent
         }
-        return (facts, sessionID, userID, successor, anonymous)
+        return (
+            facts, sessionID, userID, successor, anonymous, assurance(method: method, secondFactor: secondFactor)
+        )
+    }
+
+    /// A session's `method` and `second_factor` columns as its tokens' assurance.
+    static func assurance(method: String?, secondFactor: String?) -> SessionAssurance {
+        SessionAssurance(
+            method: method.flatMap(SessionMethod.init(rawValue:)),
+            secondFactor: secondFactor.flatMap(SecondFactorKind.init(rawValue:)))
     }
 }
 

@@ -27,6 +27,16 @@ extension PostgresStore {
     /// per sign-in, against 538–622 µs and 2.1–2.2 read-then-write (docs/performance.md, "One
     /// statement per sign-in").
     package func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
+        let signedIn = try await record(login, now: now)
+        // Committed: the sign-in is recorded, and its challenge stored in place of the session.
+        if signedIn.held { throw SecondFactorRequired(userID: signedIn.user.id) }
+        return (signedIn.user, signedIn.created)
+    }
+
+    /// The sign-in's statements; `held` when the user's second factor held the session back.
+    private func record(
+        _ login: LoginRecord, now: Date
+    ) async throws -> (user: StoredUser, created: Bool, held: Bool) {
         let fastPaths = fastPaths
         return try await withConnection("sign-in") { connection in
             let stamp = StorageRules.signInPropertiesStamp(login)
@@ -42,13 +52,15 @@ extension PostgresStore {
                 let (facts, found) = try await Self.readSignIn(login, now: now, connection)
                 if let refusal = Verdicts.signIn(facts) { throw refusal }
                 let plan = Self.plan(login, found: found, stamp: stamp, now: now)
+                let held: Bool
                 do {
-                    _ = try await connection.rows(plan.statement)
+                    held = try await connection.rows(plan.statement).first?.1 ?? false
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "LK001" {
                     try Self.refusal(error)  // only "changed": read again
                     continue
                 }
-                return try await Self.signedIn(plan.user, id: plan.userID, created: plan.created, connection)
+                let user = try await Self.signedIn(plan.user, id: plan.userID, created: plan.created, connection)
+                return (user.user, user.created, held)
             }
             throw PostgresStoreError(
                 operation: "sign-in", sqlState: "LK001", message: "the identity kept changing during the sign-in")
@@ -59,7 +71,7 @@ extension PostgresStore {
     /// the statement refused itself for want of a read (`stale`, `changed`).
     static func signInDirect(
         _ login: LoginRecord, stamp: Data?, now: Date, _ connection: PostgresConnection
-    ) async throws -> (user: StoredUser, created: Bool)? {
+    ) async throws -> (user: StoredUser, created: Bool, held: Bool)? {
         let created = StorageRules.signInEvent(login, userID: login.newUserID, created: true)
         let returning = StorageRules.signInEvent(login, userID: login.newUserID, created: false)
         let statement = Prepared.SignInDirect(
@@ -81,15 +93,18 @@ extension PostgresStore {
         }
         let stored = PostgresTime.stored(now)
         guard
-            case (_, let id?, let createdAt?, let updatedAt?, let properties?, let appID?, let firstSeen?, let links?) =
+            case (
+                _, let id?, let createdAt?, let updatedAt?, let properties?, let appID?, let firstSeen?, let links?, _
+            ) =
                 row
         else {
-            return (StorageRules.createdUser(login, id: login.newUserID, at: stored), true)
+            return (StorageRules.createdUser(login, id: login.newUserID, at: stored), true, row.8)
         }
         let user = StoredUser(
             id: id, createdAt: createdAt, updatedAt: updatedAt, disabled: false, properties: decodeObject(properties),
             identities: [StorageRules.signedInIdentity(login, appID: appID, firstSeen: firstSeen, at: stored)])
-        return try await signedIn(links == 1 ? user : nil, id: id, created: false, connection)
+        let signedIn = try await signedIn(links == 1 ? user : nil, id: id, created: false, connection)
+        return (signedIn.user, signedIn.created, row.8)
     }
 
     /// Throws the refusal `Verdicts.signIn` decides on the facts a sign-in statement aborted
@@ -214,7 +229,8 @@ extension PostgresStore {
                     hash: $0.hash, clientID: $0.clientID, redirectURI: $0.redirectURI, codeChallenge: $0.codeChallenge,
                     sessionID: $0.sessionID, scope: json($0.scope), expiresAt: $0.expiresAt)
             },
-            auditDetail: String(decoding: detail.encoded(), as: UTF8.self), audit: AuditContext.current)
+            auditDetail: String(decoding: detail.encoded(), as: UTF8.self), audit: AuditContext.current,
+            challenge: login.challenge)
     }
 
     // MARK: JSON columns

@@ -8,7 +8,8 @@ import PostgresNIO
 /// granted), `$13`–`$16` session (id, refresh token hash, created, expires), `$17`–`$23`
 /// authorization code (hash, client, redirect URI, challenge, the session it opens when redeemed,
 /// scope, expiry), `$25` audit detail; after each statement's own parameters, the session's
-/// method, client address and user agent (`open(for:origin:)`).
+/// method, client address and user agent, the audit row's origin, and the second-factor challenge
+/// (`open(for:origin:)`).
 private enum SignInParts {
     /// Spends the jti and the server nonce (each only when given).
     static let spend = """
@@ -23,20 +24,41 @@ private enum SignInParts {
     /// both recording the identity (`$7`, `$8`). The session's method, client address and user
     /// agent are bound at `$origin`, `$origin+1`, `$origin+2` (each statement's own numbers, after
     /// its other parameters; `bindOrigin`).
+    ///
+    /// `held` states `Verdicts.sessionOpening` for a sign-in: a session or code about to open for a
+    /// user with an active factor is held back, and the login's challenge (hash, plan, expiry at
+    /// `$origin+6` to `$origin+8`, `bindChallenge`) is stored instead. The contract suite runs this
+    /// statement and the reference path alike.
     static func open(for user: String, origin: Int) -> String {
         let session = PostgresStore.sessionInserts(
             user: user, id: "$13", tokenHash: "$14", created: "$15", expires: "$16",
             origin: SessionOriginSQL(
                 method: "$\(origin)", provider: "$7", subject: "$8", address: "$\(origin + 1)",
                 userAgent: "$\(origin + 2)"),
-            when: "$13::text IS NOT NULL")
+            when: "$13::text IS NOT NULL AND NOT (SELECT yes FROM held)")
         return """
+            held AS (
+                SELECT ($13::text IS NOT NULL OR $17::bytea IS NOT NULL)
+                    AND EXISTS (SELECT 1 FROM factors WHERE user_id = \(user) AND activated_at IS NOT NULL) AS yes),
             \(session.joined(separator: ",\n")),
             code AS (
                 INSERT INTO authorization_codes (hash, client_id, redirect_uri, code_challenge, user_id,
                     session_id, scope, created_at, expires_at, provider, subject)
-                SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23, $7, $8 WHERE $17::bytea IS NOT NULL),
+                SELECT $17, $18, $19, $20, \(user), $21, $22::json, $1, $23, $7, $8
+                WHERE $17::bytea IS NOT NULL AND NOT (SELECT yes FROM held)),
+            challenge AS (
+                INSERT INTO factor_challenges (hash, user_id, purpose, plan, created_at, expires_at)
+                SELECT $\(origin + 6), \(user), '\(FactorChallengePurpose.signIn.rawValue)', $\(origin + 7), $1,
+                    $\(origin + 8)
+                WHERE (SELECT yes FROM held) AND $\(origin + 6)::bytea IS NOT NULL),
             """
+    }
+
+    /// Binds the second-factor challenge (`open(for:origin:)`), after the origins.
+    static func bindChallenge(_ v: Prepared.SignInValues, _ b: inout PostgresBindings) {
+        b.append(v.challenge.map { ByteBuffer(bytes: $0.hash) })
+        b.append(v.challenge?.plan)
+        b.append(v.challenge?.expiresAt)
     }
 
     /// Binds the session's method, client address and user agent (`open(for:origin:)`), then the
@@ -76,7 +98,7 @@ private enum SignInParts {
         _ v: Prepared.SignInValues, fifth: (inout PostgresBindings) -> Void, sixth: String, eleventh: String?,
         twelfth: String?, twentyFourth: String
     ) -> PostgresBindings {
-        var b = PostgresBindings(capacity: 33)
+        var b = PostgresBindings(capacity: 37)
         b.append(v.now)
         b.append(v.jti)
         b.append(v.jtiExpiresAt)
@@ -124,6 +146,8 @@ extension Prepared {
         var auditDetail: String
         /// Where the audit event comes from.
         var audit: AuditContext
+        /// Stored instead of the session or code when the user has an active second factor.
+        var challenge: NewFactorChallenge?
     }
 
     /// The session a sign-in opens.
@@ -201,10 +225,10 @@ extension Prepared {
                     \(SignInParts.auditOrigin(27).values)
                 FROM owner)
             SELECT \(SignInParts.refuseOn(directFacts)),
-                f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links
+                f.id, f.created_at, f.updated_at, f.properties, f.app_id, f.first_seen, f.links, (SELECT yes FROM held)
             FROM (SELECT 1) AS one LEFT JOIN found f ON true
             """
-        typealias Row = (Bool, String?, Date?, Date?, String?, String?, Date?, Int?)
+        typealias Row = (Bool, String?, Date?, Date?, String?, String?, Date?, Int?, Bool)
 
         var values: SignInValues
         var stamp: Data?
@@ -221,6 +245,7 @@ extension Prepared {
                 eleventh: newUserProperties, twelfth: createdAuditType, twentyFourth: signedInAuditType)
             b.append(joinsByBusiness)
             SignInParts.bindOrigin(values, &b)
+            SignInParts.bindChallenge(values, &b)
             return b
         }
 
@@ -317,9 +342,9 @@ extension Prepared {
             audit AS (
                 INSERT INTO audit_events (at, type, user_id, detail, \(SignInParts.auditOrigin(28).columns))
                 VALUES ($1, $24, $6, $25::json, \(SignInParts.auditOrigin(28).values)))
-            SELECT \(SignInParts.refuseOn(writeFacts))
+            SELECT \(SignInParts.refuseOn(writeFacts)), (SELECT yes FROM held)
             """
-        typealias Row = Void
+        typealias Row = (Bool, Bool)
 
         var values: SignInValues
         var found: Bool
@@ -338,9 +363,10 @@ extension Prepared {
             b.append(stamp.map { ByteBuffer(bytes: $0) })
             b.append(businessToken)
             SignInParts.bindOrigin(values, &b)
+            SignInParts.bindChallenge(values, &b)
             return b
         }
 
-        func decodeRow(_ row: PostgresRow) {}
+        func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
     }
 }

@@ -93,14 +93,14 @@ extension Prepared {
                 UPDATE refresh_tokens r SET used_at = $1, successor_hash = $2 FROM sessions s, users u
                 WHERE r.hash = $3 AND r.used_at IS NULL AND r.expires_at > $1
                     AND s.id = r.session_id AND s.revoked_at IS NULL AND u.id = s.user_id AND NOT u.disabled
-                RETURNING r.session_id, s.user_id, u.anonymous),
+                RETURNING r.session_id, s.user_id, u.anonymous, s.method, s.second_factor),
             successor AS (
                 INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
                 SELECT $2, session_id, $1, $4 FROM spent),
             renewed AS (UPDATE sessions SET expires_at = $4, refreshed_at = $1 WHERE id IN (SELECT session_id FROM spent))
-            SELECT session_id, user_id, anonymous FROM spent
+            SELECT session_id, user_id, anonymous, method, second_factor FROM spent
             """
-        typealias Row = (String, String, Bool)
+        typealias Row = (String, String, Bool, String?, String?)
         var now: Date
         var newHash: Data
         var hash: Data

@@ -160,5 +160,41 @@ enum SQLiteSchema {
             "ALTER TABLE audit_events ADD COLUMN client_address TEXT",
             "ALTER TABLE audit_events ADD COLUMN user_agent TEXT",
         ],
+        [
+            // Second factors (`addFactor`…`attemptFactorChallenge`): each factor's secret sealed
+            // (`FactorSecretSealing`) and the newest step a code of it was accepted for; recovery
+            // codes as hashes; challenges by the hash of what the client holds; each user's wrong
+            // codes in a row. All go with their user.
+            """
+            CREATE TABLE factors (
+                id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                type TEXT NOT NULL, display_name TEXT, secret BLOB NOT NULL, created_at REAL NOT NULL,
+                activated_at REAL, last_step INTEGER, last_used_at REAL,
+                failed_verifications INTEGER NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX factors_user ON factors(user_id)",
+            """
+            CREATE TABLE recovery_codes (
+                user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, hash BLOB NOT NULL,
+                created_at REAL NOT NULL, used_at REAL, PRIMARY KEY (user_id, hash))
+            """,
+            """
+            CREATE TABLE factor_challenges (
+                hash BLOB PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                purpose TEXT NOT NULL, session_id TEXT, plan TEXT NOT NULL, created_at REAL NOT NULL,
+                expires_at REAL NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, spent_at REAL)
+            """,
+            "CREATE INDEX factor_challenges_expiry ON factor_challenges(expires_at)",
+            "CREATE INDEX factor_challenges_user ON factor_challenges(user_id)",
+            """
+            CREATE TABLE factor_lockouts (
+                user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, failures INTEGER NOT NULL,
+                locked_until REAL)
+            """,
+            // The second factor a session proved (its tokens' `amr` and `aal`), and the one proven
+            // before an Easy Login code was issued (the session it opens keeps it).
+            "ALTER TABLE sessions ADD COLUMN second_factor TEXT",
+            "ALTER TABLE authorization_codes ADD COLUMN second_factor TEXT",
+        ],
     ]
 }

@@ -22,7 +22,7 @@ extension SQLiteStore {
 
     /// See `LatchkeyStore.linkIdentity`.
     package func linkIdentity(_ link: LinkRecord, now: Date) async throws -> LinkOutcome {
-        try await transaction { db in
+        let linked = try await transaction { db -> (outcome: LinkOutcome, held: Bool) in
             let identity = link.identity
             let owner = try db.query(
                 "SELECT user_id FROM identities WHERE provider = ? AND subject = ?",
@@ -42,7 +42,7 @@ extension SQLiteStore {
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
-            case .conflict: return .conflict(owner: owner ?? "")
+            case .conflict: return (.conflict(owner: owner ?? ""), false)
             case .touch, .link: break
             }
             if let once = link.singleUse {
@@ -83,16 +83,27 @@ extension SQLiteStore {
                     "UPDATE sessions SET authenticated_at = ? WHERE id = ? AND user_id = ?",
                     [stamp, .text(proving), .text(link.userID)])
             }
-            if let session = link.session {
-                try Self.open(
-                    session, userID: link.userID, identity: (link.identity.provider, link.identity.subject), db)
+            var opening = SessionOpening.open(secondFactor: nil)
+            if link.session != nil || link.authorizationCode != nil {
+                opening = try Self.opening(
+                    for: link.userID, proven: link.provenSecondFactor, challenge: link.challenge, db)
             }
-            if let code = link.authorizationCode {
-                try Self.store(code, userID: link.userID, identity: link.identity, now: now, db)
+            if case .open(let secondFactor) = opening {
+                if var session = link.session {
+                    session.secondFactor = secondFactor
+                    try Self.open(
+                        session, userID: link.userID, identity: (link.identity.provider, link.identity.subject), db)
+                }
+                if var code = link.authorizationCode {
+                    code.secondFactor = secondFactor
+                    try Self.store(code, userID: link.userID, identity: link.identity, now: now, db)
+                }
             }
             guard let after = try Self.loadUser(link.userID, db) else { throw SQLiteStoreError.inconsistent }
-            return verdict == .touch ? .alreadyLinked(after) : .linked(after)
+            return (verdict == .touch ? .alreadyLinked(after) : .linked(after), opening == .hold)
         }
+        if linked.held { throw SecondFactorRequired(userID: link.userID) }
+        return linked.outcome
     }
 
     /// See `LatchkeyStore.userID(businessToken:)`.

@@ -26,13 +26,15 @@ extension SQLiteStore {
                 before: cutoffs.orphanProviderTokensBefore, limit: limit, now: cutoffs.orphanProviderTokensBefore, db)
             report.deletionRequests = try Self.deleteFinishedDeletionRequests(
                 before: cutoffs.auditEventsBefore, limit: limit, db)
+            report.factorChallenges = try Self.delete(
+                .factorChallenges, before: cutoffs.factorChallengesExpiredBefore, limit: limit, db)
             return report
         }
     }
 
     /// A table whose rows die at a date in one indexed column.
     private enum DatedTable {
-        case singleUse, nonces, pendingAuthorizations, authorizationCodes, auditEvents
+        case singleUse, nonces, pendingAuthorizations, authorizationCodes, auditEvents, factorChallenges
 
         /// Deletes up to `limit` rows dated before `?`, in index order.
         ///
@@ -47,6 +49,7 @@ extension SQLiteStore {
                 case .pendingAuthorizations: ("pending_authorizations", "expires_at")
                 case .authorizationCodes: ("authorization_codes", "expires_at")
                 case .auditEvents: ("audit_events", "at")
+                case .factorChallenges: ("factor_challenges", "expires_at")
                 }
             return "DELETE FROM \(table) WHERE rowid IN (SELECT rowid FROM \(table) WHERE \(column) < ? LIMIT \(limit))"
         }

@@ -113,7 +113,7 @@ package final class SQLiteStore: LatchkeyStore {
     /// serialize. The facts are read first and `Verdicts.signIn` decides; only then is anything
     /// written (the transaction is the guard: nothing else runs between the read and the writes).
     package func signIn(_ login: LoginRecord, now: Date) async throws -> (user: StoredUser, created: Bool) {
-        try await transaction { db in
+        let signedIn = try await transaction { db -> (user: StoredUser, created: Bool, held: Bool) in
             let identity = login.identity
             let existing = try db.query(
                 """
@@ -191,16 +191,23 @@ package final class SQLiteStore: LatchkeyStore {
                     ])
                 signedIn = StorageRules.createdUser(login, id: userID, at: stamp)
             }
-            if let session = login.session {
+            // A new user has no factor yet; a returning one's may hold the session back.
+            var held = false
+            if login.session != nil || login.authorizationCode != nil, !created {
+                held = try Self.opening(for: userID, proven: nil, challenge: login.challenge, db) == .hold
+            }
+            if !held, let session = login.session {
                 try Self.open(session, userID: userID, identity: (identity.provider, identity.subject), db)
             }
-            if let code = login.authorizationCode {
+            if !held, let code = login.authorizationCode {
                 try Self.store(code, userID: userID, identity: login.identity, now: now, db)
             }
             try Self.record(StorageRules.signInEvent(login, userID: userID, created: created), at: now, db)
             guard let user = try signedIn ?? Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
-            return (user, created)
+            return (user, created, held)
         }
+        if signedIn.held { throw SecondFactorRequired(userID: signedIn.user.id) }
+        return (signedIn.user, signedIn.created)
     }
 
     /// The user with identities, or `nil`.
@@ -292,14 +299,18 @@ package final class SQLiteStore: LatchkeyStore {
                     ])
             }
             return verdict.outcome(
-                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous)
+                sessionID: read.sessionID, userID: read.userID, successor: read.successor, anonymous: read.anonymous,
+                assurance: read.assurance)
         }
     }
 
     /// What `Verdicts.refresh` decides on for the token `hash`; `nil` for a token never issued.
     private static func refreshFacts(
         hash: Data, now: Date, retryWindow: TimeInterval, retryCandidates: [Data], _ db: SQLiteConnectionState
-    ) throws -> (facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool)? {
+    ) throws -> (
+        facts: RefreshFacts, sessionID: String, userID: String, successor: Data?, anonymous: Bool,
+        assurance: SessionAssurance
+    )? {
         guard
             let row = try db.query(
                 "SELECT session_id, expires_at, used_at, successor_hash, reissued_at FROM refresh_tokens WHERE hash = ?",
@@ -329,7 +340,7 @@ package final class SQLiteStore: LatchkeyStore {
                     !facts.successorSpent && (next.column("expires_at")?.double ?? 0) > now.timeIntervalSince1970
             }
         }
-        return (facts, sessionID, session.userID, successor, session.anonymous)
+        return (facts, sessionID, session.userID, successor, session.anonymous, session.assurance)
     }
 
     /// Disables or re-enables a user; disabling also revokes every active session.
@@ -535,7 +546,7 @@ package final class SQLiteStore: LatchkeyStore {
                     """
                     SELECT c.client_id, c.redirect_uri, c.code_challenge, c.user_id, c.session_id, c.scope,
                         c.expires_at, c.used_at, c.redeemed, (SELECT disabled FROM users WHERE id = c.user_id) AS disabled,
-                        c.provider, c.subject
+                        c.provider, c.subject, c.second_factor
                     FROM authorization_codes c WHERE c.hash = ?
                     """, [hash]
                 ).first, let userID = row.column("user_id")?.string,
@@ -563,6 +574,7 @@ package final class SQLiteStore: LatchkeyStore {
             if case .refuse(let refusal) = verdict { return refusal }
             var opened = session
             opened.id = sessionID
+            opened.secondFactor = row.column("second_factor")?.string.flatMap(SecondFactorKind.init(rawValue:))
             // The identity the code was issued to opens it.
             let identity = row.column("provider")?.string.flatMap { provider in
                 row.column("subject")?.string.map { (provider, $0) }
@@ -571,7 +583,7 @@ package final class SQLiteStore: LatchkeyStore {
             let scope =
                 (try? JSONValue.decode(Data((row.column("scope")?.string ?? "[]").utf8)))?.arrayValue?
                 .compactMap(\.stringValue) ?? []
-            return .issued(sessionID: sessionID, userID: userID, scope: scope)
+            return .issued(sessionID: sessionID, userID: userID, scope: scope, secondFactor: opened.secondFactor)
         }
     }
 
@@ -650,14 +662,15 @@ package final class SQLiteStore: LatchkeyStore {
         try db.execute(
             """
             INSERT INTO sessions (id, user_id, created_at, expires_at, method, provider, subject, client_address,
-                user_agent)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                user_agent, second_factor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(session.id), .text(userID), .float(session.createdAt.timeIntervalSince1970),
                 .float(session.refreshExpiresAt.timeIntervalSince1970), .text(session.method.rawValue),
                 .optionalText(identity?.provider), .optionalText(identity?.subject),
                 .optionalText(session.client.address), .optionalText(session.client.userAgent),
+                .optionalText(session.secondFactor?.rawValue),
             ])
         try db.execute(
             "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
@@ -673,29 +686,43 @@ package final class SQLiteStore: LatchkeyStore {
     static func store(
         _ code: NewAuthorizationCode, userID: String, identity: StoredIdentity, now: Date, _ db: SQLiteConnectionState
     ) throws {
+        try store(code, userID: userID, identity: (identity.provider, identity.subject), now: now, db)
+    }
+
+    /// Stores an Easy Login authorization code for `userID` issued to `identity`, inside the
+    /// caller's transaction.
+    static func store(
+        _ code: NewAuthorizationCode, userID: String, identity: (provider: String, subject: String), now: Date,
+        _ db: SQLiteConnectionState
+    ) throws {
         try db.execute(
             """
             INSERT INTO authorization_codes
                 (hash, client_id, redirect_uri, code_challenge, user_id, session_id, scope, created_at, expires_at,
-                provider, subject)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                provider, subject, second_factor)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .blob(code.hash), .text(code.clientID), .text(code.redirectURI),
                 .text(code.codeChallenge), .text(userID), .text(code.sessionID), .text(Self.json(code.scope)),
                 .float(now.timeIntervalSince1970), .float(code.expiresAt.timeIntervalSince1970),
-                .text(identity.provider), .text(identity.subject),
+                .text(identity.provider), .text(identity.subject), .optionalText(code.secondFactor?.rawValue),
             ])
     }
 
-    /// A session's owner and state, and whether that user is disabled.
+    /// A session's owner and state, whether that user is disabled or a guest, when it last signed
+    /// in, and how it was authenticated.
     static func session(
         _ id: String, _ db: SQLiteConnectionState
-    ) throws -> (userID: String, revoked: Bool, userDisabled: Bool, anonymous: Bool, authenticatedAt: Double)? {
+    ) throws -> (
+        userID: String, revoked: Bool, userDisabled: Bool, anonymous: Bool, authenticatedAt: Double,
+        assurance: SessionAssurance
+    )? {
         guard
             let row = try db.query(
                 """
                 SELECT s.user_id, s.revoked_at, COALESCE(s.authenticated_at, s.created_at) AS authenticated_at,
+                    s.method, s.second_factor,
                     (SELECT disabled + 2 * anonymous FROM users WHERE id = s.user_id) AS flags
                 FROM sessions s WHERE s.id = ?
                 """, [.text(id)]
@@ -706,7 +733,10 @@ package final class SQLiteStore: LatchkeyStore {
         let flags = row.column("flags")?.integer
         return (
             userID, row.column("revoked_at")?.isNull == false, flags.map { $0 & 1 != 0 } ?? true,
-            (flags ?? 0) & 2 != 0, row.column("authenticated_at")?.double ?? 0
+            (flags ?? 0) & 2 != 0, row.column("authenticated_at")?.double ?? 0,
+            SessionAssurance(
+                method: row.column("method")?.string.flatMap(SessionMethod.init(rawValue:)),
+                secondFactor: row.column("second_factor")?.string.flatMap(SecondFactorKind.init(rawValue:)))
         )
     }
 

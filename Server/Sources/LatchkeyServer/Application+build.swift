@@ -123,13 +123,16 @@ func buildApplication(
     let recorder = SignInRecorder(
         store: store, business: BusinessTokenLookup(graph: graph, apps: configuration.facebook.apps, logger: logger),
         joinsByBusiness: configuration.facebook.joinsByBusiness)
+    let secondFactor = SecondFactorService(
+        configuration: configuration, store: store, tokens: tokens,
+        sealing: FactorSecretSealing(protection: protection))
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits,
-        recorder: recorder)
+        recorder: recorder, secondFactor: secondFactor)
     let easyLogin = EasyLoginService(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
-        limits: limits, recorder: recorder)
+        limits: limits, recorder: recorder, secondFactor: secondFactor)
     let appleHealth = AppleHealth(enabled: configuration.apple.isEnabled)
     let appleClient = AppleClient(configuration: configuration, client: httpClient, health: appleHealth, logger: logger)
     let appleKeys = KeySetCache(

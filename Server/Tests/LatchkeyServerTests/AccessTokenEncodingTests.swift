@@ -47,7 +47,8 @@ struct AccessTokenEncodingTests {
         let tokens = try Self.tokens()
         // swift-crypto's signer gives high S about half the time: 200 tokens all low is no accident.
         for index in 0..<200 {
-            let token = try tokens.accessToken(userID: "u\(index)", sessionID: "s", now: Self.now)
+            let token = try tokens.accessToken(
+                userID: "u\(index)", sessionID: "s", assurance: .unrecorded, now: Self.now)
             let signature = try Self.flipped(token).signature
             #expect(signature.count == 64)
             #expect(Hex.encode(signature.suffix(32)) <= Self.halfOrderHex)
@@ -58,7 +59,7 @@ struct AccessTokenEncodingTests {
     @Test("a high-S copy verifies mathematically but is refused, as is a padded copy")
     func highSRefused() throws {
         let tokens = try Self.tokens()
-        let token = try tokens.accessToken(userID: "u", sessionID: "s", now: Self.now)
+        let token = try tokens.accessToken(userID: "u", sessionID: "s", assurance: .unrecorded, now: Self.now)
         #expect(try tokens.verify(token, now: Self.now).userID == "u")  // now in the verified-token cache
         let (signature, copy) = try Self.flipped(token)
         let parts = copy.split(separator: ".").map(String.init)

@@ -63,7 +63,8 @@ struct OperatorMistakeTests {
                 "LATCHKEY_APPLE_URL": "https://appleid.apple.com", "LATCHKEY_APPLE_TIMEOUT": "10",
                 "LATCHKEY_APPLE_FIELDS_MAPPING": "email=email", "LATCHKEY_SIGNED_REQUEST_MAX_AGE": "86400",
                 "LATCHKEY_DEAUTHORIZE_ENDS": "identity-sessions", "LATCHKEY_DATA_DELETION_POLICY": "queue",
-                "LATCHKEY_NODE_NAME": "node-1",
+                "LATCHKEY_NODE_NAME": "node-1", "LATCHKEY_TOTP_ISSUER": "Example App", "LATCHKEY_TOTP_SKEW_STEPS": "1",
+                "LATCHKEY_TOTP_MAX_ATTEMPTS": "5", "LATCHKEY_MFA_CHALLENGE_TTL": "300",
             ]
         ) { _, given in given }
     }

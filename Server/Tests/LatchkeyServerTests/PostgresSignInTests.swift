@@ -38,7 +38,8 @@ struct PostgresSignInTests {
     {
         try await store.withConnection("test direct sign-in") { connection in
             try await PostgresStore.signInDirect(
-                login, stamp: StorageRules.signInPropertiesStamp(login), now: now, connection)
+                login, stamp: StorageRules.signInPropertiesStamp(login), now: now, connection
+            ).map { ($0.user, $0.created) }
         }
     }
 

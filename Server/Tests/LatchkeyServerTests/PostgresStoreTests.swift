@@ -221,7 +221,8 @@ struct PostgresStoreTests {
             #expect(
                 try await postgres.rotateRefreshToken(
                     hash: Data("next0".utf8), newHash: Data("next1".utf8), now: later,
-                    newExpiresAt: later.addingTimeInterval(3600)) == .rotated(sessionID: "session0", userID: "u0"))
+                    newExpiresAt: later.addingTimeInterval(3600))
+                    == .rotated(sessionID: "session0", userID: "u0", assurance: .init(method: .guest)))
             #expect(
                 try await postgres.rotateRefreshToken(
                     hash: Data("session0".utf8), newHash: Data("y".utf8), now: later,
@@ -229,7 +230,8 @@ struct PostgresStoreTests {
             #expect(
                 try await postgres.rotateRefreshToken(
                     hash: Data("session1".utf8), newHash: Data("x".utf8), now: later,
-                    newExpiresAt: later.addingTimeInterval(3600)) == .rotated(sessionID: "session1", userID: "u1"))
+                    newExpiresAt: later.addingTimeInterval(3600))
+                    == .rotated(sessionID: "session1", userID: "u1", assurance: .init(method: .guest)))
             #expect(try await !postgres.useOnce(kind: "jti", value: "jti3", expiresAt: later, now: later))
             #expect(try await postgres.activeUser(id: "u6", sessionID: "session6") == nil)
             #expect(try await postgres.signingKeys().map(\.kid) == ["k1"])

@@ -28,7 +28,7 @@ struct SQLitePrunePlanTests {
         #expect(report.orphanProviderTokens == 1)
         let statements = try await store.database.run { Set($0.reprepareCounts.keys) }.subtracting(known)
             .filter { !$0.hasPrefix("SELECT changes()") && !$0.hasPrefix("BEGIN") && $0 != "COMMIT" }
-        #expect(statements.count == 17, "\(statements.sorted())")
+        #expect(statements.count == 18, "\(statements.sorted())")
         for statement in statements {
             let plan = try await store.database.run { db in
                 try db.query("EXPLAIN QUERY PLAN " + statement).compactMap { $0.column("detail")?.string }

@@ -114,7 +114,9 @@ extension StoreContractTests {
             #expect(try await store.isSessionActive(id: "promised"), "\(name)")
             let rotated = try await store.rotateRefreshToken(
                 hash: Data("r1".utf8), newHash: Data("r2".utf8), now: Self.now, newExpiresAt: expires)
-            #expect(rotated == .rotated(sessionID: "promised", userID: "user-s"), "\(name)")
+            #expect(
+                rotated == .rotated(sessionID: "promised", userID: "user-s", assurance: .init(method: .guest)),
+                "\(name)")
 
             // Replay: refused, and the session it opened ends.
             let replay = try await store.redeemAuthorizationCode(

@@ -27,7 +27,9 @@ extension StoreContractTests {
             // A guest's refresh says so, for the new access token's claim.
             let rotated = try await store.rotateRefreshToken(
                 hash: Data("gs".utf8), newHash: Data("gs2".utf8), now: Self.now, newExpiresAt: Self.now + 3600)
-            #expect(rotated == .rotated(sessionID: "gs", userID: "g1", anonymous: true), "\(name)")
+            #expect(
+                rotated == .rotated(sessionID: "gs", userID: "g1", anonymous: true, assurance: .init(method: .guest)),
+                "\(name)")
             _ = try await store.updateProperties(userID: "g1", properties: ["name": "Kept"], now: Self.now)
             let later = Self.now.addingTimeInterval(60)
             let outcome = try await store.linkIdentity(
@@ -58,7 +60,10 @@ extension StoreContractTests {
             #expect(!signedIn.created && signedIn.user.id == "g1", "\(name)")
             let rotatedFull = try await store.rotateRefreshToken(
                 hash: Data("gs2".utf8), newHash: Data("gs3".utf8), now: later, newExpiresAt: later + 3600)
-            #expect(rotatedFull == .rotated(sessionID: "gs", userID: "g1", anonymous: false), "\(name)")
+            #expect(
+                rotatedFull
+                    == .rotated(sessionID: "gs", userID: "g1", anonymous: false, assurance: .init(method: .guest)),
+                "\(name)")
         }
     }
 

@@ -41,7 +41,9 @@ extension StoreContractTests {
         try await Self.onEveryBackend { name, store in
             _ = try await store.signIn(Self.login(subject: "s", userID: "u", sessionID: "live"), now: Self.now)
             let later = Self.now.addingTimeInterval(10)
-            #expect(try await Self.rotate(store, "live", "next", at: later) == .rotated(sessionID: "live", userID: "u"))
+            #expect(
+                try await Self.rotate(store, "live", "next", at: later)
+                    == .rotated(sessionID: "live", userID: "u", assurance: .init(method: .guest)))
             // Past the spent token's own expiry, not the session's (renewed by the rotation).
             let report = try await store.prune(
                 Self.cutoffs { $0.sessionsEndedBefore = Self.now.addingTimeInterval(3605) }, limit: 100)

@@ -152,9 +152,13 @@ extension StoreContractTests {
                     }
                     return try await group.reduce(into: [RefreshOutcome]()) { $0.append($1) }
                 }
-                let rotated = outcomes.filter { $0 == .rotated(sessionID: session, userID: "u-\(session)") }
+                let rotated = outcomes.filter {
+                    $0 == .rotated(sessionID: session, userID: "u-\(session)", assurance: .init(method: .guest))
+                }
                 #expect(rotated.count == 1, "\(name), window \(window): \(outcomes)")
-                let others = outcomes.filter { $0 != .rotated(sessionID: session, userID: "u-\(session)") }
+                let others = outcomes.filter {
+                    $0 != .rotated(sessionID: session, userID: "u-\(session)", assurance: .init(method: .guest))
+                }
                 if window == 0 {
                     // The first reuse revokes the session; later ones find it ended.
                     #expect(others.contains(.reused(sessionID: session)), "\(name): \(outcomes)")
@@ -164,7 +168,8 @@ extension StoreContractTests {
                     #expect(try await !store.isSessionActive(id: session), "\(name)")
                 } else {
                     let retried = RefreshOutcome.retried(
-                        sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-next".utf8))
+                        sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-next".utf8),
+                        assurance: .init(method: .guest))
                     #expect(others.allSatisfy { $0 == retried }, "\(name): \(outcomes)")
                     #expect(try await store.isSessionActive(id: session), "\(name)")
                 }

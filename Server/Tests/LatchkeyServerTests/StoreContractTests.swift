@@ -118,7 +118,7 @@ struct StoreContractTests {
             let rotated = try await store.rotateRefreshToken(
                 hash: Data("sess".utf8), newHash: Data("next".utf8), now: later,
                 newExpiresAt: later.addingTimeInterval(3600))
-            #expect(rotated == .rotated(sessionID: "sess", userID: "u"), "\(name)")
+            #expect(rotated == .rotated(sessionID: "sess", userID: "u", assurance: .init(method: .guest)), "\(name)")
             // Spent and fresh tokens both name their family; a token never issued names none.
             #expect(
                 try await store.refreshTokenFamily(hash: Data("sess".utf8))
@@ -167,13 +167,15 @@ struct StoreContractTests {
             }
             #expect(
                 try await rotate("sess", "next", now: at, window: 0, candidates: ["next"])
-                    == .rotated(sessionID: "sess", userID: "u"), "\(name)")
+                    == .rotated(sessionID: "sess", userID: "u", assurance: .init(method: .guest)), "\(name)")
             // Retried: the stored successor among the candidates, nothing spent or revoked; moments
             // later, and (the app never saved the answer) long after the window.
             for when in [at.addingTimeInterval(5), at.addingTimeInterval(5), at.addingTimeInterval(3000)] {
                 #expect(
                     try await rotate("sess", "other", now: when, candidates: ["x", "next"])
-                        == .retried(sessionID: "sess", userID: "u", successorHash: Data("next".utf8)), "\(name)")
+                        == .retried(
+                            sessionID: "sess", userID: "u", successorHash: Data("next".utf8),
+                            assurance: .init(method: .guest)), "\(name)")
             }
             #expect(
                 try await store.refreshTokenFamily(hash: Data("next".utf8))
@@ -216,7 +218,9 @@ struct StoreContractTests {
                 let wanted: RefreshOutcome =
                     switch expected {
                     case "retried":
-                        .retried(sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-1".utf8))
+                        .retried(
+                            sessionID: session, userID: "u-\(session)", successorHash: Data("\(session)-1".utf8),
+                            assurance: .init(method: .guest))
                     case "superseded": .superseded(sessionID: session)
                     case "reused": .reused(sessionID: session)
                     default: .invalid
@@ -236,13 +240,17 @@ struct StoreContractTests {
             for _ in 0..<2 {
                 #expect(
                     try await rotate("turns", "z", now: late, candidates: ["turns-1"])
-                        == .retried(sessionID: "turns", userID: "u-t", successorHash: Data("turns-1".utf8)), "\(name)")
+                        == .retried(
+                            sessionID: "turns", userID: "u-t", successorHash: Data("turns-1".utf8),
+                            assurance: .init(method: .guest)), "\(name)")
             }
             _ = try await rotate("turns-1", "turns-2", now: late, window: 0, candidates: [])
             // Within the window of its own rotation, a retry of the marked token still works.
             #expect(
                 try await rotate("turns-1", "z", now: late.addingTimeInterval(5), candidates: ["turns-2"])
-                    == .retried(sessionID: "turns", userID: "u-t", successorHash: Data("turns-2".utf8)), "\(name)")
+                    == .retried(
+                        sessionID: "turns", userID: "u-t", successorHash: Data("turns-2".utf8),
+                        assurance: .init(method: .guest)), "\(name)")
             #expect(
                 try await rotate("turns-1", "z", now: late.addingTimeInterval(60), candidates: ["turns-2"])
                     == .reused(sessionID: "turns"), "\(name) second late turn")
@@ -253,7 +261,9 @@ struct StoreContractTests {
             _ = try await rotate("again", "again-1", now: at, window: 0, candidates: [])
             #expect(
                 try await rotate("again", "z", now: at.addingTimeInterval(9), candidates: ["again-1"])
-                    == .retried(sessionID: "again", userID: "u-a", successorHash: Data("again-1".utf8)), "\(name)")
+                    == .retried(
+                        sessionID: "again", userID: "u-a", successorHash: Data("again-1".utf8),
+                        assurance: .init(method: .guest)), "\(name)")
             _ = try await rotate("again-1", "again-2", now: at.addingTimeInterval(9), window: 0, candidates: [])
             #expect(
                 try await rotate("again", "z", now: at.addingTimeInterval(9.5), candidates: ["again-1"])

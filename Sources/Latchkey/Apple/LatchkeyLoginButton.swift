@@ -19,6 +19,10 @@ import UIKit
 /// ```
 ///
 /// Style it as any button (`.buttonStyle(.borderedProminent)`, `.tint(...)`).
+///
+/// When a sign-in waits for the person's second factor (``LatchkeySessionModel/pendingSecondFactor``)
+/// it shows a code prompt instead: a field for the authenticator's code and a Verify button; a
+/// wrong code says so and the prompt stays.
 @available(iOS 15.0, macOS 12.0, visionOS 1.0, *)
 public struct LatchkeyLoginButton: View {
     @ObservedObject private var session: LatchkeySessionModel
@@ -26,6 +30,9 @@ public struct LatchkeyLoginButton: View {
     @State private var action = LatchkeyActionID()
     /// The face last shown, to announce a change of it (not the first face).
     @State private var shownState: LoginButtonState?
+    /// What the person typed into the second factor's prompt.
+    @State private var code = ""
+
     private let method: SignInMethod
     private let signInTitle: LocalizedStringKey?
     private let signOutTitle: LocalizedStringKey?
@@ -55,6 +62,33 @@ public struct LatchkeyLoginButton: View {
     /// The button. While working it shows progress, and VoiceOver reads (and is told) "Signing
     /// in…" or "Signing out…" instead of a title that is not what a tap does now.
     public var body: some View {
+        if session.buttonState == .secondFactor {
+            codePrompt
+        } else {
+            button
+        }
+    }
+
+    /// The second factor's prompt: the authenticator's code, then Verify.
+    private var codePrompt: some View {
+        VStack(spacing: 8) {
+            Text(LatchkeyString.secondFactorPrompt.localized)
+            if session.lastError?.code == .factorCodeInvalid {
+                Text(LatchkeyString.secondFactorCodeInvalid.localized)
+            }
+            TextField(LatchkeyString.secondFactorPrompt.localized, text: $code)
+            Button {
+                let entered = code
+                code = ""
+                Task { await session.resolveSecondFactor(code: entered, action: action) }
+            } label: {
+                Text(LatchkeyString.secondFactorVerify.localized)
+            }
+        }
+    }
+
+    /// The sign-in / sign-out button.
+    private var button: some View {
         Button {
             Task { await session.toggle(signingInWith: method, action: action) }
         } label: {

@@ -1,6 +1,6 @@
 // COMPILE-ONLY STAND-IN for Apple's SwiftUI: it declares, with Apple's spellings, signatures, isolation
 // and availability (https://developer.apple.com/documentation/swiftui: View, ViewBuilder, Button, Text,
-// Image, AsyncImage, ProgressView, HStack, and the modifiers disabled, aspectRatio, scaledToFit,
+// Image, AsyncImage, ProgressView, HStack, TextField, and the modifiers disabled, aspectRatio, scaledToFit,
 // scaledToFill, clipped, accessibilityLabel, task), only what Sources/Latchkey/Apple uses, so the login
 // button and the profile picture are type-checked on every Linux build (target
 // LatchkeyAppleAdapterCheck). Nothing is drawn. Where Apple returns an opaque `some View` or a
@@ -231,6 +231,20 @@ public struct State<Value>: DynamicProperty {
         get { value }
         nonmutating set {}
     }
+    /// Apple: `var projectedValue: Binding<Value>`; a binding to the state value.
+    public var projectedValue: Binding<Value> {
+        let value = value
+        return Binding(get: { value }, set: { _ in })
+    }
+}
+
+/// Apple: `struct TextField<Label> where Label : View`.
+public struct TextField<Label: View>: PrimitiveStandInView {}
+extension TextField where Label == Text {
+    /// Apple: `init(_ titleKey: LocalizedStringKey, text: Binding<String>)`.
+    public init(_ titleKey: LocalizedStringKey, text: Binding<String>) {}
+    /// Apple: `init<S>(_ title: S, text: Binding<String>) where S : StringProtocol`.
+    public init<S: StringProtocol>(_ title: S, text: Binding<String>) {}
 }
 
 /// Apple: `protocol DynamicProperty`.

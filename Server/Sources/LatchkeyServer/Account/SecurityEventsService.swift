@@ -16,6 +16,7 @@ struct SecurityEventsService: Sendable {
     /// failed job's reason is a diagnostic for operators).
     static let shownDetails: Set<String> = [
         "method", "sessions_ended", "by", "outcome", "policy", "request_id", "session_id", "type", "app_id",
+        "factor_id", "purpose", "recovery_codes_left", "recovery_codes_issued", "failures", "until",
     ]
 
     /// What a provider's request records: its client is the provider's server, not the person's,

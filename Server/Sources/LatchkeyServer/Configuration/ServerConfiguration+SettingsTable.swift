@@ -7,7 +7,8 @@ extension ServerConfiguration {
     package static let settings: [Setting] =
         [
             httpSettings, databaseSettings, facebookSettings, signInSettings, usersSettings, easyLoginSettings,
-            appleSettings, identitiesSettings, sessionsSettings, secretsSettings, maintenanceSettings, limitSettings,
+            appleSettings, identitiesSettings, secondFactorSettings, sessionsSettings, secretsSettings,
+            maintenanceSettings, limitSettings,
         ].flatMap(\.self)
 
     /// Listening, connections and requests.
@@ -271,6 +272,29 @@ extension ServerConfiguration {
             "LATCHKEY_REAUTHENTICATION_WINDOW", \.identities, \.reauthenticationWindow, default: "`600`",
             meaning:
                 "seconds after a sign-in (or a fresh proof of an already linked credential) during which a session may delete its account, add or unlink an identity, or complete a merge (guests are exempt)"
+        ),
+    ]
+
+    /// A second factor: TOTP authenticators, recovery codes and challenges.
+    static let secondFactorSettings: [Setting] = [
+        .text(
+            "LATCHKEY_TOTP_ISSUER", \.secondFactor, \.totpIssuer, default: "`Latchkey`",
+            meaning:
+                "the issuer an authenticator app shows beside the account (`otpauth://` URI's label prefix and `issuer`): your app's name"
+        ),
+        .integer(
+            "LATCHKEY_TOTP_SKEW_STEPS", \.secondFactor, \.skewSteps, default: "`1`",
+            meaning:
+                "30-second steps a TOTP code may be early or late (0–2): 1 accepts the previous and the next code, for a phone's clock a little off"
+        ),
+        .integer(
+            "LATCHKEY_TOTP_MAX_ATTEMPTS", \.secondFactor, \.maximumAttempts, default: "`5`",
+            meaning:
+                "wrong codes a challenge takes before it dies; as many wrong codes for one user in a row make their further attempts wait (`429`, growing from 30 s to an hour) until a right one"
+        ),
+        .seconds(
+            "LATCHKEY_MFA_CHALLENGE_TTL", \.secondFactor, \.challengeLifetime, default: "`300`",
+            meaning: "seconds a `second_factor_required` challenge stays usable (once)"
         ),
     ]
 

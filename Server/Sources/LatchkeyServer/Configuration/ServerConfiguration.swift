@@ -47,6 +47,8 @@ package struct ServerConfiguration: Sendable {
     package var apple = AppleSettings()
     /// Guests, linking, merging and account deletion.
     package var identities = IdentitySettings()
+    /// A second factor: TOTP authenticators, recovery codes and challenges.
+    package var secondFactor = SecondFactorSettings()
     /// Sessions, their tokens and their signing keys.
     package var sessions = SessionSettings()
     /// Secrets at rest.
@@ -97,6 +99,7 @@ package struct ServerConfiguration: Sendable {
         try sessions.validate()
         try easyLogin.validate()
         try identities.validate()
+        try secondFactor.validate()
         try apple.validate(shown)
         try users.validate()
         try maintenance.validate()

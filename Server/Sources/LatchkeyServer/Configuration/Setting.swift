@@ -24,6 +24,8 @@ package struct Setting: Sendable {
         case apple
         /// Guests, linking identities, merging and deleting accounts.
         case identities
+        /// A second factor: TOTP authenticators and recovery codes.
+        case secondFactor
         /// Sessions, their tokens and their signing keys.
         case sessions
         /// Secrets at rest.
@@ -44,6 +46,7 @@ package struct Setting: Sendable {
             case .easyLogin: "Easy Login"
             case .apple: "Sign in with Apple"
             case .identities: "Identities and accounts"
+            case .secondFactor: "Second factor"
             case .sessions: "Sessions"
             case .secrets: "Secrets at rest"
             case .limits: "Abuse limits"

@@ -5,6 +5,10 @@ import Hummingbird
 struct EasyLoginController: Controller {
     let easyLogin: EasyLoginService
     let limits: AbuseLimits
+    let reading: RequestReading
+
+    /// The code page's fields.
+    static let factorFields: Set<String> = ["challenge", "code", "recovery_code"]
 
     func register(on router: Router<LatchkeyRequestContext>) {
         router.route(.get, "/v1/oauth/authorize") { request, context in
@@ -14,6 +18,14 @@ struct EasyLoginController: Controller {
         router.route(.get, ServerConfiguration.facebookCallbackPath) { request, context in
             await easyLogin.callback(
                 request.uri.query, address: limits.client(request, context), logger: context.logger)
+        }
+        router.route(.post, FactorCodePage.path) { request, context in
+            // A browser's form: a body that is not one still gets a page, never JSON.
+            guard let fields = try? await reading.fields(request, allowed: Self.factorFields) else {
+                return EasyLoginResponse.page(title: "Sign-in failed", message: "Start again from the app.")
+            }
+            return await easyLogin.completeFactor(
+                fields, client: limits.clientInfo(request, context), address: limits.client(request, context))
         }
     }
 }

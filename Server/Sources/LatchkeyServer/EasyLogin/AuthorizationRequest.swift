@@ -48,4 +48,6 @@ struct LinkRequestClaims: Sendable {
     let codeChallenge: String
     /// When the request expires.
     let expiresAt: Date
+    /// The second factor the asking session proved: the session the link opens keeps it.
+    var secondFactor: SecondFactorKind?
 }

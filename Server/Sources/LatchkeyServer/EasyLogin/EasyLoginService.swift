@@ -24,6 +24,8 @@ struct EasyLoginService: Sendable {
     let limits: AbuseLimits
     /// Records the sign-in, joining by business as `POST /v1/auth/facebook` does.
     let recorder: SignInRecorder
+    /// Holds the code back for a user's second factor (`FactorCodePage`).
+    let secondFactor: SecondFactorService
 
     /// Where Facebook's dialog sends the person back (registered with the Facebook app).
     var callbackURL: String { origin.url + ServerConfiguration.facebookCallbackPath }
@@ -196,8 +198,12 @@ struct EasyLoginService: Sendable {
             return fail("server_error", "Facebook's answer carries no code.", code: .facebookTokenInvalid)
         }
         do {
-            let code = try await signIn(pending, app: app, facebookCode: facebookCode, logger: logger)
-            return answer(pending.redirectURI, state: pending.clientState, [("code", code)])
+            switch try await signIn(pending, app: app, facebookCode: facebookCode, logger: logger) {
+            case .code(let code):
+                return answer(pending.redirectURI, state: pending.clientState, [("code", code)])
+            case .secondFactor(let challenge):
+                return FactorCodePage.response(challenge: challenge, error: nil)
+            }
         } catch let error as APIError {
             logger.notice(
                 "latchkey.easy_login.failed",
@@ -256,6 +262,52 @@ struct EasyLoginService: Sendable {
         return first ? opened.request : nil
     }
 
+    // MARK: POST /v1/oauth/factor
+
+    /// The code page's form (`FactorCodePage`): a code that passes sends the browser to the app
+    /// with its Easy Login code; a wrong one shows the page again; anything else is a page saying
+    /// to start again from the app.
+    func completeFactor(_ fields: [String: JSONValue], client: ClientInfo, address: String) async -> Response {
+        do {
+            try await limits.enforce(limits.rules.callbackPerAddress, key: address)
+        } catch {
+            return EasyLoginResponse.page(
+                status: .tooManyRequests, title: "Too many sign-ins",
+                message: "Too many sign-ins from this network; wait a moment, then start again from the app.")
+        }
+        func field(_ name: String) -> String? {
+            fields[name]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }
+        }
+        guard let challenge = field("challenge") else {
+            return EasyLoginResponse.page(title: "Sign-in failed", message: "Start again from the app.")
+        }
+        let response = FactorChallengeResponse(
+            challenge: challenge, code: field("code"), recoveryCode: field("recovery_code"))
+        do {
+            guard
+                case .easyLogin(let code, let plan) = try await secondFactor.complete(
+                    response, client: client, easyLogin: true), let redirectURI = plan.redirectURI
+            else { throw APIError.invalidRequest("This challenge cannot be completed here.") }
+            return answer(redirectURI, state: plan.state, [("code", code)])
+        } catch let error as APIError {
+            switch error.code {
+            case .factorCodeInvalid, .invalidRequest:
+                return FactorCodePage.response(challenge: challenge, error: error.message, status: .badRequest)
+            case .rateLimited:
+                return EasyLoginResponse.page(
+                    status: .tooManyRequests, title: "Too many wrong codes",
+                    message: "Wait a few minutes, then start again from the app.")
+            default:
+                return EasyLoginResponse.page(
+                    title: "Sign-in expired",
+                    message: "This sign-in can no longer be completed. Start again from the app.")
+            }
+        } catch {
+            return EasyLoginResponse.page(
+                status: .serviceUnavailable, title: "Sign-in failed", message: "Please try again in a moment.")
+        }
+    }
+
     /// The `single_use` kind that records a sealed state's use until it expires.
     static let stateUseKind = "easy_login_state"
 
@@ -263,7 +315,7 @@ struct EasyLoginService: Sendable {
     /// finds or creates the user and stores an authorization code for the app, in one transaction.
     private func signIn(
         _ pending: AuthorizationRequest, app: ServerConfiguration.FacebookApp, facebookCode: String, logger: Logger
-    ) async throws -> String {
+    ) async throws -> CallbackOutcome {
         let exchanged = try await classic.budget.spending(1) {
             try await graph.post(
                 "/oauth/access_token",
@@ -299,15 +351,30 @@ struct EasyLoginService: Sendable {
             scope: identity.granted,
             expiresAt: now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime))
         if let linkRequest = pending.linkRequest {
-            return try await linkCode(linkRequest, pending: pending, identity: identity, mapping: mapping, now: now)
+            return .code(
+                try await linkCode(linkRequest, pending: pending, identity: identity, mapping: mapping, now: now))
         }
-        let login = LoginRecord(
-            identity.proven(mapping: mapping, at: now), configuration: configuration, session: nil,
-            authorizationCode: authorizationCode)
+        let proven = identity.proven(mapping: mapping, at: now)
+        var login = LoginRecord(
+            proven, configuration: configuration, session: nil, authorizationCode: authorizationCode)
+        var plan = FactorChallengePlan.signIn(proven)
+        plan.kind = .easyLogin
+        plan.method = .easyLogin
+        plan.clientID = pending.clientID
+        plan.redirectURI = pending.redirectURI
+        plan.codeChallenge = pending.codeChallenge
+        plan.state = pending.clientState
+        let (challenge, held) = try secondFactor.challenge(plan, purpose: .signIn, now: now)
+        login.challenge = held
         let user: StoredUser
         let created: Bool
         do {
             (user, created) = try await recorder.record(login, identity, now: now)
+        } catch let required as SecondFactorRequired {
+            logger.info(
+                "latchkey.signin.second_factor_required",
+                metadata: ["latchkey.user.id": "\(required.userID)", "latchkey.signin.kind": "easy_login"])
+            return .secondFactor(challenge: challenge)
         } catch SignInConflict.userDisabled, IdentityRefusal.userDisabled {
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError.userDisabled
@@ -318,7 +385,15 @@ struct EasyLoginService: Sendable {
                 "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "easy_login",
                 "latchkey.signin.created": "\(created)", "latchkey.oauth.client": "\(pending.clientID)",
             ])
-        return code
+        return .code(code)
+    }
+
+    /// What Facebook's return leads to: the app's code, or the code page of a second factor.
+    enum CallbackOutcome {
+        /// The code for the app.
+        case code(String)
+        /// The person has a second factor: the page asks for it, then the app gets its code.
+        case secondFactor(challenge: String)
     }
 
     /// The callback of a link (`link_request`): nothing is written yet. The code the app gets is
@@ -343,6 +418,7 @@ struct EasyLoginService: Sendable {
                 "e": .int(Int(expires.timeIntervalSince1970)), "p": "facebook", "sub": .string(identity.subject),
                 "app": .string(identity.appID), "g": .array(identity.granted.map(JSONValue.string)),
                 "m": .object(mapping.apply(to: identity.profile)), "n": .string(RandomToken.base64URL(bytes: 12)),
+                "f": request.secondFactor.map { .string($0.rawValue) } ?? .null,
             ], kind: .linkCode, key: tokens.keys.current.signing)
     }
 
@@ -376,8 +452,10 @@ struct EasyLoginService: Sendable {
         else { throw invalid }
         guard try await store.isSessionActive(id: sessionID) else { throw Self.linkRequestInvalid }
         let granted = payload["g"]?.arrayValue?.compactMap(\.stringValue) ?? []
-        let opening = tokens.opening(at: now, method: .easyLogin, client: client)
-        let record = LinkRecord(
+        let proven = payload["f"]?.stringValue.flatMap(SecondFactorKind.init(rawValue:))
+        var opening = tokens.opening(at: now, method: .easyLogin, client: client)
+        opening.record.secondFactor = proven
+        var record = LinkRecord(
             userID: userID,
             identity: StoredIdentity(
                 provider: provider, subject: subject, appID: appID, grantedPermissions: granted, firstSeen: now,
@@ -385,18 +463,27 @@ struct EasyLoginService: Sendable {
             mappedProperties: payload["m"]?.objectValue ?? [:], provingSessionID: sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
             session: opening.record)
+        record.provenSecondFactor = proven
         let outcome: LinkOutcome
         do {
             outcome = try await store.linkIdentity(record, now: now)
         } catch let refusal as IdentityRefusal {
             throw APIError(refusal)
+        } catch is SecondFactorRequired {
+            // The link is made; the session asking for it proved no second factor, so the one the
+            // link would open waits for none (there is no challenge to pass in a token request).
+            throw APIError(
+                .forbidden, .secondFactorRequired,
+                "The identity is linked, but no session was opened: the session that asked proved no second factor. Sign in again."
+            )
         }
         if case .conflict(let owner) = outcome {
             throw try IdentityService.conflict(
                 record, owner: owner, now: now, configuration: configuration, tokens: tokens)
         }
         var body = try tokens.body(
-            userID: userID, sessionID: opening.id, refreshToken: opening.refreshToken, now: now)
+            userID: userID, sessionID: opening.id, refreshToken: opening.refreshToken,
+            assurance: opening.assurance, now: now)
         body.scope = granted.joined(separator: " ")
         return body
     }
@@ -409,7 +496,8 @@ struct EasyLoginService: Sendable {
         else { return nil }
         return LinkRequestClaims(
             userID: userID, sessionID: sessionID, codeChallenge: opened.payload["c"]?.stringValue ?? "",
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)))
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
+            secondFactor: opened.payload["f"]?.stringValue.flatMap(SecondFactorKind.init(rawValue:)))
     }
 
     /// The `single_use` kind that records a link code's redemption.
@@ -448,9 +536,10 @@ struct EasyLoginService: Sendable {
                 codeChallenge: PKCE.challenge(for: verifier)),
             session: opening.record, now: now)
         switch outcome {
-        case .issued(let sessionID, let userID, let scope):
+        case .issued(let sessionID, let userID, let scope, let secondFactor):
             var body = try tokens.body(
-                userID: userID, sessionID: sessionID, refreshToken: opening.refreshToken, now: now)
+                userID: userID, sessionID: sessionID, refreshToken: opening.refreshToken,
+                assurance: SessionAssurance(method: .easyLogin, secondFactor: secondFactor), now: now)
             body.scope = scope.joined(separator: " ")
             return body
         case .invalid:

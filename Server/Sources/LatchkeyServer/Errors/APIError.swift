@@ -19,6 +19,8 @@ package struct APIError: Error, Sendable {
     package let cause: (any Error & Sendable)?
     /// Sent beside `code` and `message` with `identity_already_linked` only.
     package var linkTicket: String? = nil
+    /// Sent beside `code` and `message` with `second_factor_required` only.
+    package var challenge: SecondFactorChallengeBody? = nil
 
     /// Creates an error.
     package init(
@@ -35,7 +37,8 @@ package struct APIError: Error, Sendable {
     /// The JSON response for this error.
     func response() -> Response {
         let body =
-            (try? JSONEncoder.latchkey.encode(ErrorBody(code: code, message: message, linkTicket: linkTicket)))
+            (try? JSONEncoder.latchkey.encode(
+                ErrorBody(code: code, message: message, linkTicket: linkTicket, challenge: challenge)))
             ?? Data()
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"

@@ -41,6 +41,10 @@ enum OpenAPIDocument {
             {
               "name": "facebook",
               "description": "Facebook's deauthorize and data-deletion callbacks."
+            },
+            {
+              "name": "second-factor",
+              "description": "TOTP authenticators, recovery codes, challenges and step-up."
             }
           ],
           "paths": {
@@ -346,7 +350,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The Facebook credential was refused: what Facebook said about the access token, or why the id token or its nonce failed. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`).",
+                    "description": "The Facebook credential was refused: what Facebook said about the access token, or why the id token or its nonce failed. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`). For a person with an active second factor: `second_factor_required`, whose `challenge` `POST /v1/auth/factor` completes with a code; no session opened yet.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -377,7 +381,8 @@ enum OpenAPIDocument {
                                     "nonce_invalid",
                                     "id_token_replayed",
                                     "unauthorized",
-                                    "session_revoked"
+                                    "session_revoked",
+                                    "second_factor_required"
                                   ]
                                 }
                               }
@@ -548,7 +553,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "401": {
-                    "description": "The id token or its nonce was refused. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`).",
+                    "description": "The id token or its nonce was refused. With a bearer token: the token does not verify (`unauthorized`) or the guest's session ended (`session_revoked`). For a person with an active second factor: `second_factor_required`, whose `challenge` `POST /v1/auth/factor` completes with a code; no session opened yet.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -571,7 +576,8 @@ enum OpenAPIDocument {
                                     "nonce_mismatch",
                                     "id_token_replayed",
                                     "unauthorized",
-                                    "session_revoked"
+                                    "session_revoked",
+                                    "second_factor_required"
                                   ]
                                 }
                               }
@@ -2302,6 +2308,16 @@ enum OpenAPIDocument {
                         }
                       }
                     }
+                  },
+                  "200": {
+                    "description": "The person has a second factor: a page asking for a code (or a recovery code), whose forms post to `POST /v1/oauth/factor`; the app gets its code after it.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
                   }
                 }
               }
@@ -2837,6 +2853,853 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "/v1/auth/factor": {
+              "post": {
+                "operationId": "completeSecondFactor",
+                "summary": "Complete a sign-in held for the second factor (its original answer, with a new session at `aal` 2), or a step-up (fresh tokens for the same session at `aal` 2), with a TOTP code or a recovery code.",
+                "tags": [
+                  "second-factor"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "challenge"
+                        ],
+                        "description": "The challenge, and exactly one of `code` or `recoveryCode`.",
+                        "oneOf": [
+                          {
+                            "required": [
+                              "code"
+                            ],
+                            "not": {
+                              "required": [
+                                "recoveryCode"
+                              ]
+                            }
+                          },
+                          {
+                            "required": [
+                              "recoveryCode"
+                            ],
+                            "not": {
+                              "required": [
+                                "code"
+                              ]
+                            }
+                          }
+                        ],
+                        "properties": {
+                          "challenge": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 128
+                          },
+                          "code": {
+                            "type": "string",
+                            "maxLength": 16,
+                            "description": "The 6-digit TOTP code."
+                          },
+                          "recoveryCode": {
+                            "type": "string",
+                            "maxLength": 64,
+                            "description": "A recovery code (any case; spaces and dashes ignored)."
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "A sign-in's answer (`SignIn`, with `recoveryCodesLeft` after a recovery code), or a step-up's `Session`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "oneOf": [
+                            {
+                              "$ref": "#/components/schemas/SignIn"
+                            },
+                            {
+                              "$ref": "#/components/schemas/Session"
+                            }
+                          ]
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "Malformed, both or neither code, a wrong or already used code (`factor_code_invalid`, counted), or a challenge unknown, expired, used or out of attempts (`factor_challenge_invalid`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "factor_code_invalid",
+                                    "factor_challenge_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "description": "A step-up whose session ended.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "session_revoked"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "403": {
+                    "description": "The account was disabled meanwhile.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "user_disabled"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/oauth/factor": {
+              "post": {
+                "operationId": "easyLoginSecondFactor",
+                "summary": "Easy Login's code page form: a code that passes redirects to the app with its code.",
+                "tags": [
+                  "easy-login"
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/x-www-form-urlencoded": {
+                      "schema": {
+                        "type": "object",
+                        "required": [
+                          "challenge"
+                        ],
+                        "properties": {
+                          "challenge": {
+                            "type": "string"
+                          },
+                          "code": {
+                            "type": "string"
+                          },
+                          "recovery_code": {
+                            "type": "string"
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "302": {
+                    "description": "Back to the app's `redirect_uri` with `code`, `state` and `iss`.",
+                    "headers": {
+                      "Location": {
+                        "required": true,
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A wrong code: the page again, saying so; or a sign-in that can no longer complete: an error page.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "429": {
+                    "description": "Too many wrong codes, or too many requests from this address: an error page.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "503": {
+                    "description": "The database is unreachable: an error page.",
+                    "content": {
+                      "text/html": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "/v1/users/me/factors": {
+              "get": {
+                "operationId": "listFactors",
+                "summary": "The signed-in person's second factors, and how many recovery codes they have left.",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The factors.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/Factors"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              },
+              "post": {
+                "operationId": "enrollFactor",
+                "summary": "Add a TOTP factor, pending until `POST /v1/users/me/factors/{id}/verify`. Once the person has an active factor, a session at `aal` 2 is needed.",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "type"
+                        ],
+                        "properties": {
+                          "type": {
+                            "type": "string",
+                            "enum": [
+                              "totp"
+                            ]
+                          },
+                          "displayName": {
+                            "type": "string",
+                            "maxLength": 64
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "201": {
+                    "description": "Added: the secret and the `otpauth://` URI, shown once.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/FactorEnrollment"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "Malformed, an unknown `type`, or a display name too long.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "The person has an active factor and this session proved none: the error carries a step-up `challenge`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "The person holds as many factors as allowed (10, pending ones included).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "too_many_factors"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/factors/challenge": {
+              "post": {
+                "operationId": "stepUpChallenge",
+                "summary": "A challenge whose code raises this session to `aal` 2 (`POST /v1/auth/factor`).",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The challenge.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/SecondFactorChallenge"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A body other than nothing or `{}`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "409": {
+                    "description": "The person has no active factor.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_not_enrolled"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/factors/{id}/verify": {
+              "post": {
+                "operationId": "verifyFactor",
+                "summary": "Activate a pending factor with a code it shows; the person's first active factor comes with ten recovery codes.",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "parameters": [
+                  {
+                    "name": "id",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                ],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/json": {
+                      "schema": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "required": [
+                          "code"
+                        ],
+                        "properties": {
+                          "code": {
+                            "type": "string",
+                            "maxLength": 16
+                          }
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "Active.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/FactorVerification"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "Malformed, or a wrong code (`factor_code_invalid`).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request",
+                                    "factor_code_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "404": {
+                    "description": "No pending factor of the person's has this id (or too many wrong codes dropped it).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "factor_not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/factors/{id}": {
+              "delete": {
+                "operationId": "removeFactor",
+                "summary": "Remove a factor: an active one only from a session at `aal` 2. With the last one go the recovery codes.",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "parameters": [
+                  {
+                    "name": "id",
+                    "in": "path",
+                    "required": true,
+                    "schema": {
+                      "type": "string"
+                    }
+                  }
+                ],
+                "responses": {
+                  "204": {
+                    "description": "Removed."
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "An active factor, and this session proved none: the error carries a step-up `challenge`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "404": {
+                    "description": "No factor of the person's has this id.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "factor_not_found"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
+            },
+            "/v1/users/me/recovery-codes": {
+              "post": {
+                "operationId": "regenerateRecoveryCodes",
+                "summary": "Ten new recovery codes replace the old ones; needs a session at `aal` 2.",
+                "tags": [
+                  "second-factor"
+                ],
+                "security": [
+                  {
+                    "bearer": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The new codes, shown once.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "$ref": "#/components/schemas/RecoveryCodes"
+                        }
+                      }
+                    }
+                  },
+                  "400": {
+                    "description": "A body other than nothing or `{}`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "malformed_request",
+                                    "invalid_request"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "$ref": "#/components/responses/Unauthorized"
+                  },
+                  "403": {
+                    "description": "This session proved no second factor: the error carries a step-up `challenge`.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "409": {
+                    "description": "The person has no active factor.",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_not_enrolled"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "413": {
+                    "$ref": "#/components/responses/TooLarge"
+                  },
+                  "415": {
+                    "$ref": "#/components/responses/UnsupportedMediaType"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -2922,6 +3785,12 @@ enum OpenAPIDocument {
                   "refresh_token_superseded",
                   "user_disabled",
                   "property_not_writable",
+                  "second_factor_required",
+                  "factor_code_invalid",
+                  "factor_challenge_invalid",
+                  "factor_not_found",
+                  "second_factor_not_enrolled",
+                  "too_many_factors",
                   "unsupported_grant_type",
                   "client_unknown",
                   "authorization_code_invalid",
@@ -2962,6 +3831,21 @@ enum OpenAPIDocument {
                       "linkTicket": {
                         "type": "string",
                         "description": "Only with `identity_already_linked`: the ticket for `POST /v1/users/me/identities/complete`, valid `LATCHKEY_LINK_TICKET_TTL` and once."
+                      },
+                      "challenge": {
+                        "type": "string",
+                        "description": "Only with `second_factor_required`: the challenge a code completes at `POST /v1/auth/factor`, single use, valid `expiresIn` seconds."
+                      },
+                      "expiresIn": {
+                        "type": "integer",
+                        "description": "Only with `second_factor_required`: seconds the challenge stays usable (`LATCHKEY_MFA_CHALLENGE_TTL`)."
+                      },
+                      "factors": {
+                        "type": "array",
+                        "items": {
+                          "$ref": "#/components/schemas/FactorHint"
+                        },
+                        "description": "Only with `second_factor_required`: the person's active factors."
                       }
                     }
                   }
@@ -3132,6 +4016,11 @@ enum OpenAPIDocument {
                   },
                   "session": {
                     "$ref": "#/components/schemas/Session"
+                  },
+                  "recoveryCodesLeft": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Only when a recovery code completed the sign-in (`POST /v1/auth/factor`): unused codes left."
                   }
                 }
               },
@@ -3592,6 +4481,180 @@ enum OpenAPIDocument {
                       "null"
                     ],
                     "description": "The cursor of the next, older page; null on the last."
+                  }
+                }
+              },
+              "FactorHint": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "type"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "type": {
+                    "type": "string",
+                    "enum": [
+                      "totp"
+                    ]
+                  },
+                  "displayName": {
+                    "type": "string"
+                  }
+                }
+              },
+              "SecondFactorChallenge": {
+                "type": "object",
+                "required": [
+                  "challenge",
+                  "expiresIn",
+                  "factors"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "challenge": {
+                    "type": "string",
+                    "description": "Single use; send it with a code to `POST /v1/auth/factor`."
+                  },
+                  "expiresIn": {
+                    "type": "integer"
+                  },
+                  "factors": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/FactorHint"
+                    }
+                  }
+                }
+              },
+              "Factor": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "type",
+                  "status",
+                  "createdAt"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "type": {
+                    "type": "string",
+                    "enum": [
+                      "totp"
+                    ]
+                  },
+                  "displayName": {
+                    "type": "string"
+                  },
+                  "status": {
+                    "type": "string",
+                    "enum": [
+                      "pending",
+                      "active"
+                    ],
+                    "description": "`pending` until a first code verifies it: it guards nothing before."
+                  },
+                  "createdAt": {
+                    "type": "integer"
+                  },
+                  "activatedAt": {
+                    "type": "integer"
+                  },
+                  "lastUsedAt": {
+                    "type": "integer"
+                  }
+                }
+              },
+              "Factors": {
+                "type": "object",
+                "required": [
+                  "factors",
+                  "recoveryCodesLeft"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "factors": {
+                    "type": "array",
+                    "items": {
+                      "$ref": "#/components/schemas/Factor"
+                    }
+                  },
+                  "recoveryCodesLeft": {
+                    "type": "integer",
+                    "minimum": 0
+                  }
+                }
+              },
+              "FactorEnrollment": {
+                "type": "object",
+                "required": [
+                  "id",
+                  "type",
+                  "secret",
+                  "uri"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "id": {
+                    "type": "string"
+                  },
+                  "type": {
+                    "type": "string",
+                    "enum": [
+                      "totp"
+                    ]
+                  },
+                  "secret": {
+                    "type": "string",
+                    "description": "The 160-bit secret in base32 (RFC 4648), shown this once."
+                  },
+                  "uri": {
+                    "type": "string",
+                    "description": "`otpauth://totp/ISSUER:ACCOUNT?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`, for a QR code."
+                  }
+                }
+              },
+              "FactorVerification": {
+                "type": "object",
+                "required": [
+                  "factor"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "factor": {
+                    "$ref": "#/components/schemas/Factor"
+                  },
+                  "recoveryCodes": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "minItems": 10,
+                    "maxItems": 10,
+                    "description": "Only on the person's first active factor: ten single-use recovery codes, shown this once."
+                  }
+                }
+              },
+              "RecoveryCodes": {
+                "type": "object",
+                "required": [
+                  "recoveryCodes"
+                ],
+                "additionalProperties": false,
+                "properties": {
+                  "recoveryCodes": {
+                    "type": "array",
+                    "items": {
+                      "type": "string"
+                    },
+                    "minItems": 10,
+                    "maxItems": 10
                   }
                 }
               }

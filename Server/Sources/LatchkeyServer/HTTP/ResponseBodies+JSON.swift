@@ -40,11 +40,14 @@ extension UserBody: JSONRepresentable {
 
 extension SignInBody: JSONRepresentable {
     var json: JSONValue {
-        [
+        var body: [String: JSONValue] = [
             "user": user.json, "isNewUser": .bool(isNewUser),
             "grantedPermissions": .array(grantedPermissions.map(JSONValue.string)),
             "declinedPermissions": .array(declinedPermissions.map(JSONValue.string)), "session": session.json,
         ]
+        // Only after a recovery code: absent, not null, otherwise.
+        if let recoveryCodesLeft { body["recoveryCodesLeft"] = .int(recoveryCodesLeft) }
+        return .object(body)
     }
 }
 

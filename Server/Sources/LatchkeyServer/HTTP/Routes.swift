@@ -37,12 +37,14 @@ struct Routes: Sendable {
         return [
             HealthController(store: store, tokens: tokens, health: health, usage: usage, apple: appleHealth),
             DiscoveryController(tokens: tokens, origin: origin),
-            EasyLoginController(easyLogin: easyLogin, limits: limits),
+            EasyLoginController(easyLogin: easyLogin, limits: limits, reading: reading),
             SignInController(
                 signIn: signIn, apple: apple, identities: identities, tokens: tokens, limits: limits, reading: reading),
             AppleNotificationsController(
                 apple: apple, notifications: appleNotifications, limits: limits, reading: reading),
             FacebookCallbacksController(callbacks: facebookCallbacks, store: store, limits: limits, reading: reading),
+            FactorsController(
+                factors: signIn.secondFactor, limits: limits, reading: reading, sessionChecked: sessionChecked),
             IdentitiesController(
                 identities: identities, apple: apple, limits: limits, reading: reading, sessionChecked: sessionChecked),
             SessionsController(

@@ -15,6 +15,8 @@ struct IdentityService: Sendable {
     let signIn: SignInService
     let tokens: SessionTokens
     let limits: AbuseLimits
+    /// Holds a guest's upgrade back when the guest has a second factor.
+    var secondFactor: SecondFactorService { signIn.secondFactor }
 
     /// The fields `POST /v1/users/me/identities/complete` accepts.
     static let completionFields = LinkCompletionRequest.CodingKeys.fieldNames
@@ -35,7 +37,8 @@ struct IdentityService: Sendable {
         return SignInBody(
             user: UserBody(user), isNewUser: true, grantedPermissions: [], declinedPermissions: [],
             session: try tokens.body(
-                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, anonymous: true, now: now))
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, anonymous: true,
+                assurance: opening.assurance, now: now))
     }
 
     // MARK: Linking
@@ -82,6 +85,8 @@ struct IdentityService: Sendable {
             [
                 "u": .string(claims.userID), "s": .string(claims.sessionID), "c": .string(codeChallenge),
                 "e": .int(expires), "n": .string(RandomToken.base64URL(bytes: 12)),
+                // The second factor the session proved: the session the link opens keeps it.
+                "f": claims.secondFactor.map { .string($0.rawValue) } ?? .null,
             ], kind: .linkRequest, key: tokens.keys.current.signing)
         return LinkRequestBody(linkRequest: handle, expiresIn: Int(lifetime))
     }
@@ -96,8 +101,9 @@ struct IdentityService: Sendable {
         guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
         let proven = try await prove()
         let now = configuration.clock()
-        let opening = tokens.opening(at: now, method: proven.method, client: client)
-        let record = LinkRecord(
+        var opening = tokens.opening(at: now, method: proven.method, client: client)
+        opening.record.secondFactor = claims.secondFactor
+        var record = LinkRecord(
             userID: claims.userID, identity: proven.identity, mappedProperties: proven.mappedProperties,
             singleUse: proven.singleUse,
             // The token said guest when it was issued; if the user became a full one since, the
@@ -105,17 +111,26 @@ struct IdentityService: Sendable {
             provingSessionID: claims.sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
             session: opening.record)
+        // A guest who added a second factor: the new session waits for it, as a sign-in would.
+        record.provenSecondFactor = claims.secondFactor
+        let (challenge, held) = try secondFactor.challenge(.signIn(proven), purpose: .signIn, now: now)
+        record.challenge = held
         let user: StoredUser
-        switch try await link(record, limitKey: proven.limitKey, now: now) {
-        case .linked(let linked), .alreadyLinked(let linked): user = linked
-        case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
+        do {
+            switch try await link(record, limitKey: proven.limitKey, now: now) {
+            case .linked(let linked), .alreadyLinked(let linked): user = linked
+            case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
+            }
+        } catch let required as SecondFactorRequired {
+            throw try await secondFactor.required(userID: required.userID, token: challenge)
         }
         logger.info("latchkey.guest.upgraded", metadata: ["latchkey.user.id": "\(user.id)"])
         return SignInBody(
             user: UserBody(user), isNewUser: false, grantedPermissions: proven.granted,
             declinedPermissions: proven.declined,
             session: try tokens.body(
-                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken,
+                assurance: opening.assurance, now: now))
     }
 
     /// Runs a link, giving the per-identity count back when it was refused.

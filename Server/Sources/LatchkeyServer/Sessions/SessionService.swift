@@ -33,15 +33,18 @@ struct SessionService: Sendable {
         // unused is given the same successor, on any server, rather than having its session
         // revoked as a reuse.
         let successors = tokens.keys.current.refreshSuccessors(of: presented)
-        let issued: (sessionID: String, userID: String, refreshToken: String, anonymous: Bool)
+        let issued:
+            (
+                sessionID: String, userID: String, refreshToken: String, anonymous: Bool, assurance: SessionAssurance
+            )
         switch try await store.rotateRefreshToken(
             hash: hash, newHash: successors[0].hash, now: now,
             newExpiresAt: now.addingTimeInterval(configuration.sessions.refreshTokenLifetime),
             retryWindow: configuration.sessions.refreshRetryWindow, retryCandidates: successors.map(\.hash))
         {
-        case .rotated(let sessionID, let userID, let anonymous):
-            issued = (sessionID, userID, successors[0].token, anonymous)
-        case .retried(let sessionID, let userID, let successorHash, let anonymous):
+        case .rotated(let sessionID, let userID, let anonymous, let assurance):
+            issued = (sessionID, userID, successors[0].token, anonymous, assurance)
+        case .retried(let sessionID, let userID, let successorHash, let anonymous, let assurance):
             // A retry spends nothing, so limiting it here loses no token and hides no reuse; it
             // keeps a spent token from minting access tokens without end inside the window.
             try await limits.enforce(limits.rules.refreshPerSession, key: sessionID)
@@ -49,7 +52,7 @@ struct SessionService: Sendable {
             guard let successor = successors.first(where: { $0.hash == successorHash }) else {
                 throw Self.invalidRefreshToken
             }
-            issued = (sessionID, userID, successor.token, anonymous)
+            issued = (sessionID, userID, successor.token, anonymous, assurance)
         case .superseded:
             throw APIError(
                 .badRequest, .refreshTokenSuperseded,
@@ -67,7 +70,7 @@ struct SessionService: Sendable {
         }
         return try tokens.body(
             userID: issued.userID, sessionID: issued.sessionID, refreshToken: issued.refreshToken,
-            anonymous: issued.anonymous, now: now)
+            anonymous: issued.anonymous, assurance: issued.assurance, now: now)
     }
 
     /// Ends the session `claims` belong to (sign-out).

@@ -8,7 +8,8 @@ import NIOCore
 /// Issues and verifies Latchkey session tokens.
 ///
 /// Access tokens are ES256 JWTs (`iss`, `sub` = user id, `aud` = `latchkey`, `sid`, `iat`, `exp`,
-/// `jti`) that app backends verify offline with `/.well-known/jwks.json`. Refresh tokens are 256
+/// `jti`, and how the session was authenticated: `amr`, `aal`) that app backends verify offline
+/// with `/.well-known/jwks.json`. Refresh tokens are 256
 /// random bits, stored only as SHA-256 hashes.
 struct SessionTokens: Sendable {
     /// The signing keys, kept current by `SessionKeyRefresher`.
@@ -30,16 +31,22 @@ struct SessionTokens: Sendable {
         let sessionID: String
         /// The token says its user is a guest (`is_anonymous`), as it was when the token was issued.
         var anonymous = false
+        /// The second factor the token's session proved (its `amr`), at sign-in or a step-up.
+        var secondFactor: SecondFactorKind?
+        /// The token's `aal`: 2 when its session proved a second factor.
+        var aal: Int { secondFactor == nil ? 1 : 2 }
     }
 
     /// A session about to open: the store's record of it and the refresh token its answer carries.
     struct Opening: Sendable {
         /// What the store writes (the token only as its hash).
-        let record: NewSession
+        var record: NewSession
         /// The refresh token, for the answer only.
         let refreshToken: String
         /// The session's id.
         var id: String { record.id }
+        /// How it is authenticated: what its tokens say.
+        var assurance: SessionAssurance { SessionAssurance(method: record.method, secondFactor: record.secondFactor) }
     }
 
     /// A new session at `now` with a fresh refresh token living `refreshTokenLifetime`, opened by
@@ -68,14 +75,20 @@ struct SessionTokens: Sendable {
     static func randomToken(bytes count: Int) -> String { RandomToken.base64URL(bytes: count) }
 
     /// A signed access token. `anonymous` adds `is_anonymous: true` (a guest); the claim is left
-    /// out for everyone else, so a full user's token is unchanged by the feature.
-    func accessToken(userID: String, sessionID: String, anonymous: Bool = false, now: Date) throws -> String {
+    /// out for everyone else, so a full user's token is unchanged by the feature. `amr` (left out
+    /// when empty: a session from before it was recorded) and `aal` say how the session was
+    /// authenticated (`SessionAssurance`).
+    func accessToken(
+        userID: String, sessionID: String, anonymous: Bool = false, assurance: SessionAssurance, now: Date
+    ) throws -> String {
         let issuedAt = Int(now.timeIntervalSince1970)
         var claims: [String: JSONValue] = [
             "iss": .string(issuer), "sub": .string(userID), "aud": .string(Self.audience), "sid": .string(sessionID),
             "iat": .int(issuedAt), "exp": .int(issuedAt + Int(accessTokenLifetime)),
-            "jti": .string(Self.randomToken(bytes: 12)),
+            "jti": .string(Self.randomToken(bytes: 12)), "aal": .int(assurance.aal),
         ]
+        let amr = assurance.amr
+        if !amr.isEmpty { claims["amr"] = .array(amr.map(JSONValue.string)) }
         if anonymous { claims["is_anonymous"] = true }
         let claimsObject = JSONValue.object(claims)
         let signing = keys.current.signing
@@ -85,10 +98,12 @@ struct SessionTokens: Sendable {
 
     /// The session body for a new access token and `refreshToken`.
     func body(
-        userID: String, sessionID: String, refreshToken: String, anonymous: Bool = false, now: Date
+        userID: String, sessionID: String, refreshToken: String, anonymous: Bool = false,
+        assurance: SessionAssurance, now: Date
     ) throws -> SessionBody {
         SessionBody(
-            accessToken: try accessToken(userID: userID, sessionID: sessionID, anonymous: anonymous, now: now),
+            accessToken: try accessToken(
+                userID: userID, sessionID: sessionID, anonymous: anonymous, assurance: assurance, now: now),
             expiresIn: Int(accessTokenLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(refreshTokenLifetime))
     }
@@ -118,7 +133,10 @@ struct SessionTokens: Sendable {
             let userID = claims["sub"]?.stringValue, let sessionID = claims["sid"]?.stringValue
         else { throw APIError.unauthorized }
         let claimsFound = AccessClaims(
-            userID: userID, sessionID: sessionID, anonymous: claims["is_anonymous"] == .bool(true))
+            userID: userID, sessionID: sessionID, anonymous: claims["is_anonymous"] == .bool(true),
+            secondFactor: claims["amr"]?.arrayValue.flatMap { amr in
+                SecondFactorKind.allCases.first { kind in amr.contains(.string(kind.amr)) }
+            })
         verified.remember(token, claims: claimsFound, expiresAt: TimeInterval(exp), now: now)
         return claimsFound
     }

@@ -67,6 +67,20 @@ package struct AuditEvent: Sendable, Equatable {
         /// A provider's notification or callback was refused (bad signature, audience, replay,
         /// malformed): nothing changed. It names no user.
         case providerEventRejected = "provider.event_rejected"
+        /// A second factor was added, pending its first code (`detail.factor_id`, `type`).
+        case factorEnrolled = "factor.enrolled"
+        /// A pending factor's first code was verified: it now guards sign-ins
+        /// (`detail.recovery_codes_issued` when it was the user's first).
+        case factorActivated = "factor.activated"
+        /// A challenge was passed (`detail.by`: `totp` or `recovery_code`, `purpose`: `sign_in` or
+        /// `step_up`, `recovery_codes_left` after a recovery code).
+        case factorUsed = "factor.used"
+        /// Wrong codes in a row made the user's attempts wait (`detail.failures`, `until`).
+        case factorLocked = "factor.locked"
+        /// A factor was removed (`detail.by`: `user` or `cli`).
+        case factorRemoved = "factor.removed"
+        /// New recovery codes replaced the old ones.
+        case recoveryCodesRegenerated = "factor.recovery_codes_regenerated"
     }
 
     /// Who did what an event records, when it was not the person signing in.
@@ -157,6 +171,16 @@ package struct AuditEvent: Sendable, Equatable {
         AuditEvent(
             type: signOut ? .sessionSignedOut : .sessionEnded, userID: userID,
             detail: ["session_id": .string(sessionID)])
+    }
+
+    /// What a factor's change records: its id and type, and `extra`.
+    package static func factor(
+        _ type: Kind, userID: String, factorID: String?, factorType: FactorType?, extra: [String: JSONValue] = [:]
+    ) -> AuditEvent {
+        var detail = extra
+        if let factorID { detail["factor_id"] = .string(factorID) }
+        if let factorType { detail["type"] = .string(factorType.rawValue) }
+        return AuditEvent(type: type, userID: userID, detail: .object(detail))
     }
 
     /// What ending every session of a user records.

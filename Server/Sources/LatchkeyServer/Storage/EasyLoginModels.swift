@@ -60,12 +60,15 @@ package struct NewAuthorizationCode: Sendable, Equatable {
     package var scope: [String]
     /// Expiry.
     package var expiresAt: Date
+    /// The second factor proven before it was issued: the session it opens keeps it.
+    package var secondFactor: SecondFactorKind?
 
     /// Creates a code record.
     package init(
         hash: Data, clientID: String, redirectURI: String, codeChallenge: String, sessionID: String, scope: [String],
-        expiresAt: Date
+        expiresAt: Date, secondFactor: SecondFactorKind? = nil
     ) {
+        self.secondFactor = secondFactor
         self.hash = hash
         self.clientID = clientID
         self.redirectURI = redirectURI
@@ -99,8 +102,9 @@ package struct CodePresentation: Sendable, Equatable {
 
 /// The outcome of redeeming an authorization code.
 package enum CodeRedemption: Sendable, Equatable {
-    /// The session is open, with the refresh token the caller passed.
-    case issued(sessionID: String, userID: String, scope: [String])
+    /// The session is open, with the refresh token the caller passed, and the second factor
+    /// proven before the code was issued.
+    case issued(sessionID: String, userID: String, scope: [String], secondFactor: SecondFactorKind? = nil)
     /// Unknown, expired, or presented with the wrong client, redirect URI or verifier (the code is
     /// then spent, so it cannot be tried again).
     case invalid

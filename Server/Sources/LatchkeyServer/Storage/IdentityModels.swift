@@ -29,6 +29,13 @@ package struct LinkRecord: Sendable {
     /// An Easy Login authorization code to store for the user in the same transaction (a link
     /// through Easy Login answers the app a code, which opens a session of the same user).
     package var authorizationCode: NewAuthorizationCode?
+    /// Stored instead of `session` or `authorizationCode` when the user has an active second
+    /// factor and `provenSecondFactor` is `nil`; the link then throws `SecondFactorRequired` after
+    /// committing.
+    package var challenge: NewFactorChallenge?
+    /// The second factor the proving session proved (its access token says so): a session the
+    /// link opens opens with it, and is never held back (`Verdicts.sessionOpening`).
+    package var provenSecondFactor: SecondFactorKind?
 
     /// Creates a link record.
     package init(

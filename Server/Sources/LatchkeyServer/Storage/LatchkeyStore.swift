@@ -17,7 +17,9 @@ package protocol LatchkeyStore: Sendable {
 
     /// Finds the user of `login.identity` or creates user and identity; applies mapped properties
     /// (all on creation, on later logins only when `refreshProperties`); opens `login.session` and
-    /// stores `login.authorizationCode`, when given.
+    /// stores `login.authorizationCode`, when given, unless `Verdicts.holdsForSecondFactor` says the
+    /// user's active factors hold them back: then `login.challenge` is stored instead, and the
+    /// call throws `SecondFactorRequired` after committing.
     /// Two concurrent first logins of one person create exactly one user. `login.singleUse` is
     /// spent first, in the same transaction.
     /// - Throws: `SignInConflict` when a single-use value was already spent.
@@ -199,6 +201,60 @@ package protocol LatchkeyStore: Sendable {
 
     /// Records an audit event on its own (one about no user: a refused provider notification).
     func recordEvent(_ event: AuditEvent, now: Date) async throws
+
+    // MARK: Second factor (each attempt decided by `Verdicts.factorAttempt`)
+
+    /// Adds a pending factor for its user, after deleting the user's pending factors added before
+    /// `pendingSince` (an enrolment abandoned). Refused (`false`, nothing written) when the user
+    /// does not exist or would hold more than `limit` factors. Records `factor.enrolled`.
+    func addFactor(_ factor: NewFactor, pendingSince: Date, limit: Int, now: Date) async throws -> Bool
+
+    /// The user's factors, pending and active, oldest first.
+    func factors(userID: String) async throws -> [StoredFactor]
+
+    /// Activates the user's pending factor `id` whose code matched at `step` (kept as its last
+    /// accepted step). When the user had no active factor, `recoveryCodes` (hashes) become the
+    /// user's, replacing any. Records `factor.activated` in the same transaction.
+    /// - Returns: `nil` when there is no such pending factor; else whether the codes were stored.
+    func activateFactor(
+        id: String, userID: String, step: Int64, recoveryCodes: [Data], now: Date
+    ) async throws -> Bool?
+
+    /// Counts a wrong code sent to verify the user's pending factor `id`; at `limit` wrong codes the
+    /// factor is deleted (its enrolment starts again). Whether it is still there.
+    func failFactorVerification(id: String, userID: String, limit: Int) async throws -> Bool
+
+    /// Deletes the user's factor `id`; with the user's last active factor go their recovery codes,
+    /// challenges and wait. Records `factor.removed` (active ones only). Whether there was one.
+    func removeFactor(id: String, userID: String, now: Date) async throws -> Bool
+
+    /// Deletes every factor of the user, with recovery codes, challenges and wait (an operator's
+    /// reset). Records `factor.removed` with `by`. How many there were.
+    func removeFactors(userID: String, now: Date, by actor: AuditEvent.Actor) async throws -> Int
+
+    /// Replaces the user's recovery codes with `hashes` when the user has an active factor,
+    /// recording `factor.recovery_codes_regenerated`. Whether it did.
+    func replaceRecoveryCodes(userID: String, hashes: [Data], now: Date) async throws -> Bool
+
+    /// How many unused recovery codes the user holds.
+    func recoveryCodesLeft(userID: String) async throws -> Int
+
+    /// Stores a step-up challenge of `userID` for `challenge.sessionID`. Refused (`false`) when
+    /// that session is not the user's active one or the user has no active factor.
+    func createFactorChallenge(_ challenge: NewFactorChallenge, userID: String) async throws -> Bool
+
+    /// The challenge whose hash is `hash`, passed or not.
+    func factorChallenge(hash: Data) async throws -> StoredFactorChallenge?
+
+    /// Judges a code sent to a challenge by `Verdicts.factorAttempt` on what is held now, in one
+    /// transaction: a `proof` is accepted only when its factor is the user's, active and at a newer
+    /// step than the last accepted (stored, so no code is accepted twice, on any node), or its
+    /// recovery code is the user's and unused (spent). Passing spends the challenge, resets the
+    /// user's failures, carries out `action`, and records `factor.used`; a wrong code counts on the
+    /// challenge and the user, and the wait it starts records `factor.locked`.
+    func attemptFactorChallenge(
+        hash: Data, proof: FactorProof, action: FactorChallengeAction, maximumAttempts: Int, now: Date
+    ) async throws -> FactorAttemptOutcome
 
     // MARK: Data-deletion requests (each decided by `Verdicts`, `DataDeletionVerdicts.swift`)
 

@@ -28,6 +28,9 @@ package struct PruneCutoffs: Sendable, Equatable {
     /// link after its code exchange was refused, or never written) is revoked at the provider and
     /// forgotten: the person has no account here, so the app keeps no authorization of theirs.
     package var orphanProviderTokensBefore: Date = .distantPast
+    /// Second-factor challenges that expired before this (passed or not: an expired one is refused
+    /// as an unknown one is, so deleting it changes no answer).
+    package var factorChallengesExpiredBefore: Date = .distantPast
 
     /// How long a provider token may wait for its identity, seconds: the sign-in is written
     /// milliseconds after the token.
@@ -92,5 +95,6 @@ package struct PruneCutoffs: Sendable, Equatable {
             guestSessionsExpiringAfter: now.addingTimeInterval(
                 configuration.sessions.refreshTokenLifetime - configuration.identities.anonymousUserLifetime))
         orphanProviderTokensBefore = now.addingTimeInterval(-Self.orphanProviderTokenGrace)
+        factorChallengesExpiredBefore = now
     }
 }

@@ -21,6 +21,8 @@ package struct PruneReport: Sendable, Equatable {
     /// Data-deletion requests finished (done or refused) longer ago than the audit log's
     /// retention: their status pages are gone with them.
     package var deletionRequests: Int = 0
+    /// Second-factor challenges that expired.
+    package var factorChallenges: Int = 0
 
     /// A report; every count defaults to zero.
     package init(
@@ -40,7 +42,7 @@ package struct PruneReport: Sendable, Equatable {
     var counts: [Int] {
         [
             singleUse, nonces, pendingAuthorizations, authorizationCodes, sessions, refreshTokens, auditEvents, guests,
-            orphanProviderTokens, deletionRequests,
+            orphanProviderTokens, deletionRequests, factorChallenges,
         ]
     }
 
@@ -65,5 +67,6 @@ package struct PruneReport: Sendable, Equatable {
         guests += other.guests
         orphanProviderTokens += other.orphanProviderTokens
         deletionRequests += other.deletionRequests
+        factorChallenges += other.factorChallenges
     }
 }

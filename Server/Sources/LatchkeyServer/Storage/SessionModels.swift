@@ -82,3 +82,38 @@ package struct StoredSession: Sendable, Equatable {
         self.client = client
     }
 }
+
+/// How a session was authenticated: what its access tokens say in `amr` (RFC 8176) and `aal`.
+package struct SessionAssurance: Sendable, Equatable {
+    /// How it opened; `nil` for a session from before Latchkey recorded it.
+    package var method: SessionMethod?
+    /// The second factor proven at its sign-in or a later step-up.
+    package var secondFactor: SecondFactorKind?
+
+    /// A session whose origin was not recorded.
+    package static let unrecorded = SessionAssurance(method: nil, secondFactor: nil)
+
+    /// Creates an assurance.
+    package init(method: SessionMethod?, secondFactor: SecondFactorKind? = nil) {
+        self.method = method
+        self.secondFactor = secondFactor
+    }
+
+    /// `amr`: the first factor's value (`fb` for every Facebook path, `apple`, `anon` for a guest,
+    /// Latchkey's documented values: RFC 8176 registers none for a social provider), then the
+    /// second factor's (`otp`, `rcode`) and RFC 8176's `mfa` when there is one.
+    package var amr: [String] {
+        var values: [String] =
+            switch method {
+            case .classic, .limitedLogin, .easyLogin: ["fb"]
+            case .apple: ["apple"]
+            case .guest: ["anon"]
+            case nil: []
+            }
+        if let secondFactor { values += [secondFactor.amr, "mfa"] }
+        return values
+    }
+
+    /// `aal`: 2 with a second factor, else 1.
+    package var aal: Int { secondFactor == nil ? 1 : 2 }
+}

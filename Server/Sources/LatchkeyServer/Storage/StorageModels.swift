@@ -96,6 +96,10 @@ package struct LoginRecord: Sendable {
     package var joinsByBusiness = false
     /// Facebook's `token_for_business`, stored with a new identity.
     package var businessToken: String?
+    /// Stored instead of `session` or `authorizationCode` when the user has an active second
+    /// factor (`Verdicts.holdsForSecondFactor`); the sign-in then throws `SecondFactorRequired`
+    /// after committing. Without one, such a user's sign-in opens nothing and throws the same.
+    package var challenge: NewFactorChallenge?
 
     /// Creates a login record.
     package init(
@@ -127,12 +131,15 @@ package struct NewSession: Sendable {
     package var method: SessionMethod
     /// The client opening it.
     package var client: ClientInfo
+    /// The second factor proven before it opened (`aal` 2), if any.
+    package var secondFactor: SecondFactorKind?
 
     /// Creates a new-session record.
     package init(
         id: String, refreshTokenHash: Data, createdAt: Date, refreshExpiresAt: Date, method: SessionMethod = .guest,
-        client: ClientInfo = .unknown
+        client: ClientInfo = .unknown, secondFactor: SecondFactorKind? = nil
     ) {
+        self.secondFactor = secondFactor
         self.id = id
         self.refreshTokenHash = refreshTokenHash
         self.createdAt = createdAt
@@ -145,13 +152,16 @@ package struct NewSession: Sendable {
 /// The outcome of presenting a refresh token.
 package enum RefreshOutcome: Sendable, Equatable {
     /// The token was current; it is now spent and `newHash` is the session's current token.
-    /// `anonymous`: the user is a guest (the new access token says so).
-    case rotated(sessionID: String, userID: String, anonymous: Bool = false)
+    /// `anonymous`: the user is a guest (the new access token says so); `assurance`: how the
+    /// session was authenticated (the new access token's `amr` and `aal`).
+    case rotated(sessionID: String, userID: String, anonymous: Bool = false, assurance: SessionAssurance = .unrecorded)
     /// The token was already spent: the session is now revoked.
     case reused(sessionID: String)
     /// The token was spent and its successor never used: the app is retrying a refresh whose
     /// answer it lost or failed to save. Nothing changed; `successorHash` names which candidate.
-    case retried(sessionID: String, userID: String, successorHash: Data, anonymous: Bool = false)
+    case retried(
+        sessionID: String, userID: String, successorHash: Data, anonymous: Bool = false,
+        assurance: SessionAssurance = .unrecorded)
     /// The token was spent moments ago and its successor already used, by a concurrent refresh of
     /// the same session: nothing changed and nothing is issued.
     case superseded(sessionID: String)

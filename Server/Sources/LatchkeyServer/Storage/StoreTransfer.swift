@@ -49,7 +49,7 @@ package struct TransferTable: Sendable, Equatable {
             [
                 ("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date),
                 ("authenticated_at", .date), ("method", .text), ("provider", .text), ("subject", .text),
-                ("client_address", .text), ("user_agent", .text), ("refreshed_at", .date),
+                ("client_address", .text), ("user_agent", .text), ("refreshed_at", .date), ("second_factor", .text),
             ]),
         TransferTable(
             "refresh_tokens",
@@ -75,7 +75,7 @@ package struct TransferTable: Sendable, Equatable {
                 ("hash", .bytes), ("client_id", .text), ("redirect_uri", .text), ("code_challenge", .text),
                 ("user_id", .text), ("session_id", .text), ("scope", .json), ("created_at", .date),
                 ("expires_at", .date), ("used_at", .date), ("redeemed", .bool), ("provider", .text),
-                ("subject", .text),
+                ("subject", .text), ("second_factor", .text),
             ]),
         TransferTable(
             "deletion_requests",
@@ -93,6 +93,22 @@ package struct TransferTable: Sendable, Equatable {
                 ("id", .text), ("kind", .text), ("user_id", .text), ("payload", .json), ("created_at", .date),
                 ("due_at", .date), ("attempts", .integer), ("lease_until", .date), ("last_error", .text),
             ]),
+        TransferTable(
+            "factors",
+            [
+                ("id", .text), ("user_id", .text), ("type", .text), ("display_name", .text), ("secret", .bytes),
+                ("created_at", .date), ("activated_at", .date), ("last_step", .integer), ("last_used_at", .date),
+                ("failed_verifications", .integer),
+            ]),
+        TransferTable(
+            "recovery_codes", [("user_id", .text), ("hash", .bytes), ("created_at", .date), ("used_at", .date)]),
+        TransferTable(
+            "factor_challenges",
+            [
+                ("hash", .bytes), ("user_id", .text), ("purpose", .text), ("session_id", .text), ("plan", .text),
+                ("created_at", .date), ("expires_at", .date), ("attempts", .integer), ("spent_at", .date),
+            ]),
+        TransferTable("factor_lockouts", [("user_id", .text), ("failures", .integer), ("locked_until", .date)]),
     ]
 }
 

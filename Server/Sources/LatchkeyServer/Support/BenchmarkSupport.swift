@@ -47,7 +47,8 @@ package enum BenchmarkSupport {
 
         /// A signed access token.
         package func sign(userID: String, sessionID: String, now: Date) throws -> String {
-            try tokens.accessToken(userID: userID, sessionID: sessionID, now: now)
+            try tokens.accessToken(
+                userID: userID, sessionID: sessionID, assurance: SessionAssurance(method: .classic), now: now)
         }
 
         /// Verifies a token and returns its user id.

@@ -36,10 +36,11 @@ struct SignInRecorder: Sendable {
         login.joinsByBusiness = false
         login.businessToken = try await business.token(for: identity)
         if let token = login.businessToken, let owner = try await store.userID(businessToken: token) {
-            let record = LinkRecord(
+            var record = LinkRecord(
                 userID: owner, identity: login.identity, mappedProperties: login.mappedProperties,
                 singleUse: login.singleUse, session: login.session, businessToken: token,
                 authorizationCode: login.authorizationCode)
+            record.challenge = login.challenge
             do {
                 switch try await store.linkIdentity(record, now: now) {
                 case .linked(let user), .alreadyLinked(let user): return (user, false)

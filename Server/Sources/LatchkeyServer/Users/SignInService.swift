@@ -16,6 +16,8 @@ struct SignInService: Sendable {
     let limits: AbuseLimits
     /// Records sign-ins, joining a new identity to its business's user (`LATCHKEY_FACEBOOK_JOIN_BY_BUSINESS`).
     let recorder: SignInRecorder
+    /// Holds a sign-in back for the second factor of a user who has one.
+    let secondFactor: SecondFactorService
 
     /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
     static let requestFields = FacebookExchangeRequest.CodingKeys.fieldNames
@@ -46,7 +48,9 @@ struct SignInService: Sendable {
 
     /// Signs `proven` in, whichever provider proved it: `record` writes the sign-in with a new
     /// session (Facebook's through `SignInRecorder`, which may join a business's user), and the
-    /// answer carries the session. A refusal gives the per-identity count back.
+    /// answer carries the session. A refusal gives the per-identity count back. For a user with an
+    /// active second factor the store keeps a challenge instead of the session, and the answer is
+    /// `401 second_factor_required` with it (`POST /v1/auth/factor` then opens the session).
     /// - Parameter client: the caller, as the session records it.
     func open(
         _ proven: ProvenIdentity, client: ClientInfo, logger: Logger,
@@ -54,11 +58,20 @@ struct SignInService: Sendable {
     ) async throws -> SignInBody {
         let now = configuration.clock()
         let opening = tokens.opening(at: now, method: proven.method, client: client)
-        let login = LoginRecord(proven, configuration: configuration, session: opening.record)
+        var login = LoginRecord(proven, configuration: configuration, session: opening.record)
+        let (challenge, held) = try secondFactor.challenge(.signIn(proven), purpose: .signIn, now: now)
+        login.challenge = held
         let user: StoredUser
         let created: Bool
         do {
             (user, created) = try await record(login, now)
+        } catch let required as SecondFactorRequired {
+            logger.info(
+                "latchkey.signin.second_factor_required",
+                metadata: [
+                    "latchkey.user.id": "\(required.userID)", "latchkey.signin.kind": "\(proven.method.rawValue)",
+                ])
+            throw try await secondFactor.required(userID: required.userID, token: challenge)
         } catch let conflict as SignInConflict {
             // Not a sign-in of this person after all: the count goes back.
             await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
@@ -77,7 +90,8 @@ struct SignInService: Sendable {
             user: UserBody(user), isNewUser: created, grantedPermissions: proven.granted,
             declinedPermissions: proven.declined,
             session: try tokens.body(
-                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken, now: now))
+                userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken,
+                assurance: opening.assurance, now: now))
     }
 
     /// Verifies the Facebook credential of a sign-in or a link (the same shapes, the same checks)

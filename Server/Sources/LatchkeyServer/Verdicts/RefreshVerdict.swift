@@ -84,14 +84,19 @@ package enum RefreshVerdict: Sendable, Hashable {
     /// - Parameters:
     ///   - successor: the successor a `.retry` answers with.
     ///   - anonymous: whether the session's user is a guest, for the new access token's claim.
-    package func outcome(sessionID: String, userID: String, successor: Data?, anonymous: Bool = false) -> RefreshOutcome
-    {
+    ///   - assurance: how the session was authenticated, for the new access token's `amr` and `aal`.
+    package func outcome(
+        sessionID: String, userID: String, successor: Data?, anonymous: Bool = false,
+        assurance: SessionAssurance = .unrecorded
+    ) -> RefreshOutcome {
         switch self {
         case .invalid: .invalid
-        case .rotate: .rotated(sessionID: sessionID, userID: userID, anonymous: anonymous)
+        case .rotate: .rotated(sessionID: sessionID, userID: userID, anonymous: anonymous, assurance: assurance)
         case .retry, .retryLate:
             successor.map {
-                .retried(sessionID: sessionID, userID: userID, successorHash: $0, anonymous: anonymous)
+                .retried(
+                    sessionID: sessionID, userID: userID, successorHash: $0, anonymous: anonymous,
+                    assurance: assurance)
             } ?? .invalid
         case .refuseSuperseded: .superseded(sessionID: sessionID)
         case .revokeReused: .reused(sessionID: sessionID)
