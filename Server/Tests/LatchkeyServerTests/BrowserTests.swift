@@ -99,4 +99,47 @@ struct BrowserTests {
         }
         await browser.close()
     }
+
+    @Test("Easy Login with a second factor: the code page between Facebook's dialog and the app, in Chromium")
+    func secondFactorCodePage() async throws {
+        let driver = try await ChromeDriver.start()
+        defer { driver.stop() }
+        let browser = try await driver.session()
+        do {
+            try await Stack.run(browsable: true) { stack in
+                let bearer = try #require(try await SecondFactorTests.signIn(stack)["access_token"]?.stringValue)
+                let enrolled = try await SecondFactorTests.enroll(stack, bearer: bearer, name: "iPhone")
+                let shot = Self.screenshot("easy-login-second-factor")
+                let user = try await LoopbackLogin.run(
+                    server: stack.serverURL, clientID: Demo.clientID, permissions: ["email"], fieldsMapping: nil,
+                    store: InMemoryCredentialStore(), timeout: .seconds(60),
+                    openBrowser: { url in
+                        do {
+                            try await browser.navigate(to: url)
+                            try await browser.click("input[name=emulator_user][value=alice]")
+                            try await browser.click("button[value=continue]")
+                            // Back at Latchkey: its code page, not yet the app.
+                            #expect(try await browser.currentURL().contains("/v1/oauth/facebook/callback"))
+                            #expect(try await browser.source().contains("Two-step verification"))
+                            try await browser.type("#code", enrolled.authenticator.wrongCode())
+                            try await browser.click("form button[type=submit]")
+                            #expect(try await browser.source().contains("The code is wrong"))
+                            try await browser.type("#code", enrolled.authenticator.code())
+                            try await browser.screenshot().write(to: shot)
+                            try await browser.click("form button[type=submit]")
+                        } catch {
+                            Issue.record(error)
+                        }
+                    }, say: { _ in })
+                #expect(user.string("email") == "alice@example.com")
+                #expect(Self.isPNG(try Data(contentsOf: shot)))
+                let events = try await stack.get("/v1/users/me/events", bearer: bearer).json()["events"]?.arrayValue
+                #expect(events?.first?["type"] == "factor.used" && events?.first?["details"]?["purpose"] == "sign_in")
+            }
+        } catch {
+            await browser.close()
+            throw error
+        }
+        await browser.close()
+    }
 }

@@ -199,6 +199,51 @@ struct SecondFactorTests {
         }
     }
 
+    @Test("Easy Login shows its code page before the app's redirect; the code's session proved the factor")
+    func easyLoginCodePage() async throws {
+        try await Stack.run(browsable: true, Self.configure) { stack in
+            let bearer = try #require(try await Self.signIn(stack)["access_token"]?.stringValue)
+            let enrolled = try await Self.enroll(stack, bearer: bearer)
+            let request = AuthorizeRequest()
+            let outcome = try await TestBrowser.signIn(request.url(stack), stack: stack)
+            guard case .page(let status, let page) = outcome else {
+                Issue.record("expected the code page, got \(outcome)")
+                return
+            }
+            #expect(status == 200 && page.contains("Two-step verification"))
+            #expect(page.contains("action=\"/v1/oauth/factor\"") && page.contains("autocomplete=\"one-time-code\""))
+            let challenge = try #require(
+                page.range(of: "name=\"challenge\" value=\"").map { page[$0.upperBound...].prefix { $0 != "\"" } })
+            // A wrong code: the page again, saying so, with the same challenge.
+            let wrong = try await stack.postForm(
+                "/v1/oauth/factor", [("challenge", String(challenge)), ("code", enrolled.authenticator.wrongCode())])
+            #expect(wrong.status == .badRequest && String(buffer: wrong.body).contains("wrong"))
+            #expect(wrong.headers[.contentSecurityPolicy]?.hasPrefix("default-src 'none'") == true)
+            #expect(wrong.headers[.cacheControl] == "no-store")
+            // The JSON endpoint does not complete it.
+            #expect(
+                try await Self.complete(stack, String(challenge), code: enrolled.authenticator.code()).errorCode
+                    == "factor_challenge_invalid")
+            let passed = try await stack.postForm(
+                "/v1/oauth/factor", [("challenge", String(challenge)), ("code", enrolled.authenticator.code())])
+            #expect(passed.status == .found)
+            let location = try #require(passed.headers[.location])
+            #expect(location.hasPrefix(request.redirectURI + "?"))
+            let answer = TestBrowser.query(location)
+            #expect(answer["state"] == request.state && answer["iss"] == stack.serverURL.absoluteString)
+            let issued = try await stack.postForm(
+                "/v1/oauth/token", request.tokenForm(code: try #require(answer["code"])))
+            #expect(issued.status == .ok)
+            let claims = try await Self.verifiedClaims(
+                stack, try #require(try issued.json()["access_token"]?.stringValue))
+            #expect(claims["amr"] == ["fb", "otp", "mfa"] && claims["aal"] == 2)
+            // Spent: the page's form cannot complete it again.
+            let again = try await stack.postForm(
+                "/v1/oauth/factor", [("challenge", String(challenge)), ("code", enrolled.authenticator.code())])
+            #expect(again.status == .badRequest && String(buffer: again.body).contains("Start again"))
+        }
+    }
+
     @Test("a guest with a second factor: the upgrade's session waits for it too")
     func guestUpgrade() async throws {
         try await Stack.run(Self.configure) { stack in

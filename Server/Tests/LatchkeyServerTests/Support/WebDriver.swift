@@ -139,6 +139,11 @@ struct WebDriverSession: Sendable {
         _ = try await Self.call(.POST, url + "/element/\(try await element(css))/click", [:])
     }
 
+    /// Types `text` into the first element matching a CSS selector, as a person's keys would.
+    func type(_ css: String, _ text: String) async throws {
+        _ = try await Self.call(.POST, url + "/element/\(try await element(css))/value", ["text": .string(text)])
+    }
+
     func source() async throws -> String { try await Self.call(.GET, url + "/source", nil).stringValue ?? "" }
 
     func currentURL() async throws -> String { try await Self.call(.GET, url + "/url", nil).stringValue ?? "" }
