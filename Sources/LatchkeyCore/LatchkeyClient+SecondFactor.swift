@@ -90,19 +90,42 @@ extension LatchkeyClient {
         case .stepUp:
             let epoch = self.epoch
             guard credentials != nil else { throw LatchkeyError.notSignedIn }
-            let session = try await transport.send("POST", "v1/auth/factor", json: .object(body), as: SessionBody.self)
-            guard epoch == self.epoch, let current = credentials else {
-                // Signed out (or another session opened) meanwhile: the raised session is nobody's.
-                revokeInBackground(session.accessToken)
-                throw LatchkeyError.sessionEnded
+            // The server replaces the session's refresh token: a refresh in flight lands first, and
+            // the step-up then holds the store's exclusive access from its request to its save, as a
+            // refresh does, so no refresh (here, or in another client over the store) presents the
+            // token it replaces.
+            if let inFlight = refreshTask { _ = try? await inFlight.value }
+            await storeWritesSettled()
+            let store = configuration.credentialStore
+            let request = JSONValue.object(body)
+            do {
+                return try await store.withExclusiveAccess {
+                    try await self.stepUpExclusively(request, epoch: epoch)
+                }
+            } catch let error as LatchkeyError {
+                throw error
+            } catch {
+                throw LatchkeyError.sdk(
+                    .credentialStoreFailed, "The credential store could not be locked for a step-up.", underlying: error
+                )
             }
-            let raised = credentials(from: session, user: current.user)
-            credentials = raised
-            publishSnapshot()
-            _ = await persist(.save(raised)).value
-            log(.info, "The session proved a second factor.")
-            return SignInResult(user: current.user, isNewUser: false)
         }
+    }
+
+    /// The step-up's request and save, under the store's exclusive access.
+    private func stepUpExclusively(_ body: JSONValue, epoch: UInt64) async throws(LatchkeyError) -> SignInResult {
+        let session = try await transport.send("POST", "v1/auth/factor", json: body, as: SessionBody.self)
+        guard epoch == self.epoch, let current = credentials else {
+            // Signed out (or another session opened) meanwhile: the raised session is nobody's.
+            revokeInBackground(session.accessToken)
+            throw LatchkeyError.sessionEnded
+        }
+        let raised = credentials(from: session, user: current.user)
+        credentials = raised
+        publishSnapshot()
+        await save(raised, to: configuration.credentialStore)
+        log(.info, "The session proved a second factor.")
+        return SignInResult(user: current.user, isNewUser: false)
     }
 }
 

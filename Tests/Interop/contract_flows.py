@@ -4,7 +4,8 @@ Run by scripts/fuzz against `latchkey serve --dev` (server + emulator) started w
 abuse limits, LATCHKEY_USER_WRITABLE_PROPERTIES=nickname and LATCHKEY_REQUIRE_SERVER_NONCE=true.
 schemathesis generates requests from the document, so it mostly reaches error answers; this drives what a real app does (classic and
 Limited Login sign-in, a server nonce, refresh and a superseded refresh, the user read and written, Easy Login
-through the emulator's dialog to a redeemed code, logout) and a few refusals of each kind,
+through the emulator's dialog to a redeemed code, a second factor enrolled, a sign-in held for it and completed, a step-up,
+logout) and a few refusals of each kind,
 including a limit reached (429 with Retry-After).
 
 openapi-core is a second, independent reading of the document: every answer must be a documented
@@ -16,9 +17,11 @@ Usage: contract_flows.py SERVER_URL EMULATOR_URL FACEBOOK_APP_ID DOCUMENT
 """
 import base64
 import hashlib
+import hmac
 import json
 import secrets
 import sys
+import time
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import requests
@@ -317,6 +320,48 @@ tampered = emulator_post("/_emulator/callbacks/data-deletion", {"app_id": app_id
                                                                 "url": server + "/v1/facebook/data-deletion"})
 if tampered.get("status") != 400:
     fail(f"a data-deletion callback signed with another secret answered {tampered.get('status')}")
+
+# --- A second factor: enrol, a sign-in held and completed, a step-up, recovery codes (carol)
+def totp(secret, step):
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    mac = hmac.new(key, step.to_bytes(8, "big"), hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    return f"{(int.from_bytes(mac[offset:offset + 4], 'big') & 0x7FFFFFFF) % 1000000:06d}"
+
+
+_, carol_first = call("POST", "/v1/auth/facebook", status=200, json_body={"accessToken": facebook_token("carol")})
+carol_access = carol_first["session"]["access_token"]
+_, enrolled = call("POST", "/v1/users/me/factors", status=201, bearer=carol_access,
+                   json_body={"type": "totp", "displayName": "Phone"})
+if not enrolled["uri"].startswith("otpauth://totp/"):
+    fail(f"the enrolment's URI is not an otpauth URI: {enrolled['uri']}")
+call("POST", "/v1/users/me/factors", status=400, code="invalid_request", bearer=carol_access, json_body={"type": "sms"},
+     valid_request=False)
+step = int(time.time()) // 30
+call("POST", f"/v1/users/me/factors/{enrolled['id']}/verify", status=400, code="factor_code_invalid", bearer=carol_access,
+     json_body={"code": "000000" if totp(enrolled["secret"], step) != "000000" else "111111"})
+_, verified = call("POST", f"/v1/users/me/factors/{enrolled['id']}/verify", status=200, bearer=carol_access,
+                   json_body={"code": totp(enrolled["secret"], step - 1)})
+recovery_codes = verified["recoveryCodes"]
+call("GET", "/v1/users/me/factors", status=200, bearer=carol_access)
+_, held = call("POST", "/v1/auth/facebook", status=401, code="second_factor_required",
+               json_body={"accessToken": facebook_token("carol")})
+challenge = held["error"]["challenge"]
+call("POST", "/v1/auth/factor", status=400, code="factor_code_invalid", json_body={"challenge": challenge,
+                                                                                   "code": totp(enrolled["secret"], step - 1)})
+_, completed = call("POST", "/v1/auth/factor", status=200, json_body={"challenge": challenge,
+                                                                      "code": totp(enrolled["secret"], step + 1)})
+call("POST", "/v1/auth/factor", status=400, code="factor_challenge_invalid",
+     json_body={"challenge": challenge, "code": totp(enrolled["secret"], step + 1)})
+_, refused = call("DELETE", f"/v1/users/me/factors/{enrolled['id']}", status=403, code="second_factor_required",
+                  bearer=carol_access)
+_, raised = call("POST", "/v1/auth/factor", status=200,
+                 json_body={"challenge": refused["error"]["challenge"], "recoveryCode": recovery_codes[0]})
+call("POST", "/v1/users/me/recovery-codes", status=200, bearer=raised["access_token"])
+_, step_up = call("POST", "/v1/users/me/factors/challenge", status=200, bearer=completed["session"]["access_token"])
+call("DELETE", f"/v1/users/me/factors/{enrolled['id']}", status=204, bearer=raised["access_token"])
+call("POST", "/v1/users/me/factors/challenge", status=409, code="second_factor_not_enrolled",
+     bearer=raised["access_token"])
 
 # --- Logout, then every session
 limited_access = limited["session"]["access_token"]

@@ -8,8 +8,9 @@ import LatchkeyServer
 /// session in the database.
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "Show a user; disable, enable, or sign them out everywhere.",
-        subcommands: [Show.self, Disable.self, Enable.self, RevokeSessions.self])
+        commandName: "users",
+        abstract: "Show a user; disable, enable, sign them out everywhere, or remove their second factors.",
+        subcommands: [Show.self, Disable.self, Enable.self, RevokeSessions.self, ResetFactors.self])
 
     /// The user id every subcommand takes, and the database options `keys` and `db` take.
     struct Target: ParsableArguments {
@@ -97,6 +98,27 @@ struct UsersCommand: AsyncParsableCommand {
                 try await store.revokeSessions(userID: id, now: Date(), by: .commandLine)
             }
             print("User \(id): \(UsersCommand.sessions(ended)) ended.")
+        }
+    }
+
+    struct ResetFactors: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "reset-factors",
+            abstract:
+                "Remove a user's second factors and recovery codes (they lost both): their next sign-in needs none.")
+
+        @OptionGroup var target: Target
+
+        mutating func run() async throws {
+            let id = target.id
+            // One transaction removes the factors, codes, challenges and wait, and records who did it.
+            let removed = try await target.withUser { store, _ in
+                try await store.removeFactors(userID: id, now: Date(), by: .commandLine)
+            }
+            print(
+                removed == 0
+                    ? "User \(id) has no second factor; nothing changed."
+                    : "User \(id): \(removed) factor\(removed == 1 ? "" : "s") and the recovery codes removed.")
         }
     }
 

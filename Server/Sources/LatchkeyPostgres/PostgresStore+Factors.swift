@@ -153,10 +153,18 @@ extension PostgresStore {
                     """
                     SELECT 1 FROM sessions s JOIN users u ON u.id = s.user_id
                     WHERE s.id = \(sessionID) AND s.user_id = \(userID) AND s.revoked_at IS NULL AND NOT u.disabled
+                        AND s.expires_at > \(challenge.createdAt)
+                    FOR UPDATE OF s
                     """
                 ).isEmpty,
                 try await Self.activeFactors(of: userID, connection) > 0
             else { return false }
+            // One step-up at a time per session (see `SQLiteStore.createFactorChallenge`).
+            try await connection.run(
+                """
+                DELETE FROM factor_challenges WHERE session_id = \(sessionID)
+                    AND purpose = \(FactorChallengePurpose.stepUp.rawValue) AND spent_at IS NULL
+                """)
             try await Self.insert(challenge, userID: userID, connection)
             return true
         }
@@ -185,6 +193,16 @@ extension PostgresStore {
         hash: Data, proof: FactorProof, action: FactorChallengeAction, maximumAttempts: Int, now: Date
     ) async throws -> FactorAttemptOutcome {
         try await transaction("attempt factor challenge") { connection in
+            // The user's row first, as every factor operation and a disable take it: attempts of one
+            // person on several challenges count one after another (a row lock on a lockout row that
+            // does not exist yet would not order them), and no lock is taken in another order.
+            guard
+                let owner = try await connection.rows(
+                    "SELECT user_id FROM factor_challenges WHERE hash = \(hash)"
+                ).first?.decode(String.self)
+            else { return .challengeInvalid }
+            let disabled = try await connection.rows("SELECT disabled FROM users WHERE id = \(owner) FOR UPDATE")
+                .first?.decode(Bool.self)
             guard
                 let (userID, purpose, sessionID, expiresAt, attempts, spent) = try await connection.rows(
                     """
@@ -194,13 +212,14 @@ extension PostgresStore {
                 ).first?.decode((String, String, String?, Date, Int, Bool).self)
             else { return .challengeInvalid }
             var facts = FactorAttemptFacts(spent: spent, expired: expiresAt <= now, attempts: attempts)
-            let disabled = try await connection.rows("SELECT disabled FROM users WHERE id = \(userID)")
-                .first?.decode(Bool.self)
-            facts.ended = disabled != false
+            facts.ended = disabled != false || userID != owner
             var method: SessionMethod?
             if purpose == FactorChallengePurpose.stepUp.rawValue {
                 let session = try await connection.rows(
-                    "SELECT user_id, revoked_at IS NOT NULL, method FROM sessions WHERE id = \(sessionID) FOR UPDATE"
+                    """
+                    SELECT user_id, revoked_at IS NOT NULL OR expires_at <= \(now), method FROM sessions
+                    WHERE id = \(sessionID) FOR UPDATE
+                    """
                 ).first?.decode((String, Bool, String?).self)
                 facts.ended = facts.ended || session == nil || session?.1 == true || session?.0 != userID
                 method = session?.2.flatMap(SessionMethod.init(rawValue:))
@@ -293,9 +312,8 @@ extension PostgresStore {
                     WITH raised AS (
                         UPDATE sessions SET second_factor = \(by.rawValue), expires_at = \(expiresAt)
                         WHERE id = \(sessionID)),
-                    spent AS (
-                        UPDATE refresh_tokens SET used_at = \(now), successor_hash = \(refreshHash)
-                        WHERE session_id = \(sessionID) AND used_at IS NULL)
+                    -- Deleted, not spent: see `SQLiteStore.raise`.
+                    replaced AS (DELETE FROM refresh_tokens WHERE session_id = \(sessionID) AND used_at IS NULL)
                     INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at)
                     VALUES (\(refreshHash), \(sessionID), \(now), \(expiresAt))
                     """)
@@ -305,6 +323,36 @@ extension PostgresStore {
             try await Self.record(
                 AuditEvent(type: .factorUsed, userID: userID, detail: .object(detail)), at: now, connection)
             return .passed(userID: userID, by: by, recoveryCodesLeft: left, sessionMethod: method)
+        }
+    }
+
+    /// See `LatchkeyStore.factorSecretsToReseal`.
+    package func factorSecretsToReseal(sealedPrefix: Data, skip: Int, limit: Int) async throws -> [StoredFactor] {
+        try await withConnection("factor secrets to reseal") { connection in
+            try await connection.rows(
+                """
+                SELECT id, user_id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
+                    failed_verifications
+                FROM factors WHERE substring(secret FROM 1 FOR \(sealedPrefix.count)) <> \(sealedPrefix)
+                ORDER BY id LIMIT \(max(limit, 0)) OFFSET \(max(skip, 0))
+                """
+            ).compactMap { row in
+                let (id, userID, type, name, secret, created, activated, lastStep, lastUsed, failed) = try row.decode(
+                    (String, String, String, String?, Data, Date, Date?, Int64?, Date?, Int).self)
+                guard let type = FactorType(rawValue: type) else { return nil }
+                return StoredFactor(
+                    id: id, userID: userID, type: type, displayName: name, secret: secret, createdAt: created,
+                    activatedAt: activated, lastStep: lastStep, lastUsedAt: lastUsed, failedVerifications: failed)
+            }
+        }
+    }
+
+    /// See `LatchkeyStore.replaceFactorSecret`.
+    package func replaceFactorSecret(id: String, old: Data, with sealed: Data) async throws -> Bool {
+        try await withConnection("replace factor secret") { connection in
+            try await !connection.rows(
+                "UPDATE factors SET secret = \(sealed) WHERE id = \(id) AND secret = \(old) RETURNING 1"
+            ).isEmpty
         }
     }
 

@@ -134,8 +134,14 @@ extension SQLiteStore {
         try await transaction { db in
             guard let sessionID = challenge.sessionID, let session = try Self.session(sessionID, db),
                 session.userID == userID, !session.revoked, !session.userDisabled,
+                try Self.sessionLive(sessionID, at: challenge.createdAt, db),
                 try Self.activeFactors(of: userID, db) > 0
             else { return false }
+            // One step-up at a time per session: a new one replaces the last, so a session asking
+            // again and again stores nothing more.
+            try db.execute(
+                "DELETE FROM factor_challenges WHERE session_id = ? AND purpose = ? AND spent_at IS NULL",
+                [.text(sessionID), .text(FactorChallengePurpose.stepUp.rawValue)])
             try Self.insert(challenge, userID: userID, db)
             return true
         }
@@ -184,7 +190,9 @@ extension SQLiteStore {
             var method: SessionMethod?
             if row.column("purpose")?.string == FactorChallengePurpose.stepUp.rawValue {
                 let session = try sessionID.flatMap { try Self.session($0, db) }
-                facts.ended = facts.ended || session == nil || session?.revoked == true || session?.userID != userID
+                let live = try sessionID.map { try Self.sessionLive($0, at: now, db) } ?? false
+                facts.ended =
+                    facts.ended || session == nil || session?.revoked == true || session?.userID != userID || !live
                 method = session?.assurance.method
             }
             let lockout = try db.query(
@@ -277,6 +285,33 @@ extension SQLiteStore {
         }
     }
 
+    /// See `LatchkeyStore.factorSecretsToReseal`.
+    package func factorSecretsToReseal(sealedPrefix: Data, skip: Int, limit: Int) async throws -> [StoredFactor] {
+        try await transaction { db in
+            let ids = try db.query(
+                "SELECT id, user_id FROM factors WHERE substr(secret, 1, ?) != ? ORDER BY id LIMIT ? OFFSET ?",
+                [.integer(sealedPrefix.count), .blob(sealedPrefix), .integer(max(limit, 0)), .integer(max(skip, 0))]
+            ).compactMap { row in
+                row.column("id")?.string.flatMap { id in row.column("user_id")?.string.map { (id, $0) } }
+            }
+            var found: [StoredFactor] = []
+            for (id, userID) in ids {
+                if let factor = try Self.factors(of: userID, db).first(where: { $0.id == id }) { found.append(factor) }
+            }
+            return found
+        }
+    }
+
+    /// See `LatchkeyStore.replaceFactorSecret`.
+    package func replaceFactorSecret(id: String, old: Data, with sealed: Data) async throws -> Bool {
+        try await transaction { db in
+            try !db.query(
+                "UPDATE factors SET secret = ? WHERE id = ? AND secret = ? RETURNING 1",
+                [.blob(sealed), .text(id), .blob(old)]
+            ).isEmpty
+        }
+    }
+
     // MARK: Helpers
 
     /// The user's factors, oldest first, inside the caller's transaction.
@@ -300,6 +335,13 @@ extension SQLiteStore {
                 lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
                 failedVerifications: row.column("failed_verifications")?.integer ?? 0)
         }
+    }
+
+    /// Whether the session has not expired at `now` (its newest refresh token still lives).
+    static func sessionLive(_ id: String, at now: Date, _ db: SQLiteConnectionState) throws -> Bool {
+        try !db.query(
+            "SELECT 1 FROM sessions WHERE id = ? AND expires_at > ?", [.text(id), .float(now.timeIntervalSince1970)]
+        ).isEmpty
     }
 
     /// How many active factors the user has (what `Verdicts.sessionOpening` decides on).
@@ -334,8 +376,10 @@ extension SQLiteStore {
             ])
     }
 
-    /// Raises a session to a second factor: its unspent refresh tokens are spent, succeeded by a
-    /// new one, so the tokens held before the step-up stop working.
+    /// Raises a session to a second factor: its unspent refresh token is replaced by a new one, so
+    /// the token held before the step-up stops working. Deleted, not spent: presented later (a
+    /// refresh racing the step-up, an extension's copy) it is refused as unknown, and the session,
+    /// which a spent token's reuse would end, lives on in the new token.
     static func raise(
         _ sessionID: String, to factor: SecondFactorKind, refreshTokenHash: Data, expiresAt: Date, now: Date,
         _ db: SQLiteConnectionState
@@ -345,8 +389,7 @@ extension SQLiteStore {
             "UPDATE sessions SET second_factor = ?, expires_at = ? WHERE id = ?",
             [.text(factor.rawValue), .float(expiresAt.timeIntervalSince1970), .text(sessionID)])
         try db.execute(
-            "UPDATE refresh_tokens SET used_at = ?, successor_hash = ? WHERE session_id = ? AND used_at IS NULL",
-            [stamp, .blob(refreshTokenHash), .text(sessionID)])
+            "DELETE FROM refresh_tokens WHERE session_id = ? AND used_at IS NULL", [.text(sessionID)])
         try db.execute(
             "INSERT INTO refresh_tokens (hash, session_id, created_at, expires_at) VALUES (?, ?, ?, ?)",
             [.blob(refreshTokenHash), .text(sessionID), stamp, .float(expiresAt.timeIntervalSince1970)])

@@ -59,3 +59,47 @@ struct ProviderTokenSealingTests {
         }
     }
 }
+
+/// TOTP secrets at rest: sealed under the key-encryption key and sealed again under a new one at
+/// the start, on every backend, so retiring a key never locks people out of their second factor.
+@Suite("Factor secrets at rest")
+struct FactorSecretSealingTests {
+    @Test("plain and old-key secrets are sealed again under the new key; a lost key's is left, reported")
+    func reseal() async throws {
+        try await StoreContractTests.onEveryBackend { name, store in
+            let old = KeyEncryptionKey.generate().key
+            let new = KeyEncryptionKey.generate().key
+            _ = try await store.signIn(StoreContractTests.login(subject: "s", userID: "u", sessionID: "a"), now: .now)
+            let secret = TOTP.newSecret()
+            let stored: [(String, Data)] = [
+                (
+                    "f-old",
+                    try FactorSecretSealing(protection: SigningKeyProtection(current: old)).seal(
+                        secret, userID: "u", factorID: "f-old")
+                ),
+                ("f-plain", secret),
+                (
+                    "f-lost",
+                    try FactorSecretSealing(protection: SigningKeyProtection(current: KeyEncryptionKey.generate().key))
+                        .seal(
+                            secret, userID: "u", factorID: "f-lost")
+                ),
+            ]
+            for (id, bytes) in stored {
+                #expect(
+                    try await store.addFactor(
+                        NewFactor(id: id, userID: "u", type: .totp, displayName: nil, secret: bytes, createdAt: .now),
+                        pendingSince: .distantPast, limit: 10, now: .now), "\(name)")
+            }
+            let after = FactorSecretSealing(protection: SigningKeyProtection(current: new, previous: [old]))
+            #expect(try await after.resealAll(in: store, batchSize: 1) == (2, 1), "\(name)")
+            let newOnly = FactorSecretSealing(protection: SigningKeyProtection(current: new))
+            let factors = try await store.factors(userID: "u")
+            for factor in factors where factor.id != "f-lost" {
+                #expect(factor.secret.prefix(4) == Data("LKF1".utf8), "\(name)")
+                #expect(newOnly.open(factor.secret, userID: "u", factorID: factor.id) == secret, "\(name)")
+            }
+            #expect(try await after.resealAll(in: store, batchSize: 10) == (0, 1), "\(name)")
+        }
+    }
+}

@@ -39,7 +39,8 @@ struct SDKSecondFactorTests {
             #expect(interrupted?.code == .secondFactorRequired && interrupted?.category == .secondFactor)
             let resolver = try #require(interrupted?.resolver)
             #expect(resolver.purpose == .signIn)
-            #expect(resolver.hints == [MultiFactorInfo(id: enrollment.factorID, factorID: "totp", displayName: "iPhone")])
+            #expect(
+                resolver.hints == [MultiFactorInfo(id: enrollment.factorID, factorID: "totp", displayName: "iPhone")])
             let waiting = await tablet.authState
             #expect(waiting != .open)
             #expect(await tablet.currentUser == nil)

@@ -374,14 +374,17 @@ struct SecondFactorTests {
             let enrolled = try await Self.enroll(stack, bearer: bearer)
             // This session predates the factor: aal 1.
             let refused = try await stack.send(.delete, "/v1/users/me/factors/\(enrolled.factorID)", bearer: bearer)
-            let challenge = try Self.challenge(of: refused, status: .forbidden)
+            let replaced = try Self.challenge(of: refused, status: .forbidden)
             #expect(
                 try await stack.send(
                     .post, "/v1/users/me/factors", bearer: bearer, json: ["type": "totp"]
                 ).errorCode == "second_factor_required")
+            // Each refusal carries a fresh step-up challenge, replacing the session's last one.
+            let challenge = try Self.challenge(
+                of: try await stack.send(.post, "/v1/users/me/recovery-codes", bearer: bearer), status: .forbidden)
             #expect(
-                try await stack.send(.post, "/v1/users/me/recovery-codes", bearer: bearer).errorCode
-                    == "second_factor_required")
+                try await Self.complete(stack, replaced, code: enrolled.authenticator.code()).errorCode
+                    == "factor_challenge_invalid")
 
             let raised = try await Self.complete(stack, challenge, code: enrolled.authenticator.code())
             #expect(raised.status == .ok, "\(String(buffer: raised.body))")
@@ -390,7 +393,10 @@ struct SecondFactorTests {
             let claims = try await Self.verifiedClaims(stack, strong)
             let before = try await Self.verifiedClaims(stack, bearer)
             #expect(claims["sid"] == before["sid"] && claims["amr"] == ["fb", "otp", "mfa"] && claims["aal"] == 2)
-            // The session's tokens were replaced: the new refresh token works, and keeps aal 2.
+            // The session's tokens were replaced: the old refresh token is refused without ending
+            // the session, the new one works and keeps aal 2.
+            let old = try await SessionTests.refresh(stack, try #require(session["refresh_token"]?.stringValue))
+            #expect(old.errorCode == "refresh_token_invalid")
             let refreshed = try await SessionTests.refresh(stack, try #require(fresh["refresh_token"]?.stringValue))
             #expect(refreshed.status == .ok)
             let kept = try await Self.verifiedClaims(
@@ -416,6 +422,25 @@ struct SecondFactorTests {
             #expect(
                 try await stack.send(.post, "/v1/users/me/factors/challenge", bearer: strong).errorCode
                     == "second_factor_not_enrolled")
+        }
+    }
+
+    @Test("a factor added before the first one was active is verified only by a session that proved that one")
+    func pendingFactorNeedsStepUp() async throws {
+        try await Stack.run(Self.configure) { stack in
+            // A thief's session adds a factor of theirs while the person has none active.
+            let thief = try #require(try await Self.signIn(stack)["access_token"]?.stringValue)
+            let added = try await stack.send(.post, "/v1/users/me/factors", bearer: thief, json: ["type": "totp"])
+                .json()
+            let theirs = try TestAuthenticator(base32: try #require(added["secret"]?.stringValue), clock: stack.clock)
+            let owner = try #require(try await Self.signIn(stack)["access_token"]?.stringValue)
+            _ = try await Self.enroll(stack, bearer: owner)
+            let refused = try await stack.send(
+                .post, "/v1/users/me/factors/\(try #require(added["id"]?.stringValue))/verify", bearer: thief,
+                json: ["code": .string(theirs.code())])
+            #expect(try Self.challenge(of: refused, status: .forbidden).isEmpty == false)
+            let listed = try await stack.get("/v1/users/me/factors", bearer: owner).json()["factors"]?.arrayValue
+            #expect(listed?.filter { $0["status"] == "active" }.count == 1)
         }
     }
 

@@ -224,15 +224,33 @@ extension StoreContractTests {
                     == .rotated(
                         sessionID: "first-s", userID: "u-s",
                         assurance: SessionAssurance(method: .guest, secondFactor: .totp)), "\(name)")
-            // The token held before the step-up is spent: presenting it is a reuse.
+            // The token held before the step-up is forgotten: refused, without ending the session.
             let old = try await store.rotateRefreshToken(
                 hash: Data("first-s".utf8), newHash: Data("x".utf8), now: Self.now, newExpiresAt: Self.now + 7200,
                 retryWindow: 0, retryCandidates: [])
-            #expect(old == .reused(sessionID: "first-s"), "\(name)")
-            // A session that ended gets no step-up.
+            #expect(old == .invalid, "\(name)")
+            #expect(try await store.isSessionActive(id: "first-s"), "\(name)")
+            // One step-up challenge per session: a new one replaces the last.
+            for id in ["one", "two"] {
+                #expect(
+                    try await store.createFactorChallenge(
+                        Self.challenge(id, purpose: .stepUp, session: "first-s"), userID: "u-s"), "\(name)")
+            }
+            #expect(try await store.factorChallenge(hash: Data("challenge-one".utf8)) == nil, "\(name)")
+            #expect(try await store.factorChallenge(hash: Data("challenge-two".utf8)) != nil, "\(name)")
+            // An expired session gets none, nor does one that ended.
+            var late = Self.challenge("late", purpose: .stepUp, session: "first-s")
+            late.createdAt = Self.now + 8000
+            #expect(try await !store.createFactorChallenge(late, userID: "u-s"), "\(name)")
+            _ = try await store.revokeSession(id: "first-s", now: Self.now)
             #expect(
                 try await !store.createFactorChallenge(
-                    Self.challenge("ended", purpose: .stepUp, session: "first-s"), userID: "u-s"))
+                    Self.challenge("ended", purpose: .stepUp, session: "first-s"), userID: "u-s"), "\(name)")
+            #expect(
+                try await store.attemptFactorChallenge(
+                    hash: Data("challenge-two".utf8), proof: .totp(factorID: "f-s", step: 105),
+                    action: .raiseSession(refreshTokenHash: Data("r2".utf8), refreshExpiresAt: Self.now + 7200),
+                    maximumAttempts: 5, now: Self.now) == .ended, "\(name)")
         }
     }
 

@@ -135,10 +135,34 @@ struct UsersCommandTests {
         }
     }
 
+    @Test("reset-factors removes a user's factors and recovery codes: the next sign-in needs none")
+    func resetFactors() async throws {
+        try await Self.onEveryBackend { (name: String, database: String, store: any LatchkeyStore) async throws in
+            try await StoreContractTests.userWithFactor(store, subject: "mfa")
+            var held = StoreContractTests.login(subject: "mfa", userID: "ignored", sessionID: "held")
+            held.challenge = StoreContractTests.challenge("reset")
+            await #expect(throws: SecondFactorRequired(userID: "u-mfa"), "\(name)") {
+                try await store.signIn(held, now: Self.now)
+            }
+            try await Self.users(["reset-factors", "u-mfa"], database: database)
+            #expect(try await store.factors(userID: "u-mfa").isEmpty, "\(name)")
+            #expect(try await store.recoveryCodesLeft(userID: "u-mfa") == 0, "\(name)")
+            _ = try await store.signIn(
+                StoreContractTests.login(subject: "mfa", userID: "ignored", sessionID: "open"), now: Self.now)
+            #expect(try await store.isSessionActive(id: "open"), "\(name)")
+            let removal = try await store.auditEvents(userID: "u-mfa", before: nil, limit: 10).first {
+                $0.event.type == .factorRemoved
+            }
+            #expect(removal?.event.detail["by"] == "cli" && removal?.event.detail["factors_removed"] == 1, "\(name)")
+            // Nothing left: a second reset changes nothing.
+            try await Self.users(["reset-factors", "u-mfa"], database: database)
+        }
+    }
+
     @Test("an unknown id is refused with the id and where to find one, and changes nothing")
     func unknownID() async throws {
         try await Self.onEveryBackend { (name: String, database: String, store: any LatchkeyStore) async throws in
-            for command in ["show", "disable", "enable", "revoke-sessions"] {
+            for command in ["show", "disable", "enable", "revoke-sessions", "reset-factors"] {
                 var refusal: (any Error)?
                 do {
                     try await Self.users([command, "nobody here"], database: database)

@@ -10,7 +10,8 @@ extension APIError {
         switch code {
         case .refreshTokenInvalid, .refreshTokenReused, .refreshTokenSuperseded, .authorizationCodeInvalid,
             .authorizationCodeReused,
-            .userDisabled, .identityAlreadyLinked, .linkRequestInvalid, .reauthenticationRequired:
+            .userDisabled, .identityAlreadyLinked, .linkRequestInvalid, .reauthenticationRequired,
+            .secondFactorRequired:
             "invalid_grant"
         case .clientUnknown: "invalid_client"
         case .unsupportedGrantType: "unsupported_grant_type"

@@ -46,6 +46,7 @@ package struct PruningService: Service {
         // A key-encryption key changes only with a restart: what it must seal again is sealed once,
         // at the start, in the background (signing keys are sealed again before the start instead).
         await resealProviderTokens()
+        await resealFactorSecrets()
         // A prune call is a transaction: nothing is half-done when shutdown cancels the wait.
         await runPeriodically(every: .seconds(configuration.maintenance.pruneInterval)) { await runOnce() }
     }
@@ -73,6 +74,32 @@ package struct PruningService: Service {
             return resealed
         } catch {
             logger.warning("latchkey.provider_tokens.reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            return 0
+        }
+    }
+
+    /// Seals again the factor secrets stored plain or under an earlier key-encryption key
+    /// (`FactorSecretSealing.resealAll`), as `resealProviderTokens` does for providers' tokens.
+    /// - Returns: how many were sealed again.
+    @discardableResult
+    package func resealFactorSecrets() async -> Int {
+        do {
+            let (resealed, unopened) = try await FactorSecretSealing(protection: SigningKeyProtection(configuration))
+                .resealAll(in: store, batchSize: batchSize)
+            if resealed > 0 {
+                logger.notice("latchkey.factor_secrets.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+            }
+            if unopened > 0 {
+                logger.warning(
+                    "latchkey.factor_secrets.unopened",
+                    metadata: [
+                        "latchkey.keys.count": "\(unopened)",
+                        "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
+                    ])
+            }
+            return resealed
+        } catch {
+            logger.warning("latchkey.factor_secrets.reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
             return 0
         }
     }

@@ -39,8 +39,29 @@ struct FactorChallengePlan: Codable, Sendable, Equatable {
             subject: proven.identity.subject, created: false, granted: proven.granted, declined: proven.declined)
     }
 
-    /// The plan as the store keeps it.
-    func encoded() throws -> String { String(decoding: try JSONEncoder.latchkey.encode(self), as: UTF8.self) }
+    /// The plan as the store keeps it. Written with `JSONValue`'s encoder, not `JSONEncoder`: every
+    /// sign-in writes one (it is bound whether or not it is kept), and Foundation's encoder cost
+    /// more than the rest of the challenge.
+    func encoded() throws -> String {
+        var object: [String: JSONValue] = ["kind": .string(kind.rawValue)]
+        func put(_ key: CodingKeys, _ value: JSONValue?) { if let value { object[key.stringValue] = value } }
+        put(.method, method.map { .string($0.rawValue) })
+        put(.provider, provider.map(JSONValue.string))
+        put(.subject, subject.map(JSONValue.string))
+        put(.created, created.map(JSONValue.bool))
+        put(.granted, granted.map { .array($0.map(JSONValue.string)) })
+        put(.declined, declined.map { .array($0.map(JSONValue.string)) })
+        put(.clientID, clientID.map(JSONValue.string))
+        put(.redirectURI, redirectURI.map(JSONValue.string))
+        put(.codeChallenge, codeChallenge.map(JSONValue.string))
+        put(.state, state.map(JSONValue.string))
+        return String(decoding: JSONValue.object(object).encoded(), as: UTF8.self)
+    }
+
+    /// The JSON names, for both directions.
+    enum CodingKeys: String, CodingKey {
+        case kind, method, provider, subject, created, granted, declined, clientID, redirectURI, codeChallenge, state
+    }
 
     /// The plan `text` holds, or `nil` (a plan this version cannot read counts as no challenge).
     static func decode(_ text: String) -> FactorChallengePlan? {

@@ -66,11 +66,11 @@ struct SecondFactorService: Sendable {
         -> FactorVerificationBody
     {
         let notPending = APIError(.notFound, .factorNotFound, "No pending factor of yours has this id.")
-        guard
-            let factor = try await store.factors(userID: claims.userID).first(where: {
-                $0.id == factorID && !$0.active
-            })
-        else { throw notPending }
+        let factors = try await store.factors(userID: claims.userID)
+        guard let factor = factors.first(where: { $0.id == factorID && !$0.active }) else { throw notPending }
+        // A factor added by a session before the person's first one was active (a thief's, say) is
+        // activated only by a session that proved that one.
+        if factors.contains(where: \.active) { try await requireSecondFactor(claims) }
         let now = configuration.clock()
         guard let secret = sealing.open(factor.secret, userID: factor.userID, factorID: factor.id),
             let step = TOTP.matchingStep(code, secret: secret, at: now, skew: settings.skewSteps)
@@ -83,7 +83,9 @@ struct SecondFactorService: Sendable {
                     "The code is wrong: check the authenticator's clock, then try the current code.")
                 : APIError(.notFound, .factorNotFound, "Too many wrong codes: add the factor again.")
         }
-        let codes = RecoveryCodes.generate()
+        // Codes only for a first factor (the store decides again, in case another was activated
+        // meanwhile): hashing them is the costly part of a verification.
+        let codes = factors.contains(where: \.active) ? [] : RecoveryCodes.generate()
         let hashes = codes.compactMap { RecoveryCodes.hash($0, userID: claims.userID) }
         guard
             let issued = try await store.activateFactor(
@@ -91,7 +93,8 @@ struct SecondFactorService: Sendable {
         else { throw notPending }
         var active = factor
         active.activatedAt = now
-        return FactorVerificationBody(factor: Self.body(active), recoveryCodes: issued ? codes : nil)
+        return FactorVerificationBody(
+            factor: Self.body(active), recoveryCodes: issued && !codes.isEmpty ? codes : nil)
     }
 
     // MARK: Listing and removing

@@ -17,6 +17,35 @@ package struct FactorSecretSealing: Sendable {
     /// What a sealed secret begins with.
     static let magic = Data("LKF1".utf8)
 
+    /// What every secret sealed under the current key-encryption key begins with; `nil` when there
+    /// is none (secrets are then stored plain).
+    var currentPrefix: Data? { protection.current.map { Self.magic + $0.fingerprint } }
+
+    /// Seals again, in batches, every factor secret stored plain or under an earlier key-encryption
+    /// key, so an earlier key can be retired (`LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS`) without
+    /// locking people out of their second factor. A secret that does not open is left as it is.
+    /// - Returns: how many were sealed again, and how many could not be opened.
+    func resealAll(in store: any LatchkeyStore, batchSize: Int) async throws -> (resealed: Int, unopened: Int) {
+        guard let prefix = currentPrefix else { return (0, 0) }
+        var resealed = 0
+        var unopened = 0
+        while !Task.isCancelled {
+            let batch = try await store.factorSecretsToReseal(sealedPrefix: prefix, skip: unopened, limit: batchSize)
+            for factor in batch {
+                guard let plain = open(factor.secret, userID: factor.userID, factorID: factor.id) else {
+                    unopened += 1
+                    continue
+                }
+                let sealed = try seal(plain, userID: factor.userID, factorID: factor.id)
+                if try await store.replaceFactorSecret(id: factor.id, old: factor.secret, with: sealed) {
+                    resealed += 1
+                }
+            }
+            if batch.count < batchSize { break }
+        }
+        return (resealed, unopened)
+    }
+
     /// The stored form of `secret`.
     package func seal(_ secret: Data, userID: String, factorID: String) throws -> Data {
         guard let current = protection.current else { return secret }

@@ -181,8 +181,9 @@ package enum FactorChallengeAction: Sendable {
     case openSession(NewSession, identity: (provider: String, subject: String)?)
     /// Stores the Easy Login code a sign-in held back.
     case storeCode(NewAuthorizationCode, identity: (provider: String, subject: String))
-    /// Raises the challenge's session to a second factor, its refresh tokens replaced by this one:
-    /// a session whose assurance rises gets tokens no one held before.
+    /// Raises the challenge's session to a second factor, its unspent refresh token replaced by this
+    /// one (the old one is forgotten, so presenting it is refused without ending the session): a
+    /// session whose assurance rises gets tokens no one held before.
     case raiseSession(refreshTokenHash: Data, refreshExpiresAt: Date)
 }
 

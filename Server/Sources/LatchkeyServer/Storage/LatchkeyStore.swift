@@ -239,6 +239,14 @@ package protocol LatchkeyStore: Sendable {
     /// How many unused recovery codes the user holds.
     func recoveryCodesLeft(userID: String) async throws -> Int
 
+    /// Up to `limit` factors whose secret does not begin with `sealedPrefix` (stored plain, or
+    /// sealed under another key-encryption key), in id order, skipping the first `skip` (ones that
+    /// could not be opened): what `FactorSecretSealing.resealAll` seals again.
+    func factorSecretsToReseal(sealedPrefix: Data, skip: Int, limit: Int) async throws -> [StoredFactor]
+
+    /// Replaces factor `id`'s secret with `sealed` when it still is `old`; whether it did.
+    func replaceFactorSecret(id: String, old: Data, with sealed: Data) async throws -> Bool
+
     /// Stores a step-up challenge of `userID` for `challenge.sessionID`. Refused (`false`) when
     /// that session is not the user's active one or the user has no active factor.
     func createFactorChallenge(_ challenge: NewFactorChallenge, userID: String) async throws -> Bool
