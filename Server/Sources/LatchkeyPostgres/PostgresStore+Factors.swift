@@ -333,7 +333,7 @@ extension PostgresStore {
                 """
                 SELECT id, user_id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
                     failed_verifications
-                FROM factors WHERE substring(secret FROM 1 FOR \(sealedPrefix.count)) <> \(sealedPrefix)
+                FROM factors WHERE substring(secret FROM 1 FOR \(sealedPrefix.count)::integer) <> \(sealedPrefix)
                 ORDER BY id LIMIT \(max(limit, 0)) OFFSET \(max(skip, 0))
                 """
             ).compactMap { row in
