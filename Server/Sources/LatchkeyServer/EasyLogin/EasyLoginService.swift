@@ -155,9 +155,7 @@ struct EasyLoginService: Sendable {
         do {
             try await limits.enforce(limits.rules.callbackPerAddress, key: address)
         } catch {
-            return EasyLoginResponse.page(
-                status: .tooManyRequests, title: "Too many sign-ins",
-                message: "Too many sign-ins from this network; wait a moment, then start again from the app.")
+            return Self.tooManySignIns
         }
         let now = configuration.clock()
         let pending: AuthorizationRequest
@@ -262,6 +260,13 @@ struct EasyLoginService: Sendable {
         return first ? opened.request : nil
     }
 
+    /// The page of a browser step refused by its address's limit: nothing is the app's yet.
+    static var tooManySignIns: Response {
+        EasyLoginResponse.page(
+            status: .tooManyRequests, title: "Too many sign-ins",
+            message: "Too many sign-ins from this network; wait a moment, then start again from the app.")
+    }
+
     // MARK: POST /v1/oauth/factor
 
     /// The code page's form (`FactorCodePage`): a code that passes sends the browser to the app
@@ -271,9 +276,7 @@ struct EasyLoginService: Sendable {
         do {
             try await limits.enforce(limits.rules.callbackPerAddress, key: address)
         } catch {
-            return EasyLoginResponse.page(
-                status: .tooManyRequests, title: "Too many sign-ins",
-                message: "Too many sign-ins from this network; wait a moment, then start again from the app.")
+            return Self.tooManySignIns
         }
         func field(_ name: String) -> String? {
             fields[name]?.stringValue.flatMap { $0.isEmpty || $0.utf8.count > 128 ? nil : $0 }

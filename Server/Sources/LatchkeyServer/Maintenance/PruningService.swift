@@ -57,24 +57,9 @@ package struct PruningService: Service {
     /// - Returns: how many were sealed again.
     @discardableResult
     package func resealProviderTokens() async -> Int {
-        do {
-            let (resealed, unopened) = try await ProviderTokenSealing(protection: SigningKeyProtection(configuration))
+        await reseal("latchkey.provider_tokens") {
+            try await ProviderTokenSealing(protection: SigningKeyProtection(configuration))
                 .resealAll(in: store, batchSize: batchSize)
-            if resealed > 0 {
-                logger.notice("latchkey.provider_tokens.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
-            }
-            if unopened > 0 {
-                logger.warning(
-                    "latchkey.provider_tokens.unopened",
-                    metadata: [
-                        "latchkey.keys.count": "\(unopened)",
-                        "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
-                    ])
-            }
-            return resealed
-        } catch {
-            logger.warning("latchkey.provider_tokens.reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
-            return 0
         }
     }
 
@@ -83,15 +68,25 @@ package struct PruningService: Service {
     /// - Returns: how many were sealed again.
     @discardableResult
     package func resealFactorSecrets() async -> Int {
-        do {
-            let (resealed, unopened) = try await FactorSecretSealing(protection: SigningKeyProtection(configuration))
+        await reseal("latchkey.factor_secrets") {
+            try await FactorSecretSealing(protection: SigningKeyProtection(configuration))
                 .resealAll(in: store, batchSize: batchSize)
+        }
+    }
+
+    /// Runs one of the reseals, logging `<event>.sealed`, `.unopened` (naming the setting that
+    /// would open them) or `.reseal_failed`.
+    private func reseal(
+        _ event: String, _ run: () async throws -> (resealed: Int, unopened: Int)
+    ) async -> Int {
+        do {
+            let (resealed, unopened) = try await run()
             if resealed > 0 {
-                logger.notice("latchkey.factor_secrets.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+                logger.notice("\(event).sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
             }
             if unopened > 0 {
                 logger.warning(
-                    "latchkey.factor_secrets.unopened",
+                    "\(event).unopened",
                     metadata: [
                         "latchkey.keys.count": "\(unopened)",
                         "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
@@ -99,7 +94,7 @@ package struct PruningService: Service {
             }
             return resealed
         } catch {
-            logger.warning("latchkey.factor_secrets.reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            logger.warning("\(event).reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
             return 0
         }
     }

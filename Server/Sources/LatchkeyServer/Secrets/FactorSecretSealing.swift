@@ -48,11 +48,9 @@ package struct FactorSecretSealing: Sendable {
 
     /// The stored form of `secret`.
     package func seal(_ secret: Data, userID: String, factorID: String) throws -> Data {
-        guard let current = protection.current else { return secret }
-        let box = try AES.GCM.seal(
-            secret, using: current.key, authenticating: Self.associatedData(userID: userID, factorID: factorID))
-        guard let combined = box.combined else { throw SigningKeyError.sealingFailed }
-        return Self.magic + current.fingerprint + combined
+        try protection.sealAtRest(
+            secret, magic: Self.magic, associatedData: Self.associatedData(userID: userID, factorID: factorID))
+            ?? secret
     }
 
     /// The secret `stored` holds, or `nil` when it cannot be opened (a key-encryption key no
@@ -62,16 +60,8 @@ package struct FactorSecretSealing: Sendable {
             // A plain secret is exactly `TOTP.secretLength` bytes; anything else is not one.
             return stored.count == TOTP.secretLength ? stored : nil
         }
-        let fingerprint = Data(stored.dropFirst(4).prefix(8))
-        guard
-            let kek = ([protection.current].compactMap { $0 } + protection.previous).first(where: {
-                $0.fingerprint == fingerprint
-            }),
-            let box = try? AES.GCM.SealedBox(combined: Data(stored.dropFirst(12))),
-            let secret = try? AES.GCM.open(
-                box, using: kek.key, authenticating: Self.associatedData(userID: userID, factorID: factorID))
-        else { return nil }
-        return secret
+        return protection.openAtRest(
+            stored, magic: Self.magic, associatedData: Self.associatedData(userID: userID, factorID: factorID))
     }
 
     private static func associatedData(userID: String, factorID: String) -> Data {

@@ -48,12 +48,9 @@ struct ProviderTokenSealing: Sendable {
     /// The stored form of `token`.
     func seal(_ token: String, provider: String, subject: String, clientID: String) throws -> Data {
         let raw = Data(token.utf8)
-        guard let current = protection.current else { return raw }
-        let box = try AES.GCM.seal(
-            raw, using: current.key,
-            authenticating: Self.associatedData(provider: provider, subject: subject, clientID: clientID))
-        guard let combined = box.combined else { throw SigningKeyError.sealingFailed }
-        return Self.magic + current.fingerprint + combined
+        return try protection.sealAtRest(
+            raw, magic: Self.magic,
+            associatedData: Self.associatedData(provider: provider, subject: subject, clientID: clientID)) ?? raw
     }
 
     /// The token `stored` holds, or `nil` when it cannot be opened (a key-encryption key no longer
@@ -62,17 +59,10 @@ struct ProviderTokenSealing: Sendable {
         guard stored.prefix(4) == Self.magic, stored.count > 4 + 8 + 12 + 16 else {
             return String(data: stored, encoding: .utf8)
         }
-        let fingerprint = Data(stored.dropFirst(4).prefix(8))
-        guard
-            let kek = ([protection.current].compactMap { $0 } + protection.previous).first(where: {
-                $0.fingerprint == fingerprint
-            }),
-            let box = try? AES.GCM.SealedBox(combined: Data(stored.dropFirst(12))),
-            let raw = try? AES.GCM.open(
-                box, using: kek.key,
-                authenticating: Self.associatedData(provider: provider, subject: subject, clientID: clientID))
-        else { return nil }
-        return String(data: raw, encoding: .utf8)
+        return protection.openAtRest(
+            stored, magic: Self.magic,
+            associatedData: Self.associatedData(provider: provider, subject: subject, clientID: clientID)
+        ).flatMap { String(data: $0, encoding: .utf8) }
     }
 
     private static func associatedData(provider: String, subject: String, clientID: String) -> Data {

@@ -74,6 +74,28 @@ package struct SigningKeyProtection: Sendable {
     package static func isSealed(_ stored: Data) -> Bool { stored.count == sealedCount && stored.prefix(4) == magic }
 
     private static func associatedData(_ kid: String) -> Data { Data("latchkey.signing-key.v1:\(kid)".utf8) }
+
+    /// `data` sealed under the current key-encryption key as the secrets kept beside signing keys
+    /// are (providers' tokens, factor secrets): `magic` ‖ the KEK's 8-byte id ‖ nonce (12) ‖
+    /// ciphertext ‖ tag (16), with `associatedData` authenticated; `nil` without a KEK (stored plain).
+    func sealAtRest(_ data: Data, magic: Data, associatedData: Data) throws -> Data? {
+        guard let current else { return nil }
+        let box = try AES.GCM.seal(data, using: current.key, authenticating: associatedData)
+        guard let combined = box.combined else { throw SigningKeyError.sealingFailed }
+        return magic + current.fingerprint + combined
+    }
+
+    /// What `sealAtRest` sealed, under the current or an earlier KEK; `nil` when it does not open (a
+    /// KEK no longer configured, or bytes altered or moved to another row).
+    func openAtRest(_ stored: Data, magic: Data, associatedData: Data) -> Data? {
+        let header = magic.count + 8
+        guard stored.prefix(magic.count) == magic, stored.count > header + 12 + 16 else { return nil }
+        let fingerprint = Data(stored.dropFirst(magic.count).prefix(8))
+        guard let kek = ([current].compactMap { $0 } + previous).first(where: { $0.fingerprint == fingerprint }),
+            let box = try? AES.GCM.SealedBox(combined: Data(stored.dropFirst(header)))
+        else { return nil }
+        return try? AES.GCM.open(box, using: kek.key, authenticating: associatedData)
+    }
 }
 
 /// A signing key could not be sealed.
