@@ -459,6 +459,16 @@ struct SecondFactorTests {
             #expect(
                 try await stack.send(.post, "/v1/users/me/factors", bearer: bearer, json: ["type": "totp", "x": 1])
                     .errorCode == "invalid_request")
+            // An explicit null is not a string (the fuzzer's find: the document says string).
+            #expect(
+                try await stack.send(
+                    .post, "/v1/users/me/factors", bearer: bearer, json: ["type": "totp", "displayName": .null]
+                ).errorCode == "invalid_request")
+            #expect(
+                try await stack.post(
+                    "/v1/auth/factor", json: ["challenge": "nope", "code": .null, "recoveryCode": "x"]
+                )
+                .errorCode == "invalid_request")
             #expect(try await Self.complete(stack, "nope", code: "123456").errorCode == "factor_challenge_invalid")
             #expect(
                 try await stack.post("/v1/auth/factor", json: ["challenge": "nope"]).errorCode == "invalid_request")

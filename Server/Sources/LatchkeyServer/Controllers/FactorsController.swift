@@ -21,7 +21,7 @@ struct FactorsController: Controller {
         router.route(.post, "/v1/auth/factor") { request, context in
             // Counted as a sign-in: it is the second half of one.
             _ = try await limits.enforceSignIn(request, context)
-            let fields = try await reading.fields(request, allowed: Self.responseFields)
+            let fields = try Self.withoutNulls(try await reading.fields(request, allowed: Self.responseFields))
             typealias Key = FactorChallengeResponse.CodingKeys
             guard let challenge = try RequestReading.string(fields, Key.challenge.stringValue, maxLength: 128) else {
                 throw APIError.invalidRequest("challenge is required.")
@@ -40,7 +40,7 @@ struct FactorsController: Controller {
             try Response.json(try await factors.list(try context.authenticatedSession()))
         }
         signedIn.route(.post, "/v1/users/me/factors") { request, context in
-            let fields = try await reading.fields(request, allowed: Self.enrollmentFields)
+            let fields = try Self.withoutNulls(try await reading.fields(request, allowed: Self.enrollmentFields))
             typealias Key = FactorEnrollmentRequest.CodingKeys
             let enrollment = FactorEnrollmentRequest(
                 type: try RequestReading.string(fields, Key.type.stringValue, maxLength: 16) ?? "",
@@ -54,7 +54,7 @@ struct FactorsController: Controller {
         }
         signedIn.route(.post, "/v1/users/me/factors/{id}/verify") { request, context in
             let id = try Self.factorID(context)
-            let fields = try await reading.fields(request, allowed: Self.codeFields)
+            let fields = try Self.withoutNulls(try await reading.fields(request, allowed: Self.codeFields))
             guard
                 let code = try RequestReading.string(
                     fields, FactorCodeRequest.CodingKeys.code.stringValue, maxLength: 16)
@@ -72,6 +72,15 @@ struct FactorsController: Controller {
             _ = try await reading.fields(request, allowed: [])
             return try Response.json(try await factors.regenerateRecoveryCodes(try context.authenticatedSession()))
         }
+    }
+
+    /// `fields`, refusing an explicit `null`: every field here is a string, absent or given, as the
+    /// document says (a `null` read as absent would accept what the contract refuses).
+    private static func withoutNulls(_ fields: [String: JSONValue]) throws -> [String: JSONValue] {
+        if let name = fields.first(where: { $0.value == .null })?.key {
+            throw APIError.invalidRequest("'\(name)' must be a string.")
+        }
+        return fields
     }
 
     /// The `{id}` of a factor route: factor ids are 16 URL-safe characters, anything far longer
