@@ -331,19 +331,11 @@ extension PostgresStore {
         try await withConnection("factor secrets to reseal") { connection in
             try await connection.rows(
                 """
-                SELECT id, user_id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
-                    failed_verifications
-                FROM factors WHERE substring(secret FROM 1 FOR \(sealedPrefix.count)::integer) <> \(sealedPrefix)
+                SELECT \(unescaped: Self.factorColumns) FROM factors
+                WHERE substring(secret FROM 1 FOR \(sealedPrefix.count)::integer) <> \(sealedPrefix)
                 ORDER BY id LIMIT \(max(limit, 0)) OFFSET \(max(skip, 0))
                 """
-            ).compactMap { row in
-                let (id, userID, type, name, secret, created, activated, lastStep, lastUsed, failed) = try row.decode(
-                    (String, String, String, String?, Data, Date, Date?, Int64?, Date?, Int).self)
-                guard let type = FactorType(rawValue: type) else { return nil }
-                return StoredFactor(
-                    id: id, userID: userID, type: type, displayName: name, secret: secret, createdAt: created,
-                    activatedAt: activated, lastStep: lastStep, lastUsedAt: lastUsed, failedVerifications: failed)
-            }
+            ).compactMap(Self.factor)
         }
     }
 
@@ -361,19 +353,23 @@ extension PostgresStore {
     /// The user's factors, oldest first.
     static func factors(of userID: String, _ connection: PostgresConnection) async throws -> [StoredFactor] {
         try await connection.rows(
-            """
-            SELECT id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
-                failed_verifications
-            FROM factors WHERE user_id = \(userID) ORDER BY created_at, id
-            """
-        ).compactMap { row in
-            let (id, type, name, secret, created, activated, lastStep, lastUsed, failed) = try row.decode(
-                (String, String, String?, Data, Date, Date?, Int64?, Date?, Int).self)
-            guard let type = FactorType(rawValue: type) else { return nil }
-            return StoredFactor(
-                id: id, userID: userID, type: type, displayName: name, secret: secret, createdAt: created,
-                activatedAt: activated, lastStep: lastStep, lastUsedAt: lastUsed, failedVerifications: failed)
-        }
+            "SELECT \(unescaped: factorColumns) FROM factors WHERE user_id = \(userID) ORDER BY created_at, id"
+        ).compactMap(factor)
+    }
+
+    /// The columns `factor(_:)` reads.
+    static let factorColumns = """
+        id, user_id, type, display_name, secret, created_at, activated_at, last_step, last_used_at, failed_verifications
+        """
+
+    /// A factor from a row of `factorColumns`; `nil` for a kind this version does not know.
+    static func factor(_ row: PostgresRow) throws -> StoredFactor? {
+        let (id, userID, type, name, secret, created, activated, lastStep, lastUsed, failed) = try row.decode(
+            (String, String, String, String?, Data, Date, Date?, Int64?, Date?, Int).self)
+        guard let type = FactorType(rawValue: type) else { return nil }
+        return StoredFactor(
+            id: id, userID: userID, type: type, displayName: name, secret: secret, createdAt: created,
+            activatedAt: activated, lastStep: lastStep, lastUsedAt: lastUsed, failedVerifications: failed)
     }
 
     /// How many active factors the user has (what `Verdicts.sessionOpening` decides on).

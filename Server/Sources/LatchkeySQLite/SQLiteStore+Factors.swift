@@ -288,17 +288,10 @@ extension SQLiteStore {
     /// See `LatchkeyStore.factorSecretsToReseal`.
     package func factorSecretsToReseal(sealedPrefix: Data, skip: Int, limit: Int) async throws -> [StoredFactor] {
         try await transaction { db in
-            let ids = try db.query(
-                "SELECT id, user_id FROM factors WHERE substr(secret, 1, ?) != ? ORDER BY id LIMIT ? OFFSET ?",
+            try db.query(
+                "SELECT \(Self.factorColumns) FROM factors WHERE substr(secret, 1, ?) != ? ORDER BY id LIMIT ? OFFSET ?",
                 [.integer(sealedPrefix.count), .blob(sealedPrefix), .integer(max(limit, 0)), .integer(max(skip, 0))]
-            ).compactMap { row in
-                row.column("id")?.string.flatMap { id in row.column("user_id")?.string.map { (id, $0) } }
-            }
-            var found: [StoredFactor] = []
-            for (id, userID) in ids {
-                if let factor = try Self.factors(of: userID, db).first(where: { $0.id == id }) { found.append(factor) }
-            }
-            return found
+            ).compactMap(Self.factor)
         }
     }
 
@@ -317,24 +310,29 @@ extension SQLiteStore {
     /// The user's factors, oldest first, inside the caller's transaction.
     static func factors(of userID: String, _ db: SQLiteConnectionState) throws -> [StoredFactor] {
         try db.query(
-            """
-            SELECT id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
-                failed_verifications
-            FROM factors WHERE user_id = ? ORDER BY created_at, id
-            """, [.text(userID)]
-        ).compactMap { row in
-            guard let id = row.column("id")?.string,
-                let type = row.column("type")?.string.flatMap(FactorType.init(rawValue:))
-            else { return nil }
-            return StoredFactor(
-                id: id, userID: userID, type: type, displayName: row.column("display_name")?.string,
-                secret: row.column("secret")?.blob ?? Data(),
-                createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
-                activatedAt: row.column("activated_at")?.double.map(Date.init(timeIntervalSince1970:)),
-                lastStep: row.column("last_step")?.integer.map(Int64.init),
-                lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
-                failedVerifications: row.column("failed_verifications")?.integer ?? 0)
-        }
+            "SELECT \(factorColumns) FROM factors WHERE user_id = ? ORDER BY created_at, id", [.text(userID)]
+        ).compactMap(factor)
+    }
+
+    /// The columns `factor(_:)` reads.
+    static let factorColumns = """
+        id, user_id, type, display_name, secret, created_at, activated_at, last_step, last_used_at,
+            failed_verifications
+        """
+
+    /// A factor from a row of `factorColumns`; `nil` for a kind this version does not know.
+    static func factor(_ row: SQLiteRow) -> StoredFactor? {
+        guard let id = row.column("id")?.string, let userID = row.column("user_id")?.string,
+            let type = row.column("type")?.string.flatMap(FactorType.init(rawValue:))
+        else { return nil }
+        return StoredFactor(
+            id: id, userID: userID, type: type, displayName: row.column("display_name")?.string,
+            secret: row.column("secret")?.blob ?? Data(),
+            createdAt: Date(timeIntervalSince1970: row.column("created_at")?.double ?? 0),
+            activatedAt: row.column("activated_at")?.double.map(Date.init(timeIntervalSince1970:)),
+            lastStep: row.column("last_step")?.integer.map(Int64.init),
+            lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
+            failedVerifications: row.column("failed_verifications")?.integer ?? 0)
     }
 
     /// Whether the session has not expired at `now` (its newest refresh token still lives).

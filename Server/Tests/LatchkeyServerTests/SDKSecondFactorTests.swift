@@ -10,12 +10,6 @@ import Testing
 /// the session model's code prompt.
 @Suite("SDK second factor")
 struct SDKSecondFactorTests {
-    /// The claims of `token` (the server signed it; `SecondFactorTests` checks the signature).
-    static func claims(_ token: String) throws -> JSONValue {
-        let part = try #require(token.split(separator: ".").dropFirst().first)
-        return try JSONValue.decode(try #require(Base64URL.decode(String(part))))
-    }
-
     @Test("enrol and verify; a sign-in throws a resolver whose code finishes it; recovery codes; wrong codes")
     func resolverFlow() async throws {
         try await Stack.run { stack in
@@ -53,7 +47,7 @@ struct SDKSecondFactorTests {
             #expect(result.user.id == phoneUser && result.recoveryCodesLeft == nil)
             #expect(await tablet.authState == .open)
             let token = try await tablet.validAccessToken()
-            let claims = try Self.claims(token)
+            let claims = try IdentityTests.claims(token)
             #expect(claims["aal"] == 2 && claims["amr"] == ["fb", "otp", "mfa"])
 
             // A third device with a recovery code.
@@ -76,7 +70,7 @@ struct SDKSecondFactorTests {
             let authenticator = try TestAuthenticator(base32: enrollment.secret, clock: stack.clock)
             try await client.verifyEnrollment(factorID: enrollment.factorID, code: authenticator.code())
             stack.clock.advance(30)
-            let before = try Self.claims(try await client.validAccessToken())
+            let before = try IdentityTests.claims(try await client.validAccessToken())
 
             let refused = await SDKIdentityTests.failure { () async throws(LatchkeyError) in
                 try await client.removeSecondFactor(id: enrollment.factorID)
@@ -86,11 +80,11 @@ struct SDKSecondFactorTests {
             #expect(resolver.purpose == .stepUp)
             try await resolver.resolve(code: authenticator.code())
             #expect(await client.authState == .open)
-            let after = try Self.claims(try await client.validAccessToken())
+            let after = try IdentityTests.claims(try await client.validAccessToken())
             #expect(after["sid"] == before["sid"] && after["aal"] == 2 && before["aal"] == 1)
             // The raised session survives a refresh (the client holds the new refresh token).
             stack.clock.advance(1000)
-            #expect(try Self.claims(try await client.validAccessToken())["aal"] == 2)
+            #expect(try IdentityTests.claims(try await client.validAccessToken())["aal"] == 2)
             let fresh = try await client.regenerateRecoveryCodes()
             #expect(fresh.count == 10)
             try await client.removeSecondFactor(id: enrollment.factorID)

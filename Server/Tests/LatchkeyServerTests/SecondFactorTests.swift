@@ -69,22 +69,6 @@ struct SecondFactorTests {
         return try #require(try answer.json()["error"]?["challenge"]?.stringValue)
     }
 
-    /// An access token's claims, after checking its signature with the server's JWKS, as an app's
-    /// backend verifying offline would.
-    static func verifiedClaims(_ stack: Stack, _ token: String) async throws -> JSONValue {
-        let parts = token.split(separator: ".").map(String.init)
-        try #require(parts.count == 3)
-        let header = try JSONValue.decode(try #require(Base64URL.decode(parts[0])))
-        let jwks = try await stack.get("/.well-known/jwks.json").json()
-        let jwk = try #require(jwks["keys"]?.arrayValue?.first { $0["kid"] == header["kid"] })
-        let x = try #require(jwk["x"]?.stringValue.flatMap(Base64URL.decode))
-        let y = try #require(jwk["y"]?.stringValue.flatMap(Base64URL.decode))
-        let key = try P256.Signing.PublicKey(x963Representation: Data([0x04]) + x + y)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
-        #expect(key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
-        return try JSONValue.decode(try #require(Base64URL.decode(parts[1])))
-    }
-
     @Test("enrolment: a pending factor with an otpauth URI, verified by a code, answers ten recovery codes once")
     func enrolment() async throws {
         try await Stack.run(Self.configure) { stack in
@@ -155,17 +139,17 @@ struct SecondFactorTests {
             #expect(body["user"]?["id"] != nil && body["isNewUser"] == false && body["recoveryCodesLeft"] == nil)
             #expect(body["grantedPermissions"]?.arrayValue?.contains("email") == true)
             let token = try #require(body["session"]?["access_token"]?.stringValue)
-            let claims = try await Self.verifiedClaims(stack, token)
+            let claims = try await stack.verifiedClaims(token)
             #expect(claims["amr"] == ["fb", "otp", "mfa"] && claims["aal"] == 2)
             #expect(try await stack.get("/v1/users/me", bearer: token).status == .ok)
             // Refresh keeps them.
             let refreshed = try await SessionTests.refresh(
                 stack, try #require(body["session"]?["refresh_token"]?.stringValue))
             let again = try #require(try refreshed.json()["access_token"]?.stringValue)
-            let kept = try await Self.verifiedClaims(stack, again)
+            let kept = try await stack.verifiedClaims(again)
             #expect(kept["amr"] == ["fb", "otp", "mfa"] && kept["aal"] == 2)
             // The first session predates the factor: aal 1, amr fb.
-            let before = try await Self.verifiedClaims(stack, try #require(first["access_token"]?.stringValue))
+            let before = try await stack.verifiedClaims(try #require(first["access_token"]?.stringValue))
             #expect(before["amr"] == ["fb"] && before["aal"] == 1)
 
             stack.clock.advance(30)
@@ -175,8 +159,8 @@ struct SecondFactorTests {
             let limitedDone = try await Self.complete(
                 stack, try Self.challenge(of: limited), code: enrolled.authenticator.code())
             #expect(limitedDone.status == .ok)
-            let limitedClaims = try await Self.verifiedClaims(
-                stack, try #require(try limitedDone.json()["session"]?["access_token"]?.stringValue))
+            let limitedClaims = try await stack.verifiedClaims(
+                try #require(try limitedDone.json()["session"]?["access_token"]?.stringValue))
             #expect(limitedClaims["amr"] == ["fb", "otp", "mfa"] && limitedClaims["aal"] == 2)
             let sessions = try await stack.get("/v1/users/me/sessions", bearer: token).json()["sessions"]?.arrayValue
             #expect(sessions?.map { $0["method"] } == ["limited_login", "classic", "classic"])
@@ -193,8 +177,8 @@ struct SecondFactorTests {
             let held = try await stack.signInWithApple(try await stack.appleCredential().body(name: false))
             let done = try await Self.complete(stack, try Self.challenge(of: held), code: enrolled.authenticator.code())
             #expect(done.status == .ok, "\(String(buffer: done.body))")
-            let claims = try await Self.verifiedClaims(
-                stack, try #require(try done.json()["session"]?["access_token"]?.stringValue))
+            let claims = try await stack.verifiedClaims(
+                try #require(try done.json()["session"]?["access_token"]?.stringValue))
             #expect(claims["amr"] == ["apple", "otp", "mfa"] && claims["aal"] == 2)
         }
     }
@@ -234,8 +218,7 @@ struct SecondFactorTests {
             let issued = try await stack.postForm(
                 "/v1/oauth/token", request.tokenForm(code: try #require(answer["code"])))
             #expect(issued.status == .ok)
-            let claims = try await Self.verifiedClaims(
-                stack, try #require(try issued.json()["access_token"]?.stringValue))
+            let claims = try await stack.verifiedClaims(try #require(try issued.json()["access_token"]?.stringValue))
             #expect(claims["amr"] == ["fb", "otp", "mfa"] && claims["aal"] == 2)
             // Spent: the page's form cannot complete it again.
             let again = try await stack.postForm(
@@ -257,8 +240,7 @@ struct SecondFactorTests {
             #expect(done.status == .ok, "\(String(buffer: done.body))")
             let body = try done.json()
             #expect(body["user"]?["id"] == guest["user"]?["id"] && body["user"]?["isAnonymous"] == false)
-            let claims = try await Self.verifiedClaims(
-                stack, try #require(body["session"]?["access_token"]?.stringValue))
+            let claims = try await stack.verifiedClaims(try #require(body["session"]?["access_token"]?.stringValue))
             #expect(claims["amr"] == ["fb", "otp", "mfa"] && claims["is_anonymous"] == nil)
         }
     }
@@ -276,8 +258,8 @@ struct SecondFactorTests {
                 recoveryCode: code.uppercased().replacingOccurrences(of: "-", with: " "))
             #expect(done.status == .ok, "\(String(buffer: done.body))")
             #expect(try done.json()["recoveryCodesLeft"] == 9)
-            let claims = try await Self.verifiedClaims(
-                stack, try #require(try done.json()["session"]?["access_token"]?.stringValue))
+            let claims = try await stack.verifiedClaims(
+                try #require(try done.json()["session"]?["access_token"]?.stringValue))
             #expect(claims["amr"] == ["fb", "rcode", "mfa"] && claims["aal"] == 2)
             let again = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
             let reused = try await Self.complete(stack, try Self.challenge(of: again), recoveryCode: code)
@@ -390,8 +372,8 @@ struct SecondFactorTests {
             #expect(raised.status == .ok, "\(String(buffer: raised.body))")
             let fresh = try raised.json()
             let strong = try #require(fresh["access_token"]?.stringValue)
-            let claims = try await Self.verifiedClaims(stack, strong)
-            let before = try await Self.verifiedClaims(stack, bearer)
+            let claims = try await stack.verifiedClaims(strong)
+            let before = try await stack.verifiedClaims(bearer)
             #expect(claims["sid"] == before["sid"] && claims["amr"] == ["fb", "otp", "mfa"] && claims["aal"] == 2)
             // The session's tokens were replaced: the old refresh token is refused without ending
             // the session, the new one works and keeps aal 2.
@@ -399,8 +381,7 @@ struct SecondFactorTests {
             #expect(old.errorCode == "refresh_token_invalid")
             let refreshed = try await SessionTests.refresh(stack, try #require(fresh["refresh_token"]?.stringValue))
             #expect(refreshed.status == .ok)
-            let kept = try await Self.verifiedClaims(
-                stack, try #require(try refreshed.json()["access_token"]?.stringValue))
+            let kept = try await stack.verifiedClaims(try #require(try refreshed.json()["access_token"]?.stringValue))
             #expect(kept["aal"] == 2)
 
             let codes = try await stack.send(.post, "/v1/users/me/recovery-codes", bearer: strong)

@@ -28,33 +28,43 @@ extension SecondFactorService {
         )
     }
 
-    /// The `second_factor_required` error carrying `token`, naming the user's active factors.
-    func required(
-        userID: String, token: String, status: HTTPResponse.Status = .unauthorized
-    ) async throws -> APIError {
-        let factors = try await store.factors(userID: userID).filter(\.active).map(Self.hint)
+    /// The `401 second_factor_required` of a held sign-in, carrying `token` and naming the user's
+    /// active factors.
+    func required(userID: String, token: String) async throws -> APIError {
+        required(
+            SecondFactorChallengeBody(
+                challenge: token, expiresIn: Int(settings.challengeLifetime),
+                factors: try await store.factors(userID: userID).filter(\.active).map(Self.hint)),
+            status: .unauthorized)
+    }
+
+    /// The `second_factor_required` error carrying `challenge`: 401 for a sign-in, 403 for an
+    /// operation that needs `aal` 2.
+    func required(_ challenge: SecondFactorChallengeBody, status: HTTPResponse.Status) -> APIError {
         var error = APIError(
             status, .secondFactorRequired,
             status == .unauthorized
                 ? "Enter a code from your authenticator app (or a recovery code) to finish signing in: send it with challenge to POST /v1/auth/factor."
                 : "This needs a session that proved a second factor: send a code with challenge to POST /v1/auth/factor, then retry with the new access token."
         )
-        error.challenge = SecondFactorChallengeBody(
-            challenge: token, expiresIn: Int(settings.challengeLifetime), factors: factors)
+        error.challenge = challenge
         return error
     }
 
     /// Passes when the session proved a second factor (`aal` 2); otherwise throws
     /// `403 second_factor_required` with a step-up challenge for it.
-    func requireSecondFactor(_ claims: SessionTokens.AccessClaims) async throws {
+    /// - Parameter factors: the user's factors, as the caller just read them (named in the challenge).
+    func requireSecondFactor(_ claims: SessionTokens.AccessClaims, factors: [StoredFactor]) async throws {
         guard claims.aal < 2 else { return }
-        let body = try await stepUp(claims)
-        throw try await required(userID: claims.userID, token: body.challenge, status: .forbidden)
+        throw required(try await stepUp(claims, factors: factors), status: .forbidden)
     }
 
     /// `POST /v1/users/me/factors/challenge`: a challenge whose code raises the caller's session to
     /// `aal` 2.
-    func stepUp(_ claims: SessionTokens.AccessClaims) async throws -> SecondFactorChallengeBody {
+    /// - Parameter factors: the user's factors when the caller has them already; read otherwise.
+    func stepUp(
+        _ claims: SessionTokens.AccessClaims, factors known: [StoredFactor]? = nil
+    ) async throws -> SecondFactorChallengeBody {
         let now = configuration.clock()
         let (token, record) = try challenge(
             FactorChallengePlan(kind: .stepUp), purpose: .stepUp, sessionID: claims.sessionID, now: now)
@@ -62,9 +72,11 @@ extension SecondFactorService {
             guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
             throw Self.notEnrolled
         }
-        let factors = try await store.factors(userID: claims.userID).filter(\.active).map(Self.hint)
+        let factors: [StoredFactor]
+        if let known { factors = known } else { factors = try await store.factors(userID: claims.userID) }
         return SecondFactorChallengeBody(
-            challenge: token, expiresIn: Int(settings.challengeLifetime), factors: factors)
+            challenge: token, expiresIn: Int(settings.challengeLifetime),
+            factors: factors.filter(\.active).map(Self.hint))
     }
 
     /// Sends a code to a challenge (`POST /v1/auth/factor`, or Easy Login's code page when

@@ -38,7 +38,7 @@ struct SecondFactorService: Sendable {
         }
         let displayName = try Self.displayName(request.displayName)
         let factors = try await store.factors(userID: claims.userID)
-        if factors.contains(where: \.active) { try await requireSecondFactor(claims) }
+        if factors.contains(where: \.active) { try await requireSecondFactor(claims, factors: factors) }
         guard let user = try await store.user(id: claims.userID) else { throw APIError.sessionEnded }
         let now = configuration.clock()
         let secret = TOTP.newSecret()
@@ -70,7 +70,7 @@ struct SecondFactorService: Sendable {
         guard let factor = factors.first(where: { $0.id == factorID && !$0.active }) else { throw notPending }
         // A factor added by a session before the person's first one was active (a thief's, say) is
         // activated only by a session that proved that one.
-        if factors.contains(where: \.active) { try await requireSecondFactor(claims) }
+        if factors.contains(where: \.active) { try await requireSecondFactor(claims, factors: factors) }
         let now = configuration.clock()
         guard let secret = sealing.open(factor.secret, userID: factor.userID, factorID: factor.id),
             let step = TOTP.matchingStep(code, secret: secret, at: now, skew: settings.skewSteps)
@@ -112,10 +112,9 @@ struct SecondFactorService: Sendable {
     /// pending one guards nothing, so any session of the person may drop it).
     func remove(_ claims: SessionTokens.AccessClaims, factorID: String) async throws {
         let notFound = APIError(.notFound, .factorNotFound, "No factor of yours has this id.")
-        guard let factor = try await store.factors(userID: claims.userID).first(where: { $0.id == factorID }) else {
-            throw notFound
-        }
-        if factor.active { try await requireSecondFactor(claims) }
+        let factors = try await store.factors(userID: claims.userID)
+        guard let factor = factors.first(where: { $0.id == factorID }) else { throw notFound }
+        if factor.active { try await requireSecondFactor(claims, factors: factors) }
         guard try await store.removeFactor(id: factorID, userID: claims.userID, now: configuration.clock()) else {
             throw notFound
         }
@@ -124,10 +123,9 @@ struct SecondFactorService: Sendable {
     /// `POST /v1/users/me/recovery-codes`: ten new codes replace the old ones, from a session at
     /// `aal` 2.
     func regenerateRecoveryCodes(_ claims: SessionTokens.AccessClaims) async throws -> RecoveryCodesBody {
-        guard try await store.factors(userID: claims.userID).contains(where: \.active) else {
-            throw Self.notEnrolled
-        }
-        try await requireSecondFactor(claims)
+        let factors = try await store.factors(userID: claims.userID)
+        guard factors.contains(where: \.active) else { throw Self.notEnrolled }
+        try await requireSecondFactor(claims, factors: factors)
         let codes = RecoveryCodes.generate()
         guard
             try await store.replaceRecoveryCodes(
