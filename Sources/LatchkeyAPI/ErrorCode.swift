@@ -161,6 +161,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The authorization code was already redeemed: the session it opened is now revoked.
     public static let authorizationCodeReused = ErrorCode(rawValue: "authorization_code_reused")
 
+    // MARK: Operators (the admin API)
+
+    /// No admin key, or one that is unknown, malformed or revoked.
+    public static let adminKeyInvalid = ErrorCode(rawValue: "admin_key_invalid")
+    /// The data-deletion request is not waiting for an operator's decision; nothing changed.
+    public static let deletionNotPending = ErrorCode(rawValue: "deletion_not_pending")
+
     // MARK: Abuse limits
 
     /// An abuse limit was reached (per client address, Facebook identity or endpoint); retry after

@@ -12,7 +12,6 @@ struct DeletionsCommand: AsyncParsableCommand {
         subcommands: [List.self, Approve.self, Refuse.self, Retry.self])
 
     /// The longest reason kept: a few sentences for a person to read.
-    static let maximumReason = 500
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -80,16 +79,14 @@ struct DeletionsCommand: AsyncParsableCommand {
         @OptionGroup var options: KeysCommand.DatabaseOptions
 
         mutating func validate() throws {
-            let trimmed = reason.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty, trimmed.count <= DeletionsCommand.maximumReason else {
-                throw ValidationError("--reason must be 1 to \(DeletionsCommand.maximumReason) characters")
+            guard DeletionDecision.reason(reason) != nil else {
+                throw ValidationError(
+                    "--reason must be 1 to \(DeletionDecision.maximumReason) characters of plain text")
             }
-            guard !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" })
-            else { throw ValidationError("--reason must be plain text") }
         }
 
         mutating func run() async throws {
-            let reason = reason.trimmingCharacters(in: .whitespacesAndNewlines)
+            let reason = DeletionDecision.reason(reason) ?? reason
             let request = try await DeletionsCommand.decide(id, .refuse(reason: reason), options)
             print("Request \(request.id) is \(request.status.rawValue).")
         }
@@ -126,8 +123,7 @@ struct DeletionsCommand: AsyncParsableCommand {
                 "no data-deletion request has the id \(UsersCommand.quoted(id)) in "
                     + "\(StoreOpening.displayName(configuration)); `latchkey deletions list --status all` shows them.")
         }
-        let wanted: DeletionStatus = decision == .approve || decision == .retry ? .inProgress : .refused
-        guard request.status == wanted else {
+        guard request.status == decision.decidedStatus else {
             let expected = decision == .retry ? "in progress" : "waiting for review"
             throw CommandError("request \(request.id) is \(request.status.rawValue), not \(expected); nothing changed.")
         }

@@ -9,7 +9,7 @@ struct LatchkeyCommand: AsyncParsableCommand {
         version: Version.current,
         subcommands: [
             ServeCommand.self, EmulatorCommand.self, LoginCommand.self, KeysCommand.self, DatabaseCommand.self,
-            UsersCommand.self, DeletionsCommand.self, SettingsCommand.self,
+            UsersCommand.self, DeletionsCommand.self, AdminCommand.self, SettingsCommand.self,
         ]
     )
 }

@@ -58,6 +58,16 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
+        // Once, before the first logger: every line, whichever logger writes it, names the request
+        // it belongs to.
+        let format = configuration.operations.logFormat
+        LoggingSystem.bootstrap(
+            { label, provider in
+                switch format {
+                case .text: StreamLogHandler.standardError(label: label, metadataProvider: provider)
+                case .json: JSONLogHandler(label: label, metadataProvider: provider)
+                }
+            }, metadataProvider: RequestLog.metadataProvider)
         var logger = Logger(label: "latchkey")
         logger.logLevel = logLevel
         // Migrated by buildApplication, before the server binds.
@@ -80,12 +90,21 @@ struct ServeCommand: AsyncParsableCommand {
         // Where the data is, resolved: a relative path is taken in the working directory, which a
         // service manager chooses.
         let database = "Database: " + ((try? DatabaseLocation(configuration.database.url))?.resolvedDisplayName ?? "?")
-        let banner = StartupBanner(expected: dev ? [.server, .emulator] : [.server]) { port in
-            dev
+        let admin = configuration.operations.adminAddress
+        let expected: Set<StartupBanner.Part> = Set(
+            [.server] + (dev ? [.emulator] : []) + (admin == nil ? [] : [.admin]))
+        let banner = StartupBanner(expected: expected) { ports in
+            let port = ports[.server] ?? configuration.http.port
+            let text =
+                dev
                 ? DevMode.banner(
                     serverURL: "http://\(configuration.http.host):\(port)", emulatorPort: emulatorPort,
                     database: database)
                 : "Latchkey listening on http://\(configuration.http.host):\(port)\n\(database)"
+            guard let admin else { return text }
+            let host = admin.host.contains(":") ? "[\(admin.host)]" : admin.host
+            return text
+                + "\nAdmin API on http://\(host):\(ports[.admin] ?? admin.port)/admin/v1 (LATCHKEY_ADMIN_LISTEN)"
         }
         let facebook = HTTPClient.facebook(configuration)
         let servers: [any Service]
@@ -110,9 +129,11 @@ struct ServeCommand: AsyncParsableCommand {
             // NIO's bind error names neither the port nor which part of `serve` wanted it.
             let part = banner.notListening ?? .server
             let (port, setting) =
-                part == .server
-                ? ("\(configuration.http.host):\(configuration.http.port)", "--port or LATCHKEY_PORT")
-                : ("127.0.0.1:\(emulatorPort)", "--emulator-port")
+                switch part {
+                case .server: ("\(configuration.http.host):\(configuration.http.port)", "--port or LATCHKEY_PORT")
+                case .admin: (configuration.operations.adminListen ?? "", "LATCHKEY_ADMIN_LISTEN")
+                case .emulator: ("127.0.0.1:\(emulatorPort)", "--emulator-port")
+                }
             let reason =
                 error.errnoCode == EADDRINUSE
                 ? "is already in use (another Latchkey, or another program?)" : "needs privileges this user lacks"
@@ -128,10 +149,11 @@ struct ServeCommand: AsyncParsableCommand {
     ) async throws -> [any Service] {
         var servers: [any Service] = [
             try await buildApplication(
-                configuration: configuration, store: store, httpClient: facebook, logger: logger
-            ) { channel in
-                banner.listening(.server, port: channel.localAddress?.port ?? configuration.http.port)
-            }
+                configuration: configuration, store: store, httpClient: facebook, logger: logger,
+                onServerRunning: { channel in
+                    banner.listening(.server, port: channel.localAddress?.port ?? configuration.http.port)
+                },
+                onAdminServerRunning: { channel in banner.listening(.admin, port: channel.localAddress?.port) })
         ]
         if dev {
             var emulatorLogger = logger

@@ -9,24 +9,26 @@ final class StartupBanner: Sendable {
     /// A part of `serve` that binds a port.
     enum Part: String, Sendable, CaseIterable {
         case server = "the Latchkey server"
+        case admin = "the admin API"
         case emulator = "the Facebook emulator"
     }
 
     private let expected: Set<Part>
-    private let state = Mutex<(listening: Set<Part>, serverPort: Int?)>(([], nil))
-    private let text: @Sendable (_ serverPort: Int) -> String
+    private let state = Mutex<(listening: Set<Part>, ports: [Part: Int])>(([], [:]))
+    private let text: @Sendable (_ ports: [Part: Int]) -> String
 
-    init(expected: Set<Part>, text: @escaping @Sendable (_ serverPort: Int) -> String) {
+    /// - Parameter text: the banner, given the port each part bound (port 0 picks one).
+    init(expected: Set<Part>, text: @escaping @Sendable (_ ports: [Part: Int]) -> String) {
         self.expected = expected
         self.text = text
     }
 
-    /// Records that `part` listens; prints the banner when the last expected part does.
+    /// Records that `part` listens on `port`; prints the banner when the last expected part does.
     func listening(_ part: Part, port: Int? = nil) {
-        let ready: Int? = state.withLock { state in
+        let ready: [Part: Int]? = state.withLock { state in
             state.listening.insert(part)
-            if part == .server { state.serverPort = port }
-            return state.listening == expected ? state.serverPort : nil
+            if let port { state.ports[part] = port }
+            return state.listening == expected ? state.ports : nil
         }
         if let ready { FileHandle.standardOutput.write(Data((text(ready) + "\n").utf8)) }
     }

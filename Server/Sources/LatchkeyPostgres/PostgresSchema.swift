@@ -217,5 +217,30 @@ enum PostgresSchema {
             "ALTER TABLE sessions ADD COLUMN second_factor text",
             "ALTER TABLE authorization_codes ADD COLUMN second_factor text",
         ],
+        [
+            // Operators' keys (`createAdminKey`…): the secret's hash only.
+            """
+            CREATE TABLE admin_keys (
+                id text PRIMARY KEY, name text NOT NULL, hash bytea NOT NULL, created_at timestamptz NOT NULL,
+                last_used_at timestamptz, revoked_at timestamptz)
+            """,
+            // `searchUsers`: pages newest first walk this index; a term finds its users through
+            // the primary key, the identities' subjects and the email: its JSON text (`->`, which
+            // never unescapes, so a `\u0000` a provider sent cannot fail a write), lowered in ASCII
+            // only (`translate`) as SQLite's `lower` does, so both backends find the same users.
+            // The query repeats the expression exactly, or the index goes unused.
+            "CREATE INDEX users_created ON users(created_at, id)",
+            "CREATE INDEX users_email ON users((\(PostgresSchema.emailKey)))",
+            "CREATE INDEX identities_subject ON identities(subject)",
+        ],
     ]
+
+    /// The indexed email: the property's JSON text lowered in ASCII only (what SQLite's `lower`
+    /// does without ICU).
+    static let emailKey = asciiLower("(properties -> 'email')::text")
+
+    /// `text` lowered in ASCII only.
+    static func asciiLower(_ text: String) -> String {
+        "translate(\(text), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+    }
 }

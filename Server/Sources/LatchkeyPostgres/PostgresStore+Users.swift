@@ -120,9 +120,9 @@ extension PostgresStore {
     /// Writes `event` to the audit log inside the caller's transaction, saying where it came from
     /// (`AuditContext.current`: the caller's task, which the transaction runs in).
     static func record(_ event: AuditEvent, at now: Date, _ connection: PostgresConnection) async throws {
-        let detail = String(decoding: event.detail.encoded(), as: UTF8.self)
-        let userID: String? = event.userID.isEmpty ? nil : event.userID
         let context = AuditContext.current
+        let detail = String(decoding: context.detail(of: event).encoded(), as: UTF8.self)
+        let userID: String? = event.userID.isEmpty ? nil : event.userID
         try await connection.run(
             """
             INSERT INTO audit_events (at, type, user_id, detail, node, client_address, user_agent)

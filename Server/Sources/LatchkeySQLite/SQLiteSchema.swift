@@ -196,5 +196,19 @@ enum SQLiteSchema {
             "ALTER TABLE sessions ADD COLUMN second_factor TEXT",
             "ALTER TABLE authorization_codes ADD COLUMN second_factor TEXT",
         ],
+        [
+            // Operators' keys (`createAdminKey`…): the secret's hash only.
+            """
+            CREATE TABLE admin_keys (
+                id TEXT PRIMARY KEY, name TEXT NOT NULL, hash BLOB NOT NULL, created_at REAL NOT NULL,
+                last_used_at REAL, revoked_at REAL)
+            """,
+            // `searchUsers`: pages newest first walk this index; a term finds its users through
+            // the primary key, the identities' subjects and the email: its JSON text, lowered in
+            // ASCII (the same expression as the query's, or the index goes unused).
+            "CREATE INDEX users_created ON users(created_at, id)",
+            "CREATE INDEX users_email ON users(lower(properties -> '$.email'))",
+            "CREATE INDEX identities_subject ON identities(subject)",
+        ],
     ]
 }

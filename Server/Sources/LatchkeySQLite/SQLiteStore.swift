@@ -446,7 +446,8 @@ package final class SQLiteStore: LatchkeyStore {
             [
                 .float(now.timeIntervalSince1970), .text(event.type.rawValue),
                 event.userID.isEmpty ? .null : .text(event.userID),
-                .text(String(decoding: event.detail.encoded(), as: UTF8.self)), .optionalText(context.node),
+                .text(String(decoding: context.detail(of: event).encoded(), as: UTF8.self)),
+                .optionalText(context.node),
                 .optionalText(context.client.address), .optionalText(context.client.userAgent),
             ])
     }

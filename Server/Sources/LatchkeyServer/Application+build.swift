@@ -24,11 +24,12 @@ package func buildApplication(
     httpClient: HTTPClient = .shared,
     logger: Logger = Logger(label: "latchkey"),
     rateLimiter: any RateLimiter = InProcessRateLimiter(),
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    onAdminServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     try await buildApplication(
         configuration: configuration, store: store, httpClient: httpClient, logger: logger, rateLimiter: rateLimiter,
-        routeTable: RouteTable(), onServerRunning: onServerRunning)
+        routeTable: RouteTable(), onServerRunning: onServerRunning, onAdminServerRunning: onAdminServerRunning)
 }
 
 /// `buildApplication`, filling `routeTable` with the routes the router has once they are all
@@ -40,7 +41,9 @@ func buildApplication(
     logger: Logger = Logger(label: "latchkey"),
     rateLimiter: any RateLimiter = InProcessRateLimiter(),
     routeTable table: RouteTable,
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    adminRouteTable adminTable: RouteTable = RouteTable(),
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    onAdminServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     try configuration.validate()
     try await store.migrate()
@@ -145,6 +148,8 @@ func buildApplication(
         verifier: AppleIDTokenVerifier(keys: appleKeys, configuration: configuration), apple: appleClient,
         sealing: sealing, tokens: tokens, limits: limits, facebook: signIn)
     let router = Router(context: LatchkeyRequestContext.self)
+    router.add(
+        middleware: RequestObserver(limits: limits, accessLog: configuration.operations.accessLog, logger: logger))
     router.add(middleware: ErrorMiddleware(routes: table))
     router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
     Routes(
@@ -158,6 +163,16 @@ func buildApplication(
         limits: limits,
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize)
     ).register(on: router)
+    let admin = AdminController(
+        admin: AdminService(configuration: configuration, store: store, protection: protection),
+        authentication: AdminAuthentication(store: store, limits: limits, clock: configuration.clock, logger: logger),
+        reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize))
+    let adminApplication = configuration.operations.adminAddress.map { address in
+        makeAdminApplication(
+            admin, address: address, configuration: configuration, limits: limits, table: adminTable, logger: logger,
+            onServerRunning: onAdminServerRunning)
+    }
+    if adminApplication == nil { admin.register(on: router) }
     table.load(router)
     let connections = ConnectionCounter(
         maximum: configuration.http.maximumConnections,
@@ -193,6 +208,7 @@ func buildApplication(
             await onServerRunning(channel)
         },
         logger: logger)
+    if let adminApplication { application.addServices(adminApplication) }
     if let appleClient, configuration.apple.checksCredentials {
         application.addServices(
             AppleCredentialMonitor(apple: appleClient, clientIDs: configuration.apple.clientIDs, logger: logger))
@@ -203,6 +219,28 @@ func buildApplication(
                 check: check, apps: unchecked.apps, initialDelay: unchecked.delay, logger: logger))
     }
     return application
+}
+
+/// The admin API on its own listener (`LATCHKEY_ADMIN_LISTEN`), with the public listener's error
+/// answers and audit context, run as a service beside the public one.
+private func makeAdminApplication(
+    _ admin: AdminController, address: (host: String, port: Int), configuration: ServerConfiguration,
+    limits: AbuseLimits, table: RouteTable, logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void
+) -> some ApplicationProtocol {
+    let router = Router(context: LatchkeyRequestContext.self)
+    router.add(
+        middleware: RequestObserver(limits: limits, accessLog: configuration.operations.accessLog, logger: logger))
+    router.add(middleware: ErrorMiddleware(routes: table))
+    router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
+    admin.register(on: router)
+    table.load(router)
+    return Application(
+        router: router,
+        server: .http1(
+            configuration: .init(idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
+        configuration: .init(address: .hostname(address.host, port: address.port), serverName: "latchkey"),
+        onServerRunning: onServerRunning, logger: logger)
 }
 
 /// Asks Facebook whether it accepts each app's credentials, as `facebook.startupCheck` says.

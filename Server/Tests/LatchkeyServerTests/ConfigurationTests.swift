@@ -77,12 +77,40 @@ struct ConfigurationTests {
                 ["LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s", "LATCHKEY_HOST": "0.0.0.0"],
                 "LATCHKEY_PUBLIC_URL"
             ),
+            (
+                [
+                    "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                    "LATCHKEY_ADMIN_LISTEN": "9090",
+                ],
+                "LATCHKEY_ADMIN_LISTEN"
+            ),
+            (
+                [
+                    "LATCHKEY_FACEBOOK_APP_ID": "1", "LATCHKEY_FACEBOOK_APP_SECRET": "s",
+                    "LATCHKEY_ADMIN_LISTEN": "[::1:99999",
+                ], "LATCHKEY_ADMIN_LISTEN"
+            ),
         ])
     func validation(settings: [String: String], fragment: String) throws {
         let configuration = try ServerConfiguration(settings: settings)
         #expect {
             try configuration.validate()
         } throws: { "\($0)".contains(fragment) }
+    }
+
+    @Test("LATCHKEY_ADMIN_LISTEN reads as a host and a port, IPv6 in brackets")
+    func adminListen() throws {
+        var operations = ServerConfiguration.OperationsSettings()
+        for (given, host, port) in [
+            ("127.0.0.1:9090", "127.0.0.1", 9090), ("[::1]:9091", "::1", 9091), ("localhost:0", "localhost", 0),
+        ] {
+            operations.adminListen = given
+            #expect(operations.adminAddress?.host == host && operations.adminAddress?.port == port, "\(given)")
+        }
+        for given in [":9090", "host", "host:port", "[::1]", "a b:1", "h:70000"] {
+            operations.adminListen = given
+            #expect(operations.adminAddress == nil, "\(given)")
+        }
     }
 
     @Test("a settings file is read, with comments, and refuses unknown names")

@@ -44,9 +44,13 @@ struct OpenAPIContractTests {
             quiet.logLevel = .critical
             _ = try await buildApplication(
                 configuration: stack.configuration, store: stack.store, logger: quiet, routeTable: table)
-            #expect(table.routes.count >= 15)
-            #expect(table.routes.subtracting(Self.documented).isEmpty, "registered, not documented")
-            #expect(Self.documented.subtracting(table.routes).isEmpty, "documented, not registered")
+            // The admin API's routes are its own document's (AdminAPITests), on this listener too
+            // while no LATCHKEY_ADMIN_LISTEN is set.
+            let routes = table.routes.filter { !$0.contains(" /admin/") }
+            #expect(routes.count >= 15)
+            #expect(routes.subtracting(Self.documented).isEmpty, "registered, not documented")
+            #expect(Self.documented.subtracting(routes).isEmpty, "documented, not registered")
+            #expect(table.routes.subtracting(routes) == AdminAPITests.documented, "the admin API's routes")
         }
     }
 

@@ -65,6 +65,7 @@ struct OperatorMistakeTests {
                 "LATCHKEY_DEAUTHORIZE_ENDS": "identity-sessions", "LATCHKEY_DATA_DELETION_POLICY": "queue",
                 "LATCHKEY_NODE_NAME": "node-1", "LATCHKEY_TOTP_ISSUER": "Example App", "LATCHKEY_TOTP_SKEW_STEPS": "1",
                 "LATCHKEY_TOTP_MAX_ATTEMPTS": "5", "LATCHKEY_MFA_CHALLENGE_TTL": "300",
+                "LATCHKEY_ADMIN_LISTEN": "127.0.0.1:0", "LATCHKEY_LOG_FORMAT": "json", "LATCHKEY_ACCESS_LOG": "true",
             ]
         ) { _, given in given }
     }

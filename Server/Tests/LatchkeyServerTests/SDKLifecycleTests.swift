@@ -412,6 +412,9 @@ struct SDKLifecycleTests {
             let refreshing = Task { try await phone.validAccessToken() }
             await gate.waitUntilHeld(Self.token)
             let signingOut = Task { try await phone.signOut(scope: .everywhere) }
+            // The sign-out has ended the session here before the refresh's answer arrives; on a
+            // loaded machine the task could otherwise start only after the refresh landed.
+            try await eventually("the sign-out ended the session locally") { await phone.authState == .closed }
             await gate.release(Self.token)
             try await signingOut.value
             #expect(await Self.failure { try await refreshing.value } == .cancelled)

@@ -8,7 +8,7 @@ extension ServerConfiguration {
         [
             httpSettings, databaseSettings, facebookSettings, signInSettings, usersSettings, easyLoginSettings,
             appleSettings, identitiesSettings, secondFactorSettings, sessionsSettings, secretsSettings,
-            maintenanceSettings, limitSettings,
+            maintenanceSettings, limitSettings, operationsSettings,
         ].flatMap(\.self)
 
     /// Listening, connections and requests.
@@ -415,6 +415,25 @@ extension ServerConfiguration {
         ),
     ]
 
+    /// The admin API's listener, logs and metrics.
+    static let operationsSettings: [Setting] = [
+        .optionalText(
+            "LATCHKEY_ADMIN_LISTEN", \.operations, \.adminListen, default: "unset: on the public listener",
+            meaning:
+                "`HOST:PORT` (`127.0.0.1:9090`, `[::1]:9090`) where the admin API (`/admin/v1`) and `/metrics` are served instead of the public listener, which then answers 404 under `/admin` and for `/metrics`: keep it off the internet"
+        ),
+        .field(
+            "LATCHKEY_LOG_FORMAT", \.operations, \.logFormat, default: "`text`",
+            meaning:
+                "`text`, or `json`: one JSON object per line (`time`, `level`, `logger`, `message`, and each metadata key as written, `latchkey.request.id` among them), for log collectors"
+        ) { try $0.choice($1, OperationsSettings.LogFormat.self, "text or json") },
+        .flag(
+            "LATCHKEY_ACCESS_LOG", \.operations, \.accessLog, default: "`false`",
+            meaning:
+                "log each request (`latchkey.http.request`: method, route template, status, duration, the client address the abuse limits count, request id; never a query or a token)"
+        ),
+    ]
+
     /// The abuse limits, from their own table (`AbuseLimitRules.settings`), so a new limit
     /// cannot be left out: one was, and its setting was silently ignored.
     static let limitSettings: [Setting] = AbuseLimitRules.settings.map { limit in
@@ -449,6 +468,8 @@ extension ServerConfiguration {
             "Easy Login's Facebook callback and the data-deletion status page per client address, counted before its state is opened (each may write the state's single use); beyond, a 429 page",
         "LATCHKEY_LIMIT_PROVIDER_CALLBACK_PER_ADDRESS":
             "Facebook's deauthorize and data-deletion callbacks and Apple's notifications per client address (the providers' servers, apart from browsers); each refusal is an audit row",
+        "LATCHKEY_LIMIT_ADMIN_PER_ADDRESS":
+            "admin API calls with a wrong or no admin key per client address (a good key gives its count back)",
     ]
 
     /// `LATCHKEY_FACEBOOK_APP_ID` with `LATCHKEY_FACEBOOK_APP_SECRET`: one secret per app id, in

@@ -57,6 +57,8 @@ package struct ServerConfiguration: Sendable {
     package var limits = AbuseLimitRules()
     /// Background work.
     package var maintenance = MaintenanceSettings()
+    /// The admin API's listener, logs and metrics.
+    package var operations = OperationsSettings()
     /// Settings read from a `NAME_FILE`: their values are never quoted in errors.
     var settingsFromFiles: Set<String> = []
     /// The clock; tests inject a fixed one.
@@ -103,6 +105,7 @@ package struct ServerConfiguration: Sendable {
         try apple.validate(shown)
         try users.validate()
         try maintenance.validate()
+        try operations.validate()
         try database.validate()
         try secrets.validate()
     }

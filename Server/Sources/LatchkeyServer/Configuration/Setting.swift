@@ -34,6 +34,8 @@ package struct Setting: Sendable {
         case limits
         /// Background work.
         case maintenance
+        /// The admin API's listener, logs and metrics.
+        case operations
 
         /// The group's heading in the README and in `latchkey settings`.
         package var title: String {
@@ -51,6 +53,7 @@ package struct Setting: Sendable {
             case .secrets: "Secrets at rest"
             case .limits: "Abuse limits"
             case .maintenance: "Maintenance"
+            case .operations: "Operations"
             }
         }
     }

@@ -12,6 +12,8 @@ struct LatchkeyRequestContext: RequestContext, RemoteAddressRequestContext {
     /// The access token's claims, once `BearerAuthentication` checked them; `nil` on routes
     /// without it.
     var session: SessionTokens.AccessClaims?
+    /// The admin key `AdminAuthentication` checked; `nil` on routes without it.
+    var adminKey: StoredAdminKey?
 
     /// The authenticated session: routes behind `BearerAuthentication` always have one, so its
     /// absence is our wiring's fault, answered as a missing token rather than a crash.

@@ -3803,9 +3803,11 @@ enum OpenAPIDocument {
                   "identity_already_linked",
                   "last_sign_in_method",
                   "link_ticket_invalid",
-                  "link_request_invalid"
+                  "link_request_invalid",
+                  "admin_key_invalid",
+                  "deletion_not_pending"
                 ],
-                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method."
+                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method. `admin_key_invalid` and `deletion_not_pending` are the admin API's (docs/admin-openapi.json, served at `/admin/openapi.json`)."
               },
               "Error": {
                 "type": "object",

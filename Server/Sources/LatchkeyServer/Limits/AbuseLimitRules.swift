@@ -37,6 +37,11 @@ package struct AbuseLimitRules: Sendable, Equatable {
     package var providerCallbackPerAddress: RateRule? = RateRule(
         name: "provider-callback-address", limit: 600, period: 60)
 
+    /// Admin API calls with a wrong or no admin key per client address
+    /// (`LATCHKEY_LIMIT_ADMIN_PER_ADDRESS`, 30/60): a good key gives its count back, so only
+    /// guessing is limited.
+    package var adminPerAddress: RateRule? = RateRule(name: "admin-address", limit: 30, period: 60)
+
     /// The defaults.
     package init() {}
 
@@ -64,6 +69,7 @@ package struct AbuseLimitRules: Sendable, Equatable {
                 "LATCHKEY_LIMIT_PROVIDER_CALLBACK_PER_ADDRESS", "provider-callback-address",
                 \.providerCallbackPerAddress
             ),
+            ("LATCHKEY_LIMIT_ADMIN_PER_ADDRESS", "admin-address", \.adminPerAddress),
         ]
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Where the events a store records come from: the node, and the client of the request being
 /// served (none for background work and the command line). Every audit row carries it.
@@ -16,6 +17,9 @@ package struct AuditContext: Sendable, Equatable {
 
     /// The request's client.
     package var client: ClientInfo { resolveClient() }
+    /// The admin key of the call being served (the admin API and console), named in the detail
+    /// of every event the call records (`detail(of:)`).
+    package var adminKeyID: String?
 
     /// Creates a context.
     package init(node: String?, client: ClientInfo) {
@@ -29,9 +33,17 @@ package struct AuditContext: Sendable, Equatable {
         resolveClient = resolve
     }
 
-    /// The same node and client.
+    /// The same node, client and admin key.
     package static func == (left: AuditContext, right: AuditContext) -> Bool {
-        left.node == right.node && left.client == right.client
+        left.node == right.node && left.client == right.client && left.adminKeyID == right.adminKeyID
+    }
+
+    /// `event`'s detail as stored: with `admin_key` when an admin call records it, so every change
+    /// an operator makes names the key that made it, whichever store operation wrote it.
+    package func detail(of event: AuditEvent) -> JSONValue {
+        guard let adminKeyID, var members = event.detail.objectValue else { return event.detail }
+        members["admin_key"] = .string(adminKeyID)
+        return .object(members)
     }
 
     /// The context of the running task: no node and no client unless one was set.

@@ -81,6 +81,13 @@ package struct AuditEvent: Sendable, Equatable {
         case factorRemoved = "factor.removed"
         /// New recovery codes replaced the old ones.
         case recoveryCodesRegenerated = "factor.recovery_codes_regenerated"
+        /// A call to the admin API or console (`detail.admin_key`, `method`, `route`, `status`);
+        /// about the user the route names, if any.
+        case adminCall = "admin.call"
+        /// An admin key was made (`detail.admin_key`, `name`, `by`).
+        case adminKeyCreated = "admin_key.created"
+        /// An admin key was revoked (`detail.admin_key`, `name`, `by`).
+        case adminKeyRevoked = "admin_key.revoked"
     }
 
     /// Who did what an event records, when it was not the person signing in.
@@ -91,6 +98,9 @@ package struct AuditEvent: Sendable, Equatable {
         case commandLine = "cli"
         /// The identity provider, telling us the person deleted their account there.
         case provider
+        /// An operator, through the admin API or console (the event's `detail.admin_key` names
+        /// the key).
+        case admin
     }
 
     /// What happened.
@@ -181,6 +191,13 @@ package struct AuditEvent: Sendable, Equatable {
         if let factorID { detail["factor_id"] = .string(factorID) }
         if let factorType { detail["type"] = .string(factorType.rawValue) }
         return AuditEvent(type: type, userID: userID, detail: .object(detail))
+    }
+
+    /// What making or revoking an admin key records.
+    package static func adminKey(created: Bool, _ key: StoredAdminKey, by actor: Actor) -> AuditEvent {
+        AuditEvent(
+            type: created ? .adminKeyCreated : .adminKeyRevoked, userID: "",
+            detail: ["admin_key": .string(key.id), "name": .string(key.name), "by": .string(actor.rawValue)])
     }
 
     /// What ending every session of a user records.

@@ -138,4 +138,26 @@ package enum DeletionDecision: Sendable, Equatable {
         case .retry: status == .inProgress
         }
     }
+
+    /// The status a request has once the decision went through: a request returned in another
+    /// was not waiting for it, and nothing changed.
+    package var decidedStatus: DeletionStatus {
+        switch self {
+        case .approve, .retry: .inProgress
+        case .refuse: .refused
+        }
+    }
+
+    /// The longest refusal reason, in characters (the person reads it on the status page).
+    package static let maximumReason = 500
+
+    /// `text` as a refusal reason: trimmed, 1 to `maximumReason` characters of plain text (no
+    /// control characters but line breaks); `nil` when it is not one.
+    package static func reason(_ text: String) -> String? {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= maximumReason,
+            !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" })
+        else { return nil }
+        return trimmed
+    }
 }

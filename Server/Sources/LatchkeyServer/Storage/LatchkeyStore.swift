@@ -305,6 +305,39 @@ package protocol LatchkeyStore: Sendable {
     /// Ends or reschedules a claimed job (`JobOutcome`), recording its audit event with it.
     func finishJob(id: String, outcome: JobOutcome, now: Date) async throws
 
+    // MARK: Operators (the admin API, the console, `latchkey admin`)
+
+    /// Stores a new admin key and records `admin_key.created` naming `actor`.
+    func createAdminKey(_ key: StoredAdminKey, by actor: AuditEvent.Actor) async throws
+
+    /// Every admin key, revoked ones too, newest first.
+    func adminKeys() async throws -> [StoredAdminKey]
+
+    /// The admin key `id`, revoked or not, or `nil`.
+    func adminKey(id: String) async throws -> StoredAdminKey?
+
+    /// Revokes the admin key `id`, recording `admin_key.revoked` naming `actor`.
+    /// - Returns: the key after the change (unchanged when it was already revoked), or `nil`.
+    func revokeAdminKey(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> StoredAdminKey?
+
+    /// Records an admin call (`AuditEvent.Kind.adminCall`) and the key's last use, together.
+    func recordAdminCall(_ event: AuditEvent, keyID: String, now: Date) async throws
+
+    /// Users matching `search`, newest first (ties by id), with identities, at most `limit`; only
+    /// those after `cursor` when given.
+    func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser]
+
+    /// Deletes the user `id` as an account deletion does (its revocations queued, a tombstone
+    /// recorded naming `actor`), without a session's say: an operator's decision.
+    /// - Returns: whether there was such a user.
+    func deleteUser(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> Bool
+
+    /// Removes an identity from a user for an operator, as `Verdicts.unlink` allows (never the
+    /// last of a full user's): its provider tokens revoked in the background and the sessions it
+    /// opened ended, as when its provider asks; the properties stay.
+    /// - Throws: `IdentityRefusal` (`notLinked`, `lastSignInMethod`, `sessionEnded` for no user).
+    func removeIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
+
     /// Session signing keys, newest first.
     func signingKeys() async throws -> [StoredSigningKey]
 

@@ -185,4 +185,23 @@ package enum StorageRules {
         if let method { detail["method"] = .string(method.rawValue) }
         return AuditEvent(type: created ? .userCreated : .userSignedIn, userID: userID, detail: .object(detail))
     }
+
+    /// `text` as a JSON string, as the stores hold string properties: searches compare JSON texts,
+    /// which both backends read without unescaping (`->`).
+    package static func jsonText(_ text: String) -> String {
+        String(decoding: JSONValue.string(text).encoded(), as: UTF8.self)
+    }
+
+    /// The JSON texts a property equal to an operator's `value` may be stored as: the string
+    /// `value`, and `value` itself when it is a JSON number, `true`, `false` or `null` written as
+    /// the stores write it (`country=DE` finds `"DE"`; `age=42` finds `42` and `"42"`).
+    package static func propertySearchValues(_ value: String) -> (text: String, literal: String?) {
+        guard let parsed = try? JSONValue.decode(Data(value.utf8)) else { return (jsonText(value), nil) }
+        switch parsed {
+        case .object, .array, .string: return (jsonText(value), nil)
+        default:
+            let written = String(decoding: parsed.encoded(), as: UTF8.self)
+            return (jsonText(value), written == value ? written : nil)
+        }
+    }
 }

@@ -109,6 +109,12 @@ package struct TransferTable: Sendable, Equatable {
                 ("created_at", .date), ("expires_at", .date), ("attempts", .integer), ("spent_at", .date),
             ]),
         TransferTable("factor_lockouts", [("user_id", .text), ("failures", .integer), ("locked_until", .date)]),
+        TransferTable(
+            "admin_keys",
+            [
+                ("id", .text), ("name", .text), ("hash", .bytes), ("created_at", .date), ("last_used_at", .date),
+                ("revoked_at", .date),
+            ]),
     ]
 }
 

@@ -11,7 +11,10 @@ final class LogCapture: Sendable {
 
     /// A logger that records into this capture and prints nothing.
     func logger(label: String) -> Logger {
-        var logger = Logger(label: label) { _ in CapturingLogHandler(capture: self) }
+        // With the server's metadata provider, as `serve` bootstraps it: lines carry the request id.
+        var logger = Logger(label: label) { _ in
+            CapturingLogHandler(capture: self, metadataProvider: RequestLog.metadataProvider)
+        }
         logger.logLevel = .trace
         return logger
     }
@@ -42,6 +45,7 @@ struct CapturingLogHandler: LogHandler {
     let capture: LogCapture
     var logLevel: Logger.Level = .trace
     var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
@@ -49,7 +53,8 @@ struct CapturingLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        let merged = self.metadata.merging(event.metadata ?? [:]) { _, new in new }
+        let merged = self.metadata.merging(metadataProvider?.get() ?? [:]) { _, new in new }
+            .merging(event.metadata ?? [:]) { _, new in new }
         let rendered = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let error = event.error.map { " error=\($0)" } ?? ""
         capture.append("\(event.level) [\(event.source)] \(event.message) \(rendered)\(error)")

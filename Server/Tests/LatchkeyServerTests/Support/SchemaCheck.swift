@@ -22,7 +22,9 @@ struct SchemaCheck {
                 }
                 found += violations(value, target, at: path)
             case "type":
-                if !Self.has(type: rule.stringValue ?? "", value) { found.append("\(path): not a \(rule)") }
+                // One type, or a list of them (`["string", "null"]`).
+                let types = rule.arrayValue?.compactMap(\.stringValue) ?? [rule.stringValue ?? ""]
+                if !types.contains(where: { Self.has(type: $0, value) }) { found.append("\(path): not a \(rule)") }
             case "enum":
                 if !(rule.arrayValue ?? []).contains(value) { found.append("\(path): \(value) not in \(rule)") }
             case "const":

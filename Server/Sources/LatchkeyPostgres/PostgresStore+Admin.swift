@@ -1,0 +1,158 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+import PostgresNIO
+
+/// What operators do: admin keys, finding users, and the changes only an operator makes.
+extension PostgresStore {
+    /// See `LatchkeyStore.createAdminKey`.
+    package func createAdminKey(_ key: StoredAdminKey, by actor: AuditEvent.Actor) async throws {
+        try await transaction("create admin key") { connection in
+            try await connection.run(
+                """
+                INSERT INTO admin_keys (id, name, hash, created_at)
+                VALUES (\(key.id), \(key.name), \(key.hash), \(key.createdAt))
+                """)
+            try await Self.record(.adminKey(created: true, key, by: actor), at: key.createdAt, connection)
+        }
+    }
+
+    /// See `LatchkeyStore.adminKeys`.
+    package func adminKeys() async throws -> [StoredAdminKey] {
+        try await withConnection("admin keys") { connection in
+            try await connection.rows(
+                PostgresQuery(unsafeSQL: "\(Self.adminKeyColumns) ORDER BY created_at DESC, id DESC")
+            ).map(Self.adminKey)
+        }
+    }
+
+    /// See `LatchkeyStore.adminKey(id:)`.
+    package func adminKey(id: String) async throws -> StoredAdminKey? {
+        try await withConnection("admin key") { connection in try await Self.adminKey(id: id, connection) }
+    }
+
+    /// See `LatchkeyStore.revokeAdminKey`.
+    package func revokeAdminKey(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> StoredAdminKey? {
+        try await transaction("revoke admin key") { connection in
+            guard let key = try await Self.adminKey(id: id, lock: true, connection) else { return nil }
+            guard key.revokedAt == nil else { return key }
+            try await connection.run("UPDATE admin_keys SET revoked_at = \(now) WHERE id = \(id)")
+            try await Self.record(.adminKey(created: false, key, by: actor), at: now, connection)
+            return try await Self.adminKey(id: id, connection)
+        }
+    }
+
+    /// See `LatchkeyStore.recordAdminCall`.
+    package func recordAdminCall(_ event: AuditEvent, keyID: String, now: Date) async throws {
+        try await transaction("record admin call") { connection in
+            try await connection.run("UPDATE admin_keys SET last_used_at = \(now) WHERE id = \(keyID)")
+            try await Self.record(event, at: now, connection)
+        }
+    }
+
+    /// See `LatchkeyStore.searchUsers`.
+    package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
+        try await withConnection("search users") { connection in
+            var bindings = PostgresBindings()
+            var condition: String
+            switch search {
+            case .all:
+                condition = "true"
+            case .term(let term):
+                bindings.append(term)
+                bindings.append(StorageRules.jsonText(term))
+                condition = """
+                    id IN (
+                        SELECT $1 UNION SELECT user_id FROM identities WHERE subject = $1
+                        UNION SELECT id FROM users WHERE \(PostgresSchema.emailKey) = \(PostgresSchema.asciiLower("$2")))
+                    """
+            case .property(let name, let value):
+                let (text, literal) = StorageRules.propertySearchValues(value)
+                bindings.append(name)
+                bindings.append(text)
+                bindings.append(literal)
+                condition = "(properties -> $1)::text IN ($2, $3)"
+            }
+            if let cursor {
+                // After the cursor's user, by its own stored time (exact), or by the cursor's time
+                // when that user is gone.
+                let first = bindings.count + 1
+                bindings.append(cursor.id)
+                bindings.append(cursor.createdAt)
+                condition += """
+                     AND (created_at, id) < (
+                        COALESCE((SELECT created_at FROM users WHERE id = $\(first)), $\(first + 1)), $\(first))
+                    """
+            }
+            bindings.append(limit)
+            let ids = try await connection.rows(
+                PostgresQuery(
+                    unsafeSQL: """
+                        SELECT id FROM users WHERE \(condition)
+                        ORDER BY created_at DESC, id DESC LIMIT $\(bindings.count)::integer
+                        """, binds: bindings)
+            ).map { try $0.decode(String.self) }
+            var users: [StoredUser] = []
+            for id in ids {
+                if let user = try await Self.loadUser(id, connection) { users.append(user) }
+            }
+            return users
+        }
+    }
+
+    /// See `LatchkeyStore.deleteUser(id:now:by:)`.
+    package func deleteUser(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> Bool {
+        try await transaction("delete user") { connection in
+            guard try await !connection.rows("SELECT 1 FROM users WHERE id = \(id) FOR UPDATE").isEmpty,
+                let user = try await Self.loadUser(id, connection)
+            else { return false }
+            try await Self.delete(user, by: actor, now: now, connection)
+            return true
+        }
+    }
+
+    /// See `LatchkeyStore.removeIdentity(userID:provider:subject:now:)`.
+    package func removeIdentity(
+        userID: String, provider: String, subject: String, now: Date
+    ) async throws -> StoredUser {
+        try await transaction("remove identity") { connection in
+            // The user's row lock orders this against a concurrent link or unlink of the same user.
+            let exists = try await !connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE").isEmpty
+            let user = exists ? try await Self.loadUser(userID, connection) : nil
+            let found = user?.identity(provider, subject)
+            if let refusal = Verdicts.unlink(
+                UnlinkFacts(
+                    userExists: user != nil, linked: found != nil, identities: user?.identities.count ?? 0,
+                    sessionRecent: true))
+            {
+                throw refusal
+            }
+            guard let user, let found else { throw IdentityRefusal.notLinked }
+            try await Self.removeIdentity(found, of: user, properties: [], now: now, connection)
+            guard let after = try await Self.loadUser(userID, connection) else { throw IdentityRefusal.sessionEnded }
+            return after
+        }
+    }
+
+    static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
+
+    static func adminKey(
+        id: String, lock: Bool = false, _ connection: PostgresConnection
+    ) async throws
+        -> StoredAdminKey?
+    {
+        var bindings = PostgresBindings()
+        bindings.append(id)
+        return try await connection.rows(
+            PostgresQuery(
+                unsafeSQL: "\(adminKeyColumns) WHERE id = $1\(lock ? " FOR UPDATE" : "")", binds: bindings)
+        ).first.map(adminKey)
+    }
+
+    static func adminKey(_ row: PostgresRow) throws -> StoredAdminKey {
+        let (id, name, hash, created, lastUsed, revoked) = try row.decode(
+            (String, String, Data, Date, Date?, Date?).self)
+        return StoredAdminKey(
+            id: id, name: name, hash: hash, createdAt: created, lastUsedAt: lastUsed, revokedAt: revoked)
+    }
+}

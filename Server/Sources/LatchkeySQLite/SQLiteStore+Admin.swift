@@ -1,0 +1,132 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyServer
+
+/// What operators do: admin keys, finding users, and the changes only an operator makes.
+extension SQLiteStore {
+    /// See `LatchkeyStore.createAdminKey`.
+    package func createAdminKey(_ key: StoredAdminKey, by actor: AuditEvent.Actor) async throws {
+        try await transaction { db in
+            try db.execute(
+                "INSERT INTO admin_keys (id, name, hash, created_at) VALUES (?, ?, ?, ?)",
+                [.text(key.id), .text(key.name), .blob(key.hash), .float(key.createdAt.timeIntervalSince1970)])
+            try Self.record(.adminKey(created: true, key, by: actor), at: key.createdAt, db)
+        }
+    }
+
+    /// See `LatchkeyStore.adminKeys`.
+    package func adminKeys() async throws -> [StoredAdminKey] {
+        try await transaction { db in
+            try db.query("\(Self.adminKeyColumns) ORDER BY created_at DESC, id DESC").compactMap(Self.adminKey)
+        }
+    }
+
+    /// See `LatchkeyStore.adminKey(id:)`.
+    package func adminKey(id: String) async throws -> StoredAdminKey? {
+        try await transaction { db in try Self.adminKey(id: id, db) }
+    }
+
+    /// See `LatchkeyStore.revokeAdminKey`.
+    package func revokeAdminKey(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> StoredAdminKey? {
+        try await transaction { db in
+            guard let key = try Self.adminKey(id: id, db) else { return nil }
+            guard key.revokedAt == nil else { return key }
+            try db.execute(
+                "UPDATE admin_keys SET revoked_at = ? WHERE id = ?", [.float(now.timeIntervalSince1970), .text(id)])
+            try Self.record(.adminKey(created: false, key, by: actor), at: now, db)
+            return try Self.adminKey(id: id, db)
+        }
+    }
+
+    /// See `LatchkeyStore.recordAdminCall`.
+    package func recordAdminCall(_ event: AuditEvent, keyID: String, now: Date) async throws {
+        try await transaction { db in
+            try db.execute(
+                "UPDATE admin_keys SET last_used_at = ? WHERE id = ?",
+                [.float(now.timeIntervalSince1970), .text(keyID)])
+            try Self.record(event, at: now, db)
+        }
+    }
+
+    /// See `LatchkeyStore.searchUsers`.
+    package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
+        try await transaction { db in
+            // After the cursor's user, found by its own stored time (exact), or by the cursor's
+            // time when that user is gone; before every user without a cursor.
+            let after =
+                "(created_at, id) < (COALESCE((SELECT created_at FROM users WHERE id = ?), ?), ?)"
+            let position: [SQLiteValue] = [
+                .text(cursor?.id ?? ""), .float(cursor?.createdAt.timeIntervalSince1970 ?? .greatestFiniteMagnitude),
+                .text(cursor?.id ?? ""),
+            ]
+            let order = "ORDER BY created_at DESC, id DESC LIMIT ?"
+            let rows: [SQLiteRow]
+            switch search {
+            case .all:
+                rows = try db.query("SELECT id FROM users WHERE \(after) \(order)", position + [.integer(limit)])
+            case .term(let term):
+                rows = try db.query(
+                    """
+                    SELECT id FROM users WHERE id IN (
+                        SELECT ? UNION SELECT user_id FROM identities WHERE subject = ?
+                        UNION SELECT id FROM users WHERE lower(properties -> '$.email') = lower(?))
+                    AND \(after) \(order)
+                    """, [.text(term), .text(term), .text(StorageRules.jsonText(term))] + position + [.integer(limit)])
+            case .property(let name, let value):
+                let (text, literal) = StorageRules.propertySearchValues(value)
+                rows = try db.query(
+                    """
+                    SELECT id FROM users WHERE (properties -> ?) IN (?, ?) AND \(after) \(order)
+                    """,
+                    [.text("$.\"\(name)\""), .text(text), .optionalText(literal)] + position + [.integer(limit)])
+            }
+            return try rows.compactMap { row in try row.column("id")?.string.flatMap { try Self.loadUser($0, db) } }
+        }
+    }
+
+    /// See `LatchkeyStore.deleteUser(id:now:by:)`.
+    package func deleteUser(id: String, now: Date, by actor: AuditEvent.Actor) async throws -> Bool {
+        try await transaction { db in
+            guard let user = try Self.loadUser(id, db) else { return false }
+            try Self.delete(user, by: actor, now: now, db)
+            return true
+        }
+    }
+
+    /// See `LatchkeyStore.removeIdentity(userID:provider:subject:now:)`.
+    package func removeIdentity(
+        userID: String, provider: String, subject: String, now: Date
+    ) async throws -> StoredUser {
+        try await transaction { db in
+            let user = try Self.loadUser(userID, db)
+            let found = user?.identity(provider, subject)
+            if let refusal = Verdicts.unlink(
+                UnlinkFacts(
+                    userExists: user != nil, linked: found != nil, identities: user?.identities.count ?? 0,
+                    sessionRecent: true))
+            {
+                throw refusal
+            }
+            guard let user, let found else { throw IdentityRefusal.notLinked }
+            try Self.removeIdentity(found, of: user, properties: [], now: now, db)
+            guard let after = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
+            return after
+        }
+    }
+
+    static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
+
+    static func adminKey(id: String, _ db: SQLiteConnectionState) throws -> StoredAdminKey? {
+        try db.query("\(adminKeyColumns) WHERE id = ?", [.text(id)]).first.flatMap(adminKey)
+    }
+
+    static func adminKey(_ row: SQLiteRow) -> StoredAdminKey? {
+        guard let id = row.column("id")?.string, let name = row.column("name")?.string,
+            let hash = row.column("hash")?.blob, let created = row.column("created_at")?.double
+        else { return nil }
+        return StoredAdminKey(
+            id: id, name: name, hash: hash, createdAt: Date(timeIntervalSince1970: created),
+            lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
+            revokedAt: row.column("revoked_at")?.double.map(Date.init(timeIntervalSince1970:)))
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+import LatchkeyAPI
+import Logging
+
+/// Checks `Authorization: Bearer lka_…` (an admin key, `latchkey admin keys create`) before an
+/// admin route runs, and records the call in the audit log once it is answered, naming the key.
+///
+/// The key is read from the store on every call, so a revocation takes effect at once on every
+/// node. Failed attempts count against the client's address (`LATCHKEY_LIMIT_ADMIN_PER_ADDRESS`);
+/// a good key gives its count back, so an operator's script is never limited.
+struct AdminAuthentication: RouterMiddleware {
+    typealias Context = LatchkeyRequestContext
+    let store: any LatchkeyStore
+    let limits: AbuseLimits
+    let clock: @Sendable () -> Date
+    let logger: Logger
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let key = try await authenticate(request, context)
+        var context = context
+        context.adminKey = key
+        var audit = AuditContext.current
+        audit.adminKeyID = key.id
+        let route = context.endpointPath ?? request.uri.path
+        let userID = route.hasPrefix("/admin/v1/users/{id}") ? context.parameters.get("id") ?? "" : ""
+        return try await AuditContext.$current.withValue(audit) {
+            do {
+                let response = try await next(request, context)
+                await record(request, route: route, userID: userID, key: key, status: response.status.code)
+                return response
+            } catch {
+                await record(
+                    request, route: route, userID: userID, key: key,
+                    status: (error as? APIError)?.status.code ?? (error as? any HTTPResponseError)?.status.code ?? 500)
+                throw error
+            }
+        }
+    }
+
+    /// The stored key the request presents.
+    /// - Throws: `401 admin_key_invalid` for none, a malformed, unknown or revoked one, or a wrong
+    ///   secret (one answer for all, so a caller learns nothing of which keys exist).
+    func authenticate(_ request: Request, _ context: Context) async throws -> StoredAdminKey {
+        let address = limits.client(request, context)
+        try await limits.enforce(limits.rules.adminPerAddress, key: address)
+        guard let header = request.headers[.authorization], let token = BearerAuthentication.bearerToken(header),
+            let presented = AdminKeySecret(token), let stored = try await store.adminKey(id: presented.id),
+            stored.revokedAt == nil, presented.matches(stored)
+        else { throw APIError.adminKeyInvalid }
+        await limits.refund(limits.rules.adminPerAddress, key: address)
+        return stored
+    }
+
+    /// Writes `admin.call`. A failure to write is logged, not answered: the call itself already
+    /// happened (or failed) by then.
+    private func record(_ request: Request, route: String, userID: String, key: StoredAdminKey, status: Int) async {
+        let event = AuditEvent(
+            type: .adminCall, userID: userID,
+            detail: [
+                "method": .string(request.method.rawValue), "route": .string(route), "status": .int(status),
+                "name": .string(key.name),
+            ])
+        do {
+            try await store.recordAdminCall(event, keyID: key.id, now: clock())
+        } catch {
+            logger.error(
+                "latchkey.admin.audit_failed",
+                metadata: [
+                    "latchkey.admin.key": "\(key.id)", "latchkey.error": "\(String(reflecting: type(of: error)))",
+                ])
+        }
+    }
+}
+
+extension APIError {
+    /// No admin key, or one that is unknown, malformed or revoked.
+    static let adminKeyInvalid = APIError(
+        .unauthorized, .adminKeyInvalid, "A valid admin key is required (latchkey admin keys create).")
+}

@@ -1,0 +1,50 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The outermost middleware of each listener: gives the request its id (`RequestLog`), sends it
+/// back as `X-Request-Id`, and once the answer is known (errors included: `ErrorMiddleware` runs
+/// inside) writes the access log line when `LATCHKEY_ACCESS_LOG` is on.
+///
+/// The route is the template the router matched (`/admin/v1/users/{id}`), never the path itself:
+/// a path may carry an id or a code, and a query anything.
+struct RequestObserver: RouterMiddleware {
+    typealias Context = LatchkeyRequestContext
+    let limits: AbuseLimits
+    let accessLog: Bool
+    let logger: Logger
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let id = RequestLog.newID()
+        let started = ContinuousClock.now
+        return try await RequestLog.$requestID.withValue(id) {
+            do {
+                var response = try await next(request, context)
+                response.headers[RequestLog.header] = id
+                log(request, context, status: response.status.code, since: started)
+                return response
+            } catch {
+                log(request, context, status: (error as? any HTTPResponseError)?.status.code ?? 500, since: started)
+                throw error
+            }
+        }
+    }
+
+    private func log(_ request: Request, _ context: Context, status: Int, since started: ContinuousClock.Instant) {
+        guard accessLog else { return }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        logger.info(
+            "latchkey.http.request",
+            metadata: [
+                "latchkey.http.method": "\(request.method.rawValue)",
+                // Hummingbird names a request no route matched `NotFound`.
+                "latchkey.http.route": "\(context.endpointPath ?? "NotFound")",
+                "latchkey.http.status": "\(status)",
+                "latchkey.http.duration_ms": "\((milliseconds * 1000).rounded() / 1000)",
+                "latchkey.client.address": "\(limits.clientInfo(request, context).address ?? "unknown")",
+            ])
+    }
+}
