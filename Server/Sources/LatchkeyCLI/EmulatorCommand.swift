@@ -4,6 +4,7 @@ import FacebookEmulator
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 
 /// `latchkey emulator`: a local Facebook (dialog, tokens, Graph, OIDC, test users, controls).
 struct EmulatorCommand: AsyncParsableCommand {
@@ -78,7 +79,7 @@ struct EmulatorCommand: AsyncParsableCommand {
         do {
             try configuration.validate()
         } catch {
-            throw ValidationError("\(error)")
+            throw CommandError("\(error)")
         }
         var logger = Logger(label: "latchkey.emulator")
         logger.logLevel = logLevel
@@ -90,7 +91,18 @@ struct EmulatorCommand: AsyncParsableCommand {
             FileHandle.standardOutput.write(
                 Data((EmulatorBanner.text(seed: seed, baseURL: "http://\(host):\(port)") + "\n").utf8))
         }
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
+            // NIO's bind error names neither the port nor the setting that chose it.
+            let reason =
+                error.errnoCode == EADDRINUSE
+                ? "is already in use (another emulator, or `latchkey serve --dev`?)"
+                : "needs privileges this user lacks"
+            throw CommandError(
+                "the Facebook emulator cannot listen on \(host):\(configuration.port): the port \(reason); "
+                    + "choose another with --port or LATCHKEY_EMULATOR_PORT")
+        }
     }
 
     /// Apple's registration of the team whose key is in `keyFile`.

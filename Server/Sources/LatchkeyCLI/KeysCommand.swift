@@ -85,12 +85,15 @@ struct KeysCommand: AsyncParsableCommand {
             let format = Date.ISO8601FormatStyle()
             print("KID                     ROLE       CREATED                RETIRED")
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
-                let role = roles[key.kid]?.rawValue ?? "?"
+                let role = roles[key.kid]
+                // A key goes on signing until its successor is old enough: its stored retirement
+                // (the rotation's time) means nothing while it still signs or waits to.
+                let retired = role == .signing || role == .pending ? nil : key.retiredAt
                 print(
                     key.kid.padding(toLength: 24, withPad: " ", startingAt: 0)
-                        + role.padding(toLength: 11, withPad: " ", startingAt: 0)
+                        + (role?.rawValue ?? "?").padding(toLength: 11, withPad: " ", startingAt: 0)
                         + key.createdAt.formatted(format).padding(toLength: 23, withPad: " ", startingAt: 0)
-                        + (key.retiredAt.map { $0.formatted(format) } ?? "-"))
+                        + (retired.map { $0.formatted(format) } ?? "-"))
             }
         }
     }

@@ -56,7 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration = try ServerConfiguration(settings: settings)
             try configuration.validate()
         } catch {
-            throw ValidationError("\(error)")
+            // A setting's mistake, not the command line's: no usage text after it.
+            throw CommandError("\(error)")
         }
         // Once, before the first logger: every line, whichever logger writes it, names the request
         // it belongs to.

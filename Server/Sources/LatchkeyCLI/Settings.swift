@@ -46,7 +46,8 @@ enum Settings {
     /// Refuses a `LATCHKEY_…` variable that names no setting, as the configuration file does: a
     /// typo in a unit's `Environment=` (`LATCHKEY_TRUSTED_PROXY`) would otherwise leave a default
     /// in place without a word, such as one sign-in limit shared by everyone behind a proxy.
-    /// - Throws: `ValidationError` naming the variable and the closest setting.
+    /// - Throws: `CommandError` naming the variable and the closest setting (the command's flags
+    ///   were fine: no usage text).
     static func checkNames(in environment: [String: String]) throws {
         let known = Set(ServerConfiguration.settingNames + ServerConfiguration.fileSettingNames)
         let unknown = environment.keys.filter { name in
@@ -56,7 +57,7 @@ enum Settings {
         guard let name = unknown.first else { return }
         let hint = ServerConfiguration.nearestSettingName(to: name).map { "; did you mean \($0)?" } ?? ""
         let others = unknown.count > 1 ? " (and \(unknown.dropFirst().joined(separator: ", ")))" : ""
-        throw ValidationError(
+        throw CommandError(
             "the environment sets \(name)\(others), which is not a Latchkey setting\(hint) "
                 + "(settings are listed in the README; remove or rename it)")
     }
@@ -83,7 +84,8 @@ enum Settings {
         do {
             return try ServerConfiguration(settings: settings)
         } catch {
-            throw ValidationError("\(error)")
+            // A setting's mistake, not the command line's: no usage text after it.
+            throw CommandError("\(error)")
         }
     }
 }

@@ -1,3 +1,4 @@
+import LatchkeyServer
 import NIOCore
 import PostgresNIO
 import Synchronization
@@ -106,6 +107,16 @@ final class HeldConnections: Sendable {
     private let client: PostgresClient
     private let limit: Int
     private let staleLease: TimeAmount
+
+    /// The connections now: lent to operations (or still being leased), idle, and the operations
+    /// waiting for one (`/metrics`).
+    var usage: PoolUsage {
+        state.withLock { state in
+            PoolUsage(
+                inUse: max(0, state.holders - state.idle.count), idle: state.idle.count, waiting: state.waiters.count,
+                limit: limit)
+        }
+    }
 
     /// How long a connection stays held without use before it goes back to the pool.
     static let idleRelease: Duration = .seconds(20)

@@ -134,6 +134,23 @@ extension PostgresStore {
         }
     }
 
+    /// See `LatchkeyStore.gauges`.
+    package func gauges(now: Date) async throws -> StoreGauges {
+        let counts = try await withConnection("gauges") { connection in
+            try await connection.rows(
+                """
+                SELECT (SELECT count(*) FROM sessions WHERE revoked_at IS NULL AND expires_at > \(now))::integer,
+                    (SELECT count(*) FROM deletion_requests WHERE status = 'received')::integer,
+                    (SELECT count(*) FROM deletion_requests WHERE status = 'in_progress')::integer,
+                    (SELECT count(*) FROM jobs WHERE due_at <= \(now) AND (lease_until IS NULL OR lease_until < \(now)))::integer
+                """
+            ).first?.decode((Int, Int, Int, Int).self)
+        }
+        return StoreGauges(
+            activeSessions: counts?.0 ?? 0, deletionsReceived: counts?.1 ?? 0, deletionsInProgress: counts?.2 ?? 0,
+            jobsDue: counts?.3 ?? 0, pool: connections.usage)
+    }
+
     static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
 
     static func adminKey(

@@ -114,6 +114,26 @@ extension SQLiteStore {
         }
     }
 
+    /// See `LatchkeyStore.gauges`.
+    package func gauges(now: Date) async throws -> StoreGauges {
+        try await transaction { db in
+            let stamp = SQLiteValue.float(now.timeIntervalSince1970)
+            let row = try db.query(
+                """
+                SELECT (SELECT count(*) FROM sessions WHERE revoked_at IS NULL AND expires_at > ?) AS active,
+                    (SELECT count(*) FROM deletion_requests WHERE status = 'received') AS received,
+                    (SELECT count(*) FROM deletion_requests WHERE status = 'in_progress') AS in_progress,
+                    (SELECT count(*) FROM jobs WHERE due_at <= ? AND (lease_until IS NULL OR lease_until < ?)) AS due
+                """, [stamp, stamp, stamp]
+            ).first
+            return StoreGauges(
+                activeSessions: row?.column("active")?.integer ?? 0,
+                deletionsReceived: row?.column("received")?.integer ?? 0,
+                deletionsInProgress: row?.column("in_progress")?.integer ?? 0, jobsDue: row?.column("due")?.integer ?? 0
+            )
+        }
+    }
+
     static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
 
     static func adminKey(id: String, _ db: SQLiteConnectionState) throws -> StoredAdminKey? {

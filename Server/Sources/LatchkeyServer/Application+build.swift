@@ -24,12 +24,14 @@ package func buildApplication(
     httpClient: HTTPClient = .shared,
     logger: Logger = Logger(label: "latchkey"),
     rateLimiter: any RateLimiter = InProcessRateLimiter(),
+    metrics: ServerMetrics = ServerMetrics(),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
     onAdminServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     try await buildApplication(
         configuration: configuration, store: store, httpClient: httpClient, logger: logger, rateLimiter: rateLimiter,
-        routeTable: RouteTable(), onServerRunning: onServerRunning, onAdminServerRunning: onAdminServerRunning)
+        metrics: metrics, routeTable: RouteTable(), onServerRunning: onServerRunning,
+        onAdminServerRunning: onAdminServerRunning)
 }
 
 /// `buildApplication`, filling `routeTable` with the routes the router has once they are all
@@ -40,6 +42,7 @@ func buildApplication(
     httpClient: HTTPClient = .shared,
     logger: Logger = Logger(label: "latchkey"),
     rateLimiter: any RateLimiter = InProcessRateLimiter(),
+    metrics: ServerMetrics = ServerMetrics(),
     routeTable table: RouteTable,
     adminRouteTable adminTable: RouteTable = RouteTable(),
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
@@ -99,13 +102,14 @@ func buildApplication(
         warningPercent: configuration.facebook.usageWarningPercent,
         tightenPercent: configuration.facebook.usageTightenPercent, clock: configuration.clock, logger: logger)
     let graph = GraphClient(
-        client: httpClient, base: configuration.facebook.graphBase, timeout: timeout, health: health, usage: usage)
+        client: httpClient, base: configuration.facebook.graphBase, timeout: timeout, health: health, usage: usage,
+        metrics: metrics)
     // The check bounds its wait to 10 s whatever LATCHKEY_FACEBOOK_TIMEOUT says: a start should
     // not hang on an unreachable Facebook, which the background monitor handles.
     let check = FacebookCredentialCheck(
         graph: GraphClient(
             client: httpClient, base: configuration.facebook.graphBase, timeout: min(timeout, 10), health: health,
-            usage: usage),
+            usage: usage, metrics: metrics),
         health: health)
     let unchecked = try await checkFacebookCredentials(configuration: configuration, check: check, logger: logger)
     let tokens = SessionTokens(
@@ -113,7 +117,7 @@ func buildApplication(
         refreshTokenLifetime: configuration.sessions.refreshTokenLifetime)
     let keySet = KeySetCache(
         client: httpClient, url: configuration.facebook.jwksURL, timeout: timeout,
-        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock)
+        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock, metrics: metrics)
     let classic = AccessTokenVerifier(
         graph: graph, apps: configuration.facebook.apps, health: health, clock: configuration.clock,
         budget: FacebookCallBudget(maximum: configuration.facebook.maximumInFlight),
@@ -122,25 +126,27 @@ func buildApplication(
         rules: configuration.limits, limiter: rateLimiter,
         trustedProxies: configuration.http.trustedProxies.compactMap(ClientAddress.Network.init),
         forwardedHeader: ClientAddress.ForwardedHeader(rawValue: configuration.http.forwardedHeader) ?? .xForwardedFor,
-        clock: configuration.clock, facebookUsage: usage)
+        clock: configuration.clock, facebookUsage: usage, refusals: RefusalLog(logger: logger))
     let recorder = SignInRecorder(
         store: store, business: BusinessTokenLookup(graph: graph, apps: configuration.facebook.apps, logger: logger),
         joinsByBusiness: configuration.facebook.joinsByBusiness)
     let secondFactor = SecondFactorService(
         configuration: configuration, store: store, tokens: tokens,
-        sealing: FactorSecretSealing(protection: protection))
+        sealing: FactorSecretSealing(protection: protection), metrics: metrics)
     let signIn = SignInService(
         configuration: configuration, store: store, classic: classic,
         limited: LimitedLoginVerifier(keys: keySet, configuration: configuration), tokens: tokens, limits: limits,
-        recorder: recorder, secondFactor: secondFactor)
+        recorder: recorder, secondFactor: secondFactor, metrics: metrics)
     let easyLogin = EasyLoginService(
         configuration: configuration, store: store, graph: graph, classic: classic, tokens: tokens, origin: origin,
-        limits: limits, recorder: recorder, secondFactor: secondFactor)
+        limits: limits, recorder: recorder, secondFactor: secondFactor, metrics: metrics)
     let appleHealth = AppleHealth(enabled: configuration.apple.isEnabled)
-    let appleClient = AppleClient(configuration: configuration, client: httpClient, health: appleHealth, logger: logger)
+    let appleClient = AppleClient(
+        configuration: configuration, client: httpClient, health: appleHealth, logger: logger, metrics: metrics)
     let appleKeys = KeySetCache(
         client: httpClient, url: configuration.apple.base + "/auth/keys", timeout: configuration.apple.timeout,
-        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock,
+        refetchInterval: configuration.facebook.jwksRefetchInterval, clock: configuration.clock, provider: "apple",
+        metrics: metrics,
         unavailable: { APIError.appleUnavailable("Apple's signing keys could not be fetched.", cause: $0) })
     let sealing = ProviderTokenSealing(protection: protection)
     let apple = AppleSignInService(
@@ -149,8 +155,9 @@ func buildApplication(
         sealing: sealing, tokens: tokens, limits: limits, facebook: signIn)
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(
-        middleware: RequestObserver(limits: limits, accessLog: configuration.operations.accessLog, logger: logger))
-    router.add(middleware: ErrorMiddleware(routes: table))
+        middleware: RequestObserver(
+            limits: limits, accessLog: configuration.operations.accessLog, logger: logger, metrics: metrics))
+    router.add(middleware: ErrorMiddleware(routes: table, metrics: metrics))
     router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
@@ -167,12 +174,18 @@ func buildApplication(
         admin: AdminService(configuration: configuration, store: store, protection: protection),
         authentication: AdminAuthentication(store: store, limits: limits, clock: configuration.clock, logger: logger),
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize))
+    let scrapes = MetricsController(
+        metrics: metrics, store: store, clock: configuration.clock,
+        authentication: configuration.operations.adminAddress == nil ? admin.authentication.unaudited : nil)
     let adminApplication = configuration.operations.adminAddress.map { address in
         makeAdminApplication(
-            admin, address: address, configuration: configuration, limits: limits, table: adminTable, logger: logger,
-            onServerRunning: onAdminServerRunning)
+            [admin, scrapes], address: address, configuration: configuration, limits: limits, table: adminTable,
+            metrics: metrics, logger: logger, onServerRunning: onAdminServerRunning)
     }
-    if adminApplication == nil { admin.register(on: router) }
+    if adminApplication == nil {
+        admin.register(on: router)
+        scrapes.register(on: router)
+    }
     table.load(router)
     let connections = ConnectionCounter(
         maximum: configuration.http.maximumConnections,
@@ -221,19 +234,20 @@ func buildApplication(
     return application
 }
 
-/// The admin API on its own listener (`LATCHKEY_ADMIN_LISTEN`), with the public listener's error
-/// answers and audit context, run as a service beside the public one.
+/// The admin API and `/metrics` on their own listener (`LATCHKEY_ADMIN_LISTEN`), with the public
+/// listener's error answers, request ids and audit context, run as a service beside the public one.
 private func makeAdminApplication(
-    _ admin: AdminController, address: (host: String, port: Int), configuration: ServerConfiguration,
-    limits: AbuseLimits, table: RouteTable, logger: Logger,
+    _ controllers: [any Controller], address: (host: String, port: Int), configuration: ServerConfiguration,
+    limits: AbuseLimits, table: RouteTable, metrics: ServerMetrics, logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void
 ) -> some ApplicationProtocol {
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(
-        middleware: RequestObserver(limits: limits, accessLog: configuration.operations.accessLog, logger: logger))
-    router.add(middleware: ErrorMiddleware(routes: table))
+        middleware: RequestObserver(
+            limits: limits, accessLog: configuration.operations.accessLog, logger: logger, metrics: metrics))
+    router.add(middleware: ErrorMiddleware(routes: table, metrics: metrics))
     router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
-    admin.register(on: router)
+    for controller in controllers { controller.register(on: router) }
     table.load(router)
     return Application(
         router: router,

@@ -137,6 +137,11 @@ struct AdminAPITests {
             }
             let limited = try await Self.call(stack, .get, "/admin/v1/users", key: key)
             #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil)
+            // One log line for the burst, naming the rule and never the address counted.
+            _ = try await Self.call(stack, .get, "/admin/v1/users", key: key)
+            let refused = stack.logs.all.filter { $0.contains("latchkey.limits.refused") }
+            #expect(refused.count == 1 && refused.first?.contains("latchkey.limit.rule=admin-address") == true)
+            #expect(refused.first?.contains("127.0.0.1") == false)
         }
     }
 

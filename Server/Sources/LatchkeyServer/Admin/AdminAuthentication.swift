@@ -15,6 +15,16 @@ struct AdminAuthentication: RouterMiddleware {
     let limits: AbuseLimits
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// Whether each call is an `admin.call` audit event: not for `/metrics`, which a scraper calls
+    /// every few seconds and which changes and reveals no person's data.
+    var audited = true
+
+    /// The same check, recording no audit event.
+    var unaudited: AdminAuthentication {
+        var copy = self
+        copy.audited = false
+        return copy
+    }
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -22,6 +32,7 @@ struct AdminAuthentication: RouterMiddleware {
         let key = try await authenticate(request, context)
         var context = context
         context.adminKey = key
+        guard audited else { return try await next(request, context) }
         var audit = AuditContext.current
         audit.adminKeyID = key.id
         let route = context.endpointPath ?? request.uri.path

@@ -83,7 +83,9 @@ enum AdminJSON {
     static func signingKey(_ key: StoredSigningKey, role: SigningKeyRole?) -> JSONValue {
         [
             "kid": .string(key.kid), "role": role.map { .string($0.rawValue) } ?? .null,
-            "createdAt": time(key.createdAt), "retiredAt": time(key.retiredAt),
+            "createdAt": time(key.createdAt),
+            // Stored at the rotation, but the key signs on until its successor is old enough.
+            "retiredAt": role == .signing || role == .pending ? .null : time(key.retiredAt),
         ]
     }
 

@@ -18,9 +18,14 @@ struct AppleClient: Sendable {
     let health: AppleHealth
     let clock: @Sendable () -> Date
     let logger: Logger
+    /// Calls by endpoint, their latency and failures (`latchkey_provider_*`).
+    var metrics: ServerMetrics?
 
     /// The client of `configuration`'s Apple settings, or `nil` when Sign in with Apple is off.
-    init?(configuration: ServerConfiguration, client: HTTPClient, health: AppleHealth, logger: Logger) {
+    init?(
+        configuration: ServerConfiguration, client: HTTPClient, health: AppleHealth, logger: Logger,
+        metrics: ServerMetrics? = nil
+    ) {
         let settings = configuration.apple
         guard settings.isEnabled, let teamID = settings.teamID, let keyID = settings.keyID,
             let key = settings.privateKey
@@ -29,6 +34,7 @@ struct AppleClient: Sendable {
             client: client, base: settings.base, timeout: settings.timeout,
             secret: AppleClientSecret(teamID: teamID, keyID: keyID, key: key.key), health: health,
             clock: configuration.clock, logger: logger)
+        self.metrics = metrics
     }
 
     /// A client with every part given.
@@ -114,10 +120,16 @@ struct AppleClient: Sendable {
         request.body = .string(body)
         let status: Int
         let answer: ByteBuffer
+        let started = ContinuousClock.now
+        // `/auth/token` is `token`, `/auth/revoke` `revoke`: fixed paths, never a person's.
+        let endpoint = path.split(separator: "/").last.map(String.init) ?? "other"
         do {
             (status, _, answer) = try await BoundedExchange(client: client, timeout: timeout, maximumBody: 64 * 1024)
                 .send(request)
+            metrics?.providerCall(
+                provider: "apple", endpoint: endpoint, failed: status >= 500, duration: .now - started)
         } catch {
+            metrics?.providerCall(provider: "apple", endpoint: endpoint, failed: true, duration: .now - started)
             health.failed()
             logger.warning(
                 "latchkey.apple.unreachable",

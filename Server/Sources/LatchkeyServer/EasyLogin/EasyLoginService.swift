@@ -26,6 +26,8 @@ struct EasyLoginService: Sendable {
     let recorder: SignInRecorder
     /// Holds the code back for a user's second factor (`FactorCodePage`).
     let secondFactor: SecondFactorService
+    /// Sign-ins by provider, method and outcome (`latchkey_sign_ins_total`).
+    var metrics: ServerMetrics?
 
     /// Where Facebook's dialog sends the person back (registered with the Facebook app).
     var callbackURL: String { origin.url + ServerConfiguration.facebookCallbackPath }
@@ -373,12 +375,15 @@ struct EasyLoginService: Sendable {
         let created: Bool
         do {
             (user, created) = try await recorder.record(login, identity, now: now)
+            count(created ? "created" : "returning")
         } catch let required as SecondFactorRequired {
+            count("second_factor")
             logger.info(
                 "latchkey.signin.second_factor_required",
                 metadata: ["latchkey.user.id": "\(required.userID)", "latchkey.signin.kind": "easy_login"])
             return .secondFactor(challenge: challenge)
         } catch SignInConflict.userDisabled, IdentityRefusal.userDisabled {
+            count("refused")
             await limits.refund(limits.rules.signInPerIdentity, key: identity.limitKey)
             throw APIError.userDisabled
         }
@@ -561,6 +566,11 @@ struct EasyLoginService: Sendable {
     // MARK: Helpers
 
     /// An authorization response to the app (§4.1.2), with `iss` (RFC 9207) against mix-up attacks.
+    /// Counts an Easy Login sign-in the store answered (Facebook's identity, the `easy_login` method).
+    private func count(_ outcome: String) {
+        metrics?.signIn(provider: "facebook", method: SessionMethod.easyLogin.rawValue, outcome: outcome)
+    }
+
     private func answer(_ redirectURI: String, state: String?, _ pairs: [(String, String)]) -> Response {
         var pairs = pairs
         if let state { pairs.append(("state", state)) }

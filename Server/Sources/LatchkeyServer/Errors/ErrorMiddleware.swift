@@ -11,6 +11,8 @@ import NIOHTTP1
 /// A known path asked with another method is 405 with `Allow`, not the router's 404.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let routes: RouteTable
+    /// Answers by error code (`latchkey_errors_total`).
+    var metrics: ServerMetrics? = nil
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -28,8 +30,10 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
                     .methodNotAllowed, .methodNotAllowed, "This endpoint does not accept this method."
                 ).response()
                 response.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+                metrics?.error(code: ErrorCode.methodNotAllowed.rawValue)
                 return response
             }
+            metrics?.error(code: failure.code.rawValue)
             return failure.response()
         }
     }

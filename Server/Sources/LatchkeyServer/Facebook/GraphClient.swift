@@ -22,6 +22,8 @@ struct GraphClient: Sendable {
     let health: FacebookHealth
     /// Where the usage Facebook reports in response headers is recorded.
     let usage: FacebookUsageMonitor
+    /// Calls by endpoint, their latency and failures (`latchkey_provider_*`).
+    var metrics: ServerMetrics? = nil
 
     /// A Graph answer: status and JSON body (Graph answers JSON even for errors).
     struct Answer: Sendable {
@@ -45,22 +47,40 @@ struct GraphClient: Sendable {
     ///   not known yet (the caller records it once known).
     func get(_ path: String, query: [(String, String)], bearer: String, app: String?) async throws -> Answer {
         let url = query.isEmpty ? base + path : base + path + "?" + FormEncoding.encode(query)
-        return try await send(.GET, url, bearer: bearer, form: nil, app: app)
+        return try await send(.GET, url, endpoint: Self.endpoint(path), bearer: bearer, form: nil, app: app)
     }
 
     /// A DELETE whose access token (`bearer`) travels in the `Authorization` header.
     func delete(_ path: String, bearer: String, app: String) async throws -> Answer {
-        try await send(.DELETE, base + path, bearer: bearer, form: nil, app: app)
+        try await send(.DELETE, base + path, endpoint: Self.endpoint(path), bearer: bearer, form: nil, app: app)
     }
 
     /// A form POST: for calls carrying the app secret, which must not sit in a URL.
     func post(_ path: String, form: [(String, String)], app: String) async throws -> Answer {
-        try await send(.POST, base + path, bearer: nil, form: FormEncoding.encode(form), app: app)
+        try await send(
+            .POST, base + path, endpoint: Self.endpoint(path), bearer: nil, form: FormEncoding.encode(form), app: app)
+    }
+
+    /// `path` as a metric label: ids (all digits) become `{id}`, so the label names the endpoint
+    /// and never a person (`/123/permissions` is `{id}/permissions`); anything unusual is `other`.
+    static func endpoint(_ path: String) -> String {
+        let parts = path.split(separator: "/").map { isGraphID(String($0)) ? "{id}" : String($0) }
+        let name = parts.joined(separator: "/")
+        let allowed = name.utf8.allSatisfy { byte in
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "{")
+                || byte == UInt8(ascii: "}") || (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+        }
+        return !name.isEmpty && name.utf8.count <= 40 && allowed ? name : "other"
     }
 
     private func send(
-        _ method: HTTPMethod, _ url: String, bearer: String?, form: String?, app: String?
+        _ method: HTTPMethod, _ url: String, endpoint: String, bearer: String?, form: String?, app: String?
     ) async throws -> Answer {
+        let started = ContinuousClock.now
+        var failed = false
+        defer {
+            metrics?.providerCall(provider: "facebook", endpoint: endpoint, failed: failed, duration: .now - started)
+        }
         let status: Int
         let headers: HTTPHeaders
         let bytes: ByteBuffer
@@ -81,12 +101,14 @@ struct GraphClient: Sendable {
                 throw CancellationError()
             }
             health.failed()
+            failed = true
             // The cause is AsyncHTTPClient's error, which names no URL; the URL itself carries no
             // credential either.
             throw APIError.facebookUnavailable("Facebook did not answer in time; try again shortly.", cause: error)
         }
         guard status < 500, let body = try? JSONValue.decode(Data(bytes.readableBytesView)), body.isObject else {
             health.failed()
+            failed = true
             throw APIError.facebookUnavailable(
                 "Facebook is temporarily unavailable (HTTP \(status)); try again shortly.")
         }

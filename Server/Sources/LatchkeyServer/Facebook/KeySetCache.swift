@@ -16,6 +16,9 @@ actor KeySetCache {
     private let timeout: TimeInterval
     private let refetchInterval: TimeInterval
     private let clock: @Sendable () -> Date
+    /// Whose keys these are, and where fetches are counted (`latchkey_jwks_refreshes_total`).
+    private let provider: String
+    private let metrics: ServerMetrics?
     /// The error when no key can be had: the provider is down.
     private let unavailable: @Sendable (any Error & Sendable) -> APIError
 
@@ -26,11 +29,13 @@ actor KeySetCache {
 
     init(
         client: HTTPClient, url: String, timeout: TimeInterval, refetchInterval: TimeInterval,
-        clock: @escaping @Sendable () -> Date,
+        clock: @escaping @Sendable () -> Date, provider: String = "facebook", metrics: ServerMetrics? = nil,
         unavailable: @escaping @Sendable (any Error & Sendable) -> APIError = {
             APIError.facebookUnavailable("Facebook's signing keys could not be fetched.", cause: $0)
         }
     ) {
+        self.provider = provider
+        self.metrics = metrics
         self.unavailable = unavailable
         self.client = client
         self.url = url
@@ -73,6 +78,19 @@ actor KeySetCache {
 
     private func fetch() async throws {
         lastFetch = clock()
+        let started = ContinuousClock.now
+        do {
+            try await fetchOnce()
+            metrics?.keySetRefresh(provider: provider, succeeded: true)
+            metrics?.providerCall(provider: provider, endpoint: "jwks", failed: false, duration: .now - started)
+        } catch {
+            metrics?.keySetRefresh(provider: provider, succeeded: false)
+            metrics?.providerCall(provider: provider, endpoint: "jwks", failed: true, duration: .now - started)
+            throw error
+        }
+    }
+
+    private func fetchOnce() async throws {
         var request = try HTTPClient.Request(url: url, method: .GET)
         request.headers.add(name: "Accept", value: "application/json")
         let (status, headers, body) = try await BoundedExchange(client: client, timeout: timeout).send(request)

@@ -3700,6 +3700,71 @@ enum OpenAPIDocument {
                   }
                 }
               }
+            },
+            "/metrics": {
+              "get": {
+                "operationId": "metrics",
+                "summary": "The server's metrics in Prometheus' text format (docs/operations.md). Here only while no LATCHKEY_ADMIN_LISTEN is set (then it is served there, without a key); here it needs an admin key.",
+                "tags": [
+                  "operations"
+                ],
+                "security": [
+                  {
+                    "adminKey": []
+                  }
+                ],
+                "responses": {
+                  "200": {
+                    "description": "The metrics.",
+                    "content": {
+                      "text/plain": {
+                        "schema": {
+                          "type": "string"
+                        }
+                      }
+                    }
+                  },
+                  "401": {
+                    "description": "No admin key, or one unknown, malformed or revoked.",
+                    "headers": {
+                      "WWW-Authenticate": {
+                        "$ref": "#/components/headers/WWWAuthenticate"
+                      }
+                    },
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "admin_key_invalid"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
+                  "429": {
+                    "$ref": "#/components/responses/RateLimited"
+                  },
+                  "500": {
+                    "$ref": "#/components/responses/Internal"
+                  },
+                  "503": {
+                    "$ref": "#/components/responses/DatabaseUnavailable"
+                  }
+                }
+              }
             }
           },
           "components": {
@@ -3807,7 +3872,7 @@ enum OpenAPIDocument {
                   "admin_key_invalid",
                   "deletion_not_pending"
                 ],
-                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method. `admin_key_invalid` and `deletion_not_pending` are the admin API's (docs/admin-openapi.json, served at `/admin/openapi.json`)."
+                "description": "Stable snake_case codes (`ErrorCode` in LatchkeyAPI); new ones may be added, none changes meaning. Each error response lists the codes it can carry. Three never appear in a body: `facebook_code_invalid` and `login_request_expired` reach the app only in an Easy Login redirect's `error_code`, and `unavailable` is not sent by this version (`/ready` reports an unreachable database in its own body). `not_found` and `method_not_allowed` answer any unlisted path or method. `admin_key_invalid` answers `/metrics` here and the admin API (docs/admin-openapi.json, served at `/admin/openapi.json`), whose own code `deletion_not_pending` is."
               },
               "Error": {
                 "type": "object",
@@ -4852,6 +4917,12 @@ enum OpenAPIDocument {
                 "scheme": "bearer",
                 "bearerFormat": "JWT",
                 "description": "A Latchkey access token."
+              },
+              "adminKey": {
+                "type": "http",
+                "scheme": "bearer",
+                "bearerFormat": "lka_<16 hex>_<43 base64url>",
+                "description": "An admin key made with `latchkey admin keys create` (docs/operations.md)."
               }
             }
           }

@@ -15,6 +15,8 @@ struct AbuseLimits: Sendable {
     /// Facebook's reported usage: near the app's Graph limit, limits on what spends Graph calls
     /// shrink.
     let facebookUsage: FacebookUsageMonitor
+    /// The sampled log line of refusals; none in tests that build limits alone.
+    var refusals: RefusalLog? = nil
 
     /// How much limits on what spends Graph calls shrink while Facebook reports the app's usage
     /// past `LATCHKEY_FACEBOOK_USAGE_TIGHTEN_PERCENT`.
@@ -99,6 +101,7 @@ struct AbuseLimits: Sendable {
         guard let rule, let wait = await limiter.acquire(key, rule: rule, now: clock()) else { return }
         // A custom limiter might answer nonsense; the header stays a sane number of seconds.
         let seconds = wait.isFinite ? min(max(1, wait.rounded(.up)), 86_400) : 60
+        refusals?.refused(rule, retryAfter: Int(seconds), now: clock())
         throw APIError(
             .tooManyRequests, .rateLimited, "Too many requests; try again in a moment.", retryAfter: Int(seconds))
     }

@@ -13,6 +13,8 @@ struct RequestObserver: RouterMiddleware {
     let limits: AbuseLimits
     let accessLog: Bool
     let logger: Logger
+    /// Requests by route and status, and their latency (`latchkey_http_*`).
+    let metrics: ServerMetrics
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -33,15 +35,17 @@ struct RequestObserver: RouterMiddleware {
     }
 
     private func log(_ request: Request, _ context: Context, status: Int, since started: ContinuousClock.Instant) {
-        guard accessLog else { return }
         let elapsed = ContinuousClock.now - started
+        // Hummingbird names a request no route matched `NotFound`: a fixed label, whatever the path.
+        let route = context.endpointPath ?? "NotFound"
+        metrics.request(method: request.method.rawValue, route: route, status: status, duration: elapsed)
+        guard accessLog else { return }
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
         logger.info(
             "latchkey.http.request",
             metadata: [
                 "latchkey.http.method": "\(request.method.rawValue)",
-                // Hummingbird names a request no route matched `NotFound`.
-                "latchkey.http.route": "\(context.endpointPath ?? "NotFound")",
+                "latchkey.http.route": "\(route)",
                 "latchkey.http.status": "\(status)",
                 "latchkey.http.duration_ms": "\((milliseconds * 1000).rounded() / 1000)",
                 "latchkey.client.address": "\(limits.clientInfo(request, context).address ?? "unknown")",

@@ -31,7 +31,8 @@ extension SecondFactorService {
     /// The `401 second_factor_required` of a held sign-in, carrying `token` and naming the user's
     /// active factors.
     func required(userID: String, token: String) async throws -> APIError {
-        required(
+        metrics?.factorChallenge(purpose: FactorChallengePurpose.signIn.rawValue)
+        return required(
             SecondFactorChallengeBody(
                 challenge: token, expiresIn: Int(settings.challengeLifetime),
                 factors: try await store.factors(userID: userID).filter(\.active).map(Self.hint)),
@@ -72,6 +73,7 @@ extension SecondFactorService {
             guard try await store.isSessionActive(id: claims.sessionID) else { throw APIError.sessionEnded }
             throw Self.notEnrolled
         }
+        metrics?.factorChallenge(purpose: FactorChallengePurpose.stepUp.rawValue)
         let factors: [StoredFactor]
         if let known { factors = known } else { factors = try await store.factors(userID: claims.userID) }
         return SecondFactorChallengeBody(
@@ -102,6 +104,7 @@ extension SecondFactorService {
         let (action, finish) = try prepare(plan, sessionID: stored.sessionID, by: by, client: client, now: now)
         let outcome = try await store.attemptFactorChallenge(
             hash: hash, proof: proof, action: action, maximumAttempts: settings.maximumAttempts, now: now)
+        metrics?.factorAttempt(purpose: stored.purpose.rawValue, outcome: outcome.metricName)
         switch outcome {
         case .passed(let userID, let by, let left, let method):
             return try await finish(userID, by, left, method)

@@ -12,6 +12,8 @@ struct SecondFactorService: Sendable {
     let store: any LatchkeyStore
     let tokens: SessionTokens
     let sealing: FactorSecretSealing
+    /// Challenges issued and codes sent to them (`latchkey_second_factor_*`).
+    var metrics: ServerMetrics?
 
     /// The most factors one person holds, pending ones included: more than anyone uses, and a
     /// bound on what a session can make the server store.

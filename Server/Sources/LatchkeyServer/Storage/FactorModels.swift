@@ -200,6 +200,17 @@ package enum FactorAttemptOutcome: Sendable, Equatable {
     case locked(until: Date)
     /// The user is disabled or gone, or the step-up's session ended: the challenge is spent.
     case ended
+
+    /// The `outcome` label of `latchkey_second_factor_attempts_total`.
+    package var metricName: String {
+        switch self {
+        case .passed: "passed"
+        case .wrong: "wrong_code"
+        case .challengeInvalid: "challenge_invalid"
+        case .locked: "locked"
+        case .ended: "ended"
+        }
+    }
 }
 
 /// Thrown by a sign-in (or a link that opens a session) **after it committed**: the user has an

@@ -338,6 +338,10 @@ package protocol LatchkeyStore: Sendable {
     /// - Throws: `IdentityRefusal` (`notLinked`, `lastSignInMethod`, `sessionEnded` for no user).
     func removeIdentity(userID: String, provider: String, subject: String, now: Date) async throws -> StoredUser
 
+    /// What `/metrics` reports at a scrape: active sessions, open deletion requests, jobs due at
+    /// `now`, and the connection pool where there is one. Counted through indexes.
+    func gauges(now: Date) async throws -> StoreGauges
+
     /// Session signing keys, newest first.
     func signingKeys() async throws -> [StoredSigningKey]
 

@@ -18,6 +18,8 @@ struct SignInService: Sendable {
     let recorder: SignInRecorder
     /// Holds a sign-in back for the second factor of a user who has one.
     let secondFactor: SecondFactorService
+    /// Sign-ins by provider, method and outcome (`latchkey_sign_ins_total`).
+    var metrics: ServerMetrics?
 
     /// The fields `POST /v1/auth/facebook` accepts: the wire type's, which the SDK writes.
     static let requestFields = FacebookExchangeRequest.CodingKeys.fieldNames
@@ -65,7 +67,9 @@ struct SignInService: Sendable {
         let created: Bool
         do {
             (user, created) = try await record(login, now)
+            count(login, created ? "created" : "returning")
         } catch let required as SecondFactorRequired {
+            count(login, "second_factor")
             logger.info(
                 "latchkey.signin.second_factor_required",
                 metadata: [
@@ -73,10 +77,12 @@ struct SignInService: Sendable {
                 ])
             throw try await secondFactor.required(userID: required.userID, token: challenge)
         } catch let conflict as SignInConflict {
+            count(login, "refused")
             // Not a sign-in of this person after all: the count goes back.
             await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
             throw APIError(conflict)
         } catch let refusal as IdentityRefusal {
+            count(login, "refused")
             await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
             throw APIError(refusal)
         }
@@ -92,6 +98,13 @@ struct SignInService: Sendable {
             session: try tokens.body(
                 userID: user.id, sessionID: opening.id, refreshToken: opening.refreshToken,
                 assurance: opening.assurance, now: now))
+    }
+
+    /// Counts a sign-in the store answered: `outcome` is `created`, `returning`, `second_factor`
+    /// or `refused`.
+    func count(_ login: LoginRecord, _ outcome: String) {
+        metrics?.signIn(
+            provider: login.identity.provider, method: login.session?.method.rawValue ?? "code", outcome: outcome)
     }
 
     /// Verifies the Facebook credential of a sign-in or a link (the same shapes, the same checks)
