@@ -52,7 +52,10 @@ extension PostgresStore {
 
     /// See `LatchkeyStore.searchUsers`.
     package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
-        try await withConnection("search users") { connection in
+        // One snapshot for the ids and the users read after them: a user deleted in between would
+        // otherwise shorten the page, and the caller would take it for the last one.
+        try await transaction("search users") { connection in
+            try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             var bindings = PostgresBindings()
             var condition: String
             switch search {

@@ -154,11 +154,8 @@ func buildApplication(
         verifier: AppleIDTokenVerifier(keys: appleKeys, configuration: configuration), apple: appleClient,
         sealing: sealing, tokens: tokens, limits: limits, facebook: signIn)
     let router = Router(context: LatchkeyRequestContext.self)
-    router.add(
-        middleware: RequestObserver(
-            limits: limits, accessLog: configuration.operations.accessLog, logger: logger, metrics: metrics))
-    router.add(middleware: ErrorMiddleware(routes: table, metrics: metrics))
-    router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
+    addMiddleware(
+        to: router, table: table, configuration: configuration, limits: limits, metrics: metrics, logger: logger)
     Routes(
         configuration: configuration, store: store, signIn: signIn, tokens: tokens, easyLogin: easyLogin,
         origin: origin, health: health, usage: usage, apple: apple,
@@ -170,6 +167,23 @@ func buildApplication(
         limits: limits,
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize)
     ).register(on: router)
+    let connections = ConnectionCounter(
+        maximum: configuration.http.maximumConnections,
+        maximumPerAddress: configuration.http.maximumConnectionsPerAddress,
+        exempt: limits.trustedProxies, logger: logger)
+    // The first head's deadline is never longer than keep-alive idleness: Hummingbird's own idle
+    // timeout (below) would cut the connection there anyway.
+    let firstHeadTimeout = min(configuration.http.firstRequestTimeout, configuration.http.idleTimeout)
+    // Every listener's connections: the same caps, the same deadlines for slow clients.
+    let channelHandlers: @Sendable () -> [any RemovableChannelHandler] = {
+        [
+            ConnectionLimitHandler(counter: connections),
+            RequestDeadlineHandler(
+                firstHeadTimeout: .milliseconds(Int64(firstHeadTimeout * 1000)),
+                headTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)),
+                bodyTimeout: .milliseconds(Int64(configuration.http.requestTimeout * 1000)), logger: logger),
+        ]
+    }
     let admin = AdminController(
         admin: AdminService(configuration: configuration, store: store, protection: protection),
         authentication: AdminAuthentication(store: store, limits: limits, clock: configuration.clock, logger: logger),
@@ -180,31 +194,19 @@ func buildApplication(
     let adminApplication = configuration.operations.adminAddress.map { address in
         makeAdminApplication(
             [admin, scrapes], address: address, configuration: configuration, limits: limits, table: adminTable,
-            metrics: metrics, logger: logger, onServerRunning: onAdminServerRunning)
+            metrics: metrics, channelHandlers: channelHandlers, logger: logger, onServerRunning: onAdminServerRunning)
     }
     if adminApplication == nil {
         admin.register(on: router)
         scrapes.register(on: router)
     }
     table.load(router)
-    let connections = ConnectionCounter(
-        maximum: configuration.http.maximumConnections,
-        maximumPerAddress: configuration.http.maximumConnectionsPerAddress,
-        exempt: limits.trustedProxies, logger: logger)
-    // The first head's deadline is never longer than keep-alive idleness: Hummingbird's own idle
-    // timeout (below) would cut the connection there anyway.
-    let firstHeadTimeout = min(configuration.http.firstRequestTimeout, configuration.http.idleTimeout)
     var application = Application(
         router: router,
         server: .http1(
             configuration: .init(
-                additionalChannelHandlers: [
-                    ConnectionLimitHandler(counter: connections),
-                    RequestDeadlineHandler(
-                        firstHeadTimeout: .milliseconds(Int64(firstHeadTimeout * 1000)),
-                        headTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)),
-                        bodyTimeout: .milliseconds(Int64(configuration.http.requestTimeout * 1000)), logger: logger),
-                ], idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
+                additionalChannelHandlers: channelHandlers(),
+                idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
         configuration: .init(
             address: .hostname(configuration.http.host, port: configuration.http.port), serverName: "latchkey"),
         services: [
@@ -234,25 +236,38 @@ func buildApplication(
     return application
 }
 
-/// The admin API and `/metrics` on their own listener (`LATCHKEY_ADMIN_LISTEN`), with the public
-/// listener's error answers, request ids and audit context, run as a service beside the public one.
-private func makeAdminApplication(
-    _ controllers: [any Controller], address: (host: String, port: Int), configuration: ServerConfiguration,
-    limits: AbuseLimits, table: RouteTable, metrics: ServerMetrics, logger: Logger,
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void
-) -> some ApplicationProtocol {
-    let router = Router(context: LatchkeyRequestContext.self)
+/// What every listener's router runs around its routes, outermost first: the request's id, access
+/// log line and metrics; errors turned into typed answers; the audit context.
+private func addMiddleware(
+    to router: Router<LatchkeyRequestContext>, table: RouteTable, configuration: ServerConfiguration,
+    limits: AbuseLimits, metrics: ServerMetrics, logger: Logger
+) {
     router.add(
         middleware: RequestObserver(
             limits: limits, accessLog: configuration.operations.accessLog, logger: logger, metrics: metrics))
     router.add(middleware: ErrorMiddleware(routes: table, metrics: metrics))
     router.add(middleware: AuditContextMiddleware(node: configuration.http.nodeName, limits: limits))
+}
+
+/// The admin API and `/metrics` on their own listener (`LATCHKEY_ADMIN_LISTEN`), with the public
+/// listener's error answers, request ids and audit context, run as a service beside the public one.
+private func makeAdminApplication(
+    _ controllers: [any Controller], address: (host: String, port: Int), configuration: ServerConfiguration,
+    limits: AbuseLimits, table: RouteTable, metrics: ServerMetrics,
+    channelHandlers: @escaping @Sendable () -> [any RemovableChannelHandler], logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void
+) -> some ApplicationProtocol {
+    let router = Router(context: LatchkeyRequestContext.self)
+    addMiddleware(
+        to: router, table: table, configuration: configuration, limits: limits, metrics: metrics, logger: logger)
     for controller in controllers { controller.register(on: router) }
     table.load(router)
     return Application(
         router: router,
         server: .http1(
-            configuration: .init(idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
+            configuration: .init(
+                additionalChannelHandlers: channelHandlers(),
+                idleTimeout: .milliseconds(Int64(configuration.http.idleTimeout * 1000)))),
         configuration: .init(address: .hostname(address.host, port: address.port), serverName: "latchkey"),
         onServerRunning: onServerRunning, logger: logger)
 }

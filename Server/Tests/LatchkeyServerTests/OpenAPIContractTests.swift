@@ -21,7 +21,10 @@ struct OpenAPIContractTests {
     }()
 
     /// `METHOD path` for every operation in the document.
-    static var documented: Set<String> {
+    static var documented: Set<String> { operations(in: document) }
+
+    /// `METHOD path` for every operation in `document` (this one, or the admin API's).
+    static func operations(in document: JSONValue) -> Set<String> {
         var operations: Set<String> = []
         for (path, item) in document["paths"]?.objectValue ?? [:] {
             for method in (item.objectValue ?? [:]).keys { operations.insert("\(method.uppercased()) \(path)") }
@@ -111,7 +114,8 @@ struct OpenAPIContractTests {
 
     /// Expects `response` to be one the document lists for `method path`, its JSON body valid.
     static func expectConforms(
-        _ response: TestResponse, _ method: String, _ path: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ response: TestResponse, _ method: String, _ path: String, in document: JSONValue = document,
+        sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let operation = document["paths"]?[path]?[method.lowercased()]
         let documented = operation?["responses"]?[String(response.status.code)]

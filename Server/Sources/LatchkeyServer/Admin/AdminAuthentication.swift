@@ -36,7 +36,8 @@ struct AdminAuthentication: RouterMiddleware {
         var audit = AuditContext.current
         audit.adminKeyID = key.id
         let route = context.endpointPath ?? request.uri.path
-        let userID = route.hasPrefix("/admin/v1/users/{id}") ? context.parameters.get("id") ?? "" : ""
+        // Decoded as the handler decodes it: `%75%31` is the user `u1`, on whose history the call goes.
+        let userID = route.hasPrefix("/admin/v1/users/{id}") ? AdminController.decoded("id", context) ?? "" : ""
         return try await AuditContext.$current.withValue(audit) {
             do {
                 let response = try await next(request, context)
@@ -52,17 +53,22 @@ struct AdminAuthentication: RouterMiddleware {
     }
 
     /// The stored key the request presents.
+    ///
+    /// Only failures count against the address: a good key always passes, so a stranger sharing
+    /// an operator's address (a NAT, a proxy) cannot lock the operator out by guessing.
     /// - Throws: `401 admin_key_invalid` for none, a malformed, unknown or revoked one, or a wrong
-    ///   secret (one answer for all, so a caller learns nothing of which keys exist).
+    ///   secret (one answer for all, so a caller learns nothing of which keys exist); `429` once
+    ///   an address has guessed too often.
     func authenticate(_ request: Request, _ context: Context) async throws -> StoredAdminKey {
-        let address = limits.client(request, context)
-        try await limits.enforce(limits.rules.adminPerAddress, key: address)
-        guard let header = request.headers[.authorization], let token = BearerAuthentication.bearerToken(header),
+        if let header = request.headers[.authorization], let token = BearerAuthentication.bearerToken(header),
             let presented = AdminKeySecret(token), let stored = try await store.adminKey(id: presented.id),
             stored.revokedAt == nil, presented.matches(stored)
-        else { throw APIError.adminKeyInvalid }
-        await limits.refund(limits.rules.adminPerAddress, key: address)
-        return stored
+        {
+            return stored
+        }
+        try await limits.enforce(limits.rules.adminPerAddress, key: limits.client(request, context))
+        logger.notice("latchkey.admin.key_refused", metadata: ["latchkey.http.route": "\(context.endpointPath ?? "")"])
+        throw APIError.adminKeyInvalid
     }
 
     /// Writes `admin.call`. A failure to write is logged, not answered: the call itself already

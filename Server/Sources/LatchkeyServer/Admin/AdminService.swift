@@ -161,11 +161,20 @@ struct AdminService: Sendable {
     /// Approves or refuses a request waiting for review.
     /// - Throws: `404` for no such request, `409 deletion_not_pending` for one not waiting.
     func decide(deletionID: String, _ decision: DeletionDecision) async throws -> StoredDeletionRequest {
-        guard
-            deletionID.utf8.count <= 64,
+        let notFound = APIError(.notFound, .notFound, "No data-deletion request has this id.")
+        guard deletionID.utf8.count <= 64, let before = try await store.deletionRequest(id: deletionID) else {
+            throw notFound
+        }
+        // Read first, so a second approval (or a refusal after one) is told nothing changed; the
+        // store still decides once when two operators act together.
+        guard decision.applies(to: before.status),
             let request = try await store.decideDeletionRequest(
                 id: deletionID, decision, now: configuration.clock(), by: .admin)
-        else { throw APIError(.notFound, .notFound, "No data-deletion request has this id.") }
+        else {
+            throw APIError(
+                .conflict, .deletionNotPending,
+                "This request is \(before.status.rawValue), not waiting for review; nothing changed.")
+        }
         guard request.status == decision.decidedStatus else {
             throw APIError(
                 .conflict, .deletionNotPending,

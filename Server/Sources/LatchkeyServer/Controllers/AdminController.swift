@@ -110,9 +110,16 @@ struct AdminController: Controller {
 
     /// A path parameter, percent-decoded; a 404 for one no stored id could match.
     static func parameter(_ name: String, _ context: LatchkeyRequestContext) throws -> String {
+        guard let value = decoded(name, context) else { throw APIError(.notFound, .notFound, "Nothing has this id.") }
+        return value
+    }
+
+    /// A path parameter, percent-decoded, or `nil` when no stored id could match it (empty, too
+    /// long, a control character: PostgreSQL's text cannot hold a NUL). The audit names the same.
+    static func decoded(_ name: String, _ context: LatchkeyRequestContext) -> String? {
         guard let raw = context.parameters.get(name), let value = raw.removingPercentEncoding, !value.isEmpty,
-            value.utf8.count <= 256
-        else { throw APIError(.notFound, .notFound, "Nothing has this id.") }
+            value.utf8.count <= 256, !UserSearch.hasControlCharacter(value)
+        else { return nil }
         return value
     }
 

@@ -105,7 +105,9 @@ package enum UserSearch: Sendable, Equatable {
     /// - Returns: `nil` when the query is too long or names a property in a form not accepted.
     package init?(query: String?) {
         let query = (query ?? "").trimmingCharacters(in: .whitespaces)
-        guard query.utf8.count <= Self.maximumLength else { return nil }
+        // No control character: PostgreSQL's text cannot hold a NUL, and no id, subject, email or
+        // property value an operator looks for has one.
+        guard query.utf8.count <= Self.maximumLength, !UserSearch.hasControlCharacter(query) else { return nil }
         if query.isEmpty {
             self = .all
         } else if let equals = query.firstIndex(of: "=") {
@@ -116,6 +118,11 @@ package enum UserSearch: Sendable, Equatable {
         } else {
             self = .term(query)
         }
+    }
+
+    /// Whether `text` holds a control character (a NUL among them).
+    package static func hasControlCharacter(_ text: some StringProtocol) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Property names as mappings and apps write them.
@@ -148,9 +155,15 @@ package struct UserCursor: Sendable, Equatable {
     /// The cursor after `user`.
     package init(after user: StoredUser) { self.init(id: user.id, createdAt: user.createdAt) }
 
-    /// Opaque to clients: base64url of `<milliseconds>.<id>`.
+    /// The times a cursor may carry: from 1970 to the year 9999. A time outside would not fit the
+    /// database's (PostgreSQL's microseconds since 2000 in 64 bits), and no user was made then.
+    static let times = Date(timeIntervalSince1970: 0)...Date(timeIntervalSince1970: 253_402_300_799)
+
+    /// Opaque to clients: base64url of `<microseconds>.<id>`, the time as exact as the stores keep
+    /// it, so the fallback skips no user made in the same millisecond.
     package var text: String {
-        Base64URL.encode(Data("\(Int64((createdAt.timeIntervalSince1970 * 1000).rounded(.down))).\(id)".utf8))
+        let microseconds = Int64((createdAt.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        return Base64URL.encode(Data("\(microseconds).\(id)".utf8))
     }
 
     /// Reads a cursor this server wrote; `nil` for anything else.
@@ -159,7 +172,11 @@ package struct UserCursor: Sendable, Equatable {
             let decoded = String(data: data, encoding: .utf8), let dot = decoded.firstIndex(of: ".")
         else { return nil }
         let id = String(decoded[decoded.index(after: dot)...])
-        guard let milliseconds = Int64(decoded[..<dot]), !id.isEmpty, id.utf8.count <= 64 else { return nil }
-        self.init(id: id, createdAt: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        guard let microseconds = Int64(decoded[..<dot]), !id.isEmpty, id.utf8.count <= 64,
+            !UserSearch.hasControlCharacter(id)
+        else { return nil }
+        let createdAt = Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+        guard Self.times.contains(createdAt) else { return nil }
+        self.init(id: id, createdAt: createdAt)
     }
 }
