@@ -121,16 +121,8 @@ extension PostgresStore {
         try await transaction("remove identity") { connection in
             // The user's row lock orders this against a concurrent link or unlink of the same user.
             let exists = try await !connection.rows("SELECT 1 FROM users WHERE id = \(userID) FOR UPDATE").isEmpty
-            let user = exists ? try await Self.loadUser(userID, connection) : nil
-            let found = user?.identity(provider, subject)
-            if let refusal = Verdicts.unlink(
-                UnlinkFacts(
-                    userExists: user != nil, linked: found != nil, identities: user?.identities.count ?? 0,
-                    sessionRecent: true))
-            {
-                throw refusal
-            }
-            guard let user, let found else { throw IdentityRefusal.notLinked }
+            let (user, found) = try Verdicts.operatorUnlink(
+                exists ? try await Self.loadUser(userID, connection) : nil, provider: provider, subject: subject)
             try await Self.removeIdentity(found, of: user, properties: [], now: now, connection)
             guard let after = try await Self.loadUser(userID, connection) else { throw IdentityRefusal.sessionEnded }
             return after

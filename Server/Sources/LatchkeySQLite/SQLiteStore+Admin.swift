@@ -98,16 +98,8 @@ extension SQLiteStore {
         userID: String, provider: String, subject: String, now: Date
     ) async throws -> StoredUser {
         try await transaction { db in
-            let user = try Self.loadUser(userID, db)
-            let found = user?.identity(provider, subject)
-            if let refusal = Verdicts.unlink(
-                UnlinkFacts(
-                    userExists: user != nil, linked: found != nil, identities: user?.identities.count ?? 0,
-                    sessionRecent: true))
-            {
-                throw refusal
-            }
-            guard let user, let found else { throw IdentityRefusal.notLinked }
+            let (user, found) = try Verdicts.operatorUnlink(
+                try Self.loadUser(userID, db), provider: provider, subject: subject)
             try Self.removeIdentity(found, of: user, properties: [], now: now, db)
             guard let after = try Self.loadUser(userID, db) else { throw SQLiteStoreError.inconsistent }
             return after

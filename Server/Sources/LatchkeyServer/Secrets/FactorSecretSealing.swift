@@ -27,23 +27,13 @@ package struct FactorSecretSealing: Sendable {
     /// - Returns: how many were sealed again, and how many could not be opened.
     func resealAll(in store: any LatchkeyStore, batchSize: Int) async throws -> (resealed: Int, unopened: Int) {
         guard let prefix = currentPrefix else { return (0, 0) }
-        var resealed = 0
-        var unopened = 0
-        while !Task.isCancelled {
-            let batch = try await store.factorSecretsToReseal(sealedPrefix: prefix, skip: unopened, limit: batchSize)
-            for factor in batch {
-                guard let plain = open(factor.secret, userID: factor.userID, factorID: factor.id) else {
-                    unopened += 1
-                    continue
-                }
-                let sealed = try seal(plain, userID: factor.userID, factorID: factor.id)
-                if try await store.replaceFactorSecret(id: factor.id, old: factor.secret, with: sealed) {
-                    resealed += 1
-                }
-            }
-            if batch.count < batchSize { break }
+        return try await SigningKeyProtection.resealInBatches(batchSize: batchSize) { skip, limit in
+            try await store.factorSecretsToReseal(sealedPrefix: prefix, skip: skip, limit: limit)
+        } reseal: { factor in
+            guard let plain = open(factor.secret, userID: factor.userID, factorID: factor.id) else { return nil }
+            let sealed = try seal(plain, userID: factor.userID, factorID: factor.id)
+            return try await store.replaceFactorSecret(id: factor.id, old: factor.secret, with: sealed)
         }
-        return (resealed, unopened)
     }
 
     /// The stored form of `secret`.

@@ -25,24 +25,16 @@ struct ProviderTokenSealing: Sendable {
     /// - Returns: how many were sealed again, and how many could not be opened.
     func resealAll(in store: any LatchkeyStore, batchSize: Int) async throws -> (resealed: Int, unopened: Int) {
         guard let prefix = currentPrefix else { return (0, 0) }
-        var resealed = 0
-        var unopened = 0
-        while !Task.isCancelled {
-            let batch = try await store.providerTokensToReseal(sealedPrefix: prefix, skip: unopened, limit: batchSize)
-            for token in batch {
-                guard
-                    let plain = open(
-                        token.token, provider: token.provider, subject: token.subject, clientID: token.clientID)
-                else {
-                    unopened += 1
-                    continue
-                }
-                let sealed = try seal(plain, provider: token.provider, subject: token.subject, clientID: token.clientID)
-                if try await store.replaceProviderToken(token, with: sealed) { resealed += 1 }
-            }
-            if batch.count < batchSize { break }
+        return try await SigningKeyProtection.resealInBatches(batchSize: batchSize) { skip, limit in
+            try await store.providerTokensToReseal(sealedPrefix: prefix, skip: skip, limit: limit)
+        } reseal: { token in
+            guard
+                let plain = open(
+                    token.token, provider: token.provider, subject: token.subject, clientID: token.clientID)
+            else { return nil }
+            let sealed = try seal(plain, provider: token.provider, subject: token.subject, clientID: token.clientID)
+            return try await store.replaceProviderToken(token, with: sealed)
         }
-        return (resealed, unopened)
     }
 
     /// The stored form of `token`.

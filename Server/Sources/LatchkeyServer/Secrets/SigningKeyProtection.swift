@@ -75,6 +75,33 @@ package struct SigningKeyProtection: Sendable {
 
     private static func associatedData(_ kid: String) -> Data { Data("latchkey.signing-key.v1:\(kid)".utf8) }
 
+    /// Seals again, batch by batch, the rows `fetch` finds stored plain or under an earlier
+    /// key-encryption key: the loop shared by providers' tokens and factor secrets.
+    /// - Parameters:
+    ///   - fetch: up to `limit` rows still to seal, skipping the first `skip` (those that did not open).
+    ///   - reseal: seals one row again; `nil` when it does not open (left as it is), else whether the
+    ///     store replaced it (a newer value may have been written meanwhile).
+    /// - Returns: how many were sealed again, and how many could not be opened.
+    static func resealInBatches<Row: Sendable>(
+        batchSize: Int, fetch: (_ skip: Int, _ limit: Int) async throws -> [Row],
+        reseal: (Row) async throws -> Bool?
+    ) async throws -> (resealed: Int, unopened: Int) {
+        var resealed = 0
+        var unopened = 0
+        while !Task.isCancelled {
+            let batch = try await fetch(unopened, batchSize)
+            for row in batch {
+                switch try await reseal(row) {
+                case nil: unopened += 1
+                case true?: resealed += 1
+                case false?: break
+                }
+            }
+            if batch.count < batchSize { break }
+        }
+        return (resealed, unopened)
+    }
+
     /// `data` sealed under the current key-encryption key as the secrets kept beside signing keys
     /// are (providers' tokens, factor secrets): `magic` ‖ the KEK's 8-byte id ‖ nonce (12) ‖
     /// ciphertext ‖ tag (16), with `associatedData` authenticated; `nil` without a KEK (stored plain).

@@ -162,6 +162,25 @@ extension Verdicts {
         return nil
     }
 
+    /// An operator's unlink of `provider`/`subject` from `user` (`nil`: none has the id), as
+    /// `unlink` allows with no session to prove recent: never a full user's last identity.
+    /// - Returns: the user and the identity to remove.
+    /// - Throws: `IdentityRefusal` (`sessionEnded` for no user, `notLinked`, `lastSignInMethod`).
+    package static func operatorUnlink(
+        _ user: StoredUser?, provider: String, subject: String
+    ) throws -> (user: StoredUser, identity: StoredIdentity) {
+        let found = user?.identity(provider, subject)
+        if let refusal = unlink(
+            UnlinkFacts(
+                userExists: user != nil, linked: found != nil, identities: user?.identities.count ?? 0,
+                sessionRecent: true))
+        {
+            throw refusal
+        }
+        guard let user, let found else { throw IdentityRefusal.notLinked }
+        return (user, found)
+    }
+
     /// Whether a link ticket's merge goes through. Every way a ticket can stop describing the two
     /// accounts (spent, the other account gone or merged, the identity moved, both now one) is the
     /// same refusal: the caller learns nothing about the other account.
