@@ -188,16 +188,24 @@ func buildApplication(
         admin: AdminService(configuration: configuration, store: store, protection: protection),
         authentication: AdminAuthentication(store: store, limits: limits, clock: configuration.clock, logger: logger),
         reading: RequestReading(maximumBodySize: configuration.http.maximumBodySize))
+    let console = ConsoleController(
+        admin: admin.admin,
+        console: ConsoleSupport(
+            configuration: configuration, authentication: admin.authentication, keys: keys,
+            renderer: try ConsoleRenderer()),
+        metrics: metrics)
     let scrapes = MetricsController(
         metrics: metrics, store: store, clock: configuration.clock,
         authentication: configuration.operations.adminAddress == nil ? admin.authentication.unaudited : nil)
     let adminApplication = configuration.operations.adminAddress.map { address in
         makeAdminApplication(
-            [admin, scrapes], address: address, configuration: configuration, limits: limits, table: adminTable,
+            [admin, console, scrapes], address: address, configuration: configuration, limits: limits,
+            table: adminTable,
             metrics: metrics, channelHandlers: channelHandlers, logger: logger, onServerRunning: onAdminServerRunning)
     }
     if adminApplication == nil {
         admin.register(on: router)
+        console.register(on: router)
         scrapes.register(on: router)
     }
     table.load(router)

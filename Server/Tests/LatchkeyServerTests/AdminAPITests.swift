@@ -343,7 +343,9 @@ struct AdminAPITests {
                 adminRouteTable: table,
                 onAdminServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) })
             try await application.test(.live) { client in
-                for path in ["/admin/v1/users", "/admin/openapi.json"] {
+                for path in [
+                    "/admin/v1/users", "/admin/openapi.json", "/admin", "/admin/sign-in", "/admin/console.css",
+                ] {
                     let response = try await client.execute(
                         uri: path, method: .get, headers: [.authorization: "Bearer \(key)"])
                     #expect(response.status == .notFound, "\(path)")
@@ -361,8 +363,11 @@ struct AdminAPITests {
                     HTTPClientRequest(url: "http://127.0.0.1:\(port)/admin/openapi.json"), timeout: .seconds(30))
                 let body = try await document.body.collect(upTo: 1 << 22)
                 #expect(String(buffer: body) == AdminOpenAPIDocument.json)
+                let console = try await HTTPClient.shared.execute(
+                    HTTPClientRequest(url: "http://127.0.0.1:\(port)/admin/sign-in"), timeout: .seconds(30))
+                #expect(console.status == .ok)
             }
-            #expect(table.routes.contains("GET /admin/v1/users"))
+            #expect(table.routes.contains("GET /admin/v1/users") && table.routes.contains("GET /admin/users/{id}"))
         }
     }
 }

@@ -33,11 +33,23 @@ struct AdminAuthentication: RouterMiddleware {
         var context = context
         context.adminKey = key
         guard audited else { return try await next(request, context) }
+        return try await self.audited(request, context, key: key, next: next)
+    }
+
+    /// Runs `next` as `key`'s call: every change it makes names the key (`AuditContext.adminKeyID`),
+    /// and the call itself is an `admin.call` event once answered, on the user its path names.
+    /// The admin API and the console alike.
+    func audited(
+        _ request: Request, _ context: Context, key: StoredAdminKey,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var audit = AuditContext.current
         audit.adminKeyID = key.id
         let route = context.endpointPath ?? request.uri.path
         // Decoded as the handler decodes it: `%75%31` is the user `u1`, on whose history the call goes.
-        let userID = route.hasPrefix("/admin/v1/users/{id}") ? AdminController.decoded("id", context) ?? "" : ""
+        let userID =
+            route.hasPrefix("/admin/v1/users/{id}") || route.hasPrefix("/admin/users/{id}")
+            ? AdminController.decoded("id", context) ?? "" : ""
         return try await AuditContext.$current.withValue(audit) {
             do {
                 let response = try await next(request, context)
@@ -61,14 +73,27 @@ struct AdminAuthentication: RouterMiddleware {
     ///   an address has guessed too often.
     func authenticate(_ request: Request, _ context: Context) async throws -> StoredAdminKey {
         if let header = request.headers[.authorization], let token = BearerAuthentication.bearerToken(header),
-            let presented = AdminKeySecret(token), let stored = try await store.adminKey(id: presented.id),
-            stored.revokedAt == nil, presented.matches(stored)
+            let stored = try await key(token)
         {
             return stored
         }
+        try await refuse(request, context)
+        throw APIError.adminKeyInvalid
+    }
+
+    /// The stored key `text` is, unless it is malformed, unknown, revoked or has a wrong secret.
+    func key(_ text: String) async throws -> StoredAdminKey? {
+        guard let presented = AdminKeySecret(text), let stored = try await store.adminKey(id: presented.id),
+            stored.revokedAt == nil, presented.matches(stored)
+        else { return nil }
+        return stored
+    }
+
+    /// Counts a refused key against the client's address and logs it.
+    /// - Throws: `429` once the address has guessed too often.
+    func refuse(_ request: Request, _ context: Context) async throws {
         try await limits.enforce(limits.rules.adminPerAddress, key: limits.client(request, context))
         logger.notice("latchkey.admin.key_refused", metadata: ["latchkey.http.route": "\(context.endpointPath ?? "")"])
-        throw APIError.adminKeyInvalid
     }
 
     /// Writes `admin.call`. A failure to write is logged, not answered: the call itself already

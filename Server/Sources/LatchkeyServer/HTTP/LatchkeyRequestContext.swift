@@ -14,6 +14,8 @@ struct LatchkeyRequestContext: RequestContext, RemoteAddressRequestContext {
     var session: SessionTokens.AccessClaims?
     /// The admin key `AdminAuthentication` checked; `nil` on routes without it.
     var adminKey: StoredAdminKey?
+    /// The console session `ConsoleAuthentication` checked; `nil` outside the console.
+    var consoleSession: ConsoleSession?
 
     /// The authenticated session: routes behind `BearerAuthentication` always have one, so its
     /// absence is our wiring's fault, answered as a missing token rather than a crash.

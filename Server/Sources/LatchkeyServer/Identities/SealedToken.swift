@@ -3,7 +3,7 @@ import LatchkeyAPI
 import LatchkeyShared
 
 /// A short JSON payload sealed (`Sealing`) under the session keys' `ticketKey`: link tickets, Easy
-/// Login link requests and link codes. The kind byte is authenticated, so a value of one kind never
+/// Login link requests and link codes, console sessions. The kind byte is authenticated, so a value of one kind never
 /// opens as another, and the key is not the Easy Login state's, so neither opens as the other.
 /// Sealed rather than signed, so that what a ticket binds (user ids, the identity) is not readable
 /// by whoever holds it.
@@ -15,6 +15,8 @@ enum SealedToken {
         /// The authorization code of an Easy Login link: what to link, written only when the app
         /// redeems it with the PKCE verifier.
         case linkCode = 0x43  // "C"
+        /// A console sign-in (`ConsoleSession`), the `latchkey_console` cookie.
+        case consoleSession = 0x41  // "A"
 
         /// The longest value of this kind accepted, characters: a link code carries the mapped
         /// profile.

@@ -18,6 +18,8 @@ package final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+    /// The last day, hour by hour, for the console's dashboard.
+    package let history: MetricsHistory
 
     /// A metric and its label values.
     private struct Key: Hashable {
@@ -32,8 +34,9 @@ package final class ServerMetrics: Sendable {
         .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    /// A new registry.
-    package init() {
+    /// A new registry; `clock` dates the dashboard's hours.
+    package init(clock: @escaping @Sendable () -> Date = { Date() }) {
+        history = MetricsHistory(clock: clock)
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = Self.durationBuckets
@@ -75,12 +78,14 @@ package final class ServerMetrics: Sendable {
     /// An error answered: `latchkey_errors_total{code}` (the stable code of the answer).
     func error(code: String) {
         counter("latchkey_errors_total", ["code": code]).increment()
+        history.error(code: code)
     }
 
     /// A sign-in the store recorded: `latchkey_sign_ins_total{provider,method,outcome}`;
     /// `outcome` is `created` (a new user), `returning`, or `second_factor` (held for a code).
     func signIn(provider: String, method: String, outcome: String) {
         counter("latchkey_sign_ins_total", ["provider": provider, "method": method, "outcome": outcome]).increment()
+        if outcome != "second_factor" { history.signIn(provider: provider, method: method) }
     }
 
     /// A code sent to a second-factor challenge: `latchkey_second_factor_attempts_total{purpose,outcome}`
@@ -104,6 +109,7 @@ package final class ServerMetrics: Sendable {
         ).increment()
         timer("latchkey_provider_request_duration_seconds", ["provider": provider, "endpoint": endpoint])
             .recordNanoseconds(Self.nanoseconds(duration))
+        history.providerCall(provider: provider, failed: failed, seconds: Double(Self.nanoseconds(duration)) / 1e9)
     }
 
     /// A provider's signing keys fetched: `latchkey_jwks_refreshes_total{provider,outcome}`.

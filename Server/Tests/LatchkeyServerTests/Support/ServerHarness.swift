@@ -121,7 +121,8 @@ struct Stack: Sendable {
             do {
                 try await TestStores.withServerStore(given) { store in
                     let server = try await buildApplication(
-                        configuration: configured, store: store, logger: logs.logger(label: "latchkey"))
+                        configuration: configured, store: store, logger: logs.logger(label: "latchkey"),
+                        metrics: ServerMetrics(clock: { clock.now }))
                     try await server.test(.live) { client in
                         var stack = Stack(
                             server: client, emulatorURL: base, clock: clock, store: store, configuration: configured,

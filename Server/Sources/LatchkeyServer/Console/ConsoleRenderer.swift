@@ -1,0 +1,89 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+import NIOCore
+
+/// Renders the console's pages: each page's Mustache template (`ConsoleTemplates`) inside the
+/// layout, answered with headers that let the page load nothing but the console's stylesheet.
+///
+/// Every `{{value}}` is HTML-escaped by Mustache (quotes included, so values are safe in
+/// attributes); only the charts' SVG, which `DashboardCharts` builds from escaped parts, is
+/// inserted raw (`{{{…}}}`).
+struct ConsoleRenderer: Sendable {
+    private let library: MustacheLibrary
+
+    /// Parses every template once, at start.
+    /// - Throws: a template's parse error (a bug here, caught by every console test).
+    init() throws {
+        var library = MustacheLibrary()
+        for (name, text) in ConsoleTemplates.all { try library.register(text, named: name) }
+        self.library = library
+    }
+
+    /// The layout around the page `template` rendered with `view`.
+    func page(
+        _ template: String, title: String, view: Any, chrome: ConsoleChrome?, status: HTTPResponse.Status = .ok
+    ) -> Response {
+        let body = library.render(view, withTemplate: template) ?? ""
+        let html =
+            library.render(
+                ConsoleLayout(title: title, body: body, chrome: chrome), withTemplate: ConsoleTemplates.layoutName)
+            ?? ""
+        return Self.response(status: status, html: html)
+    }
+
+    /// `html` with the console's headers: never cached, framed or indexed, loading only
+    /// `/admin/console.css`, posting forms only to itself.
+    static func response(status: HTTPResponse.Status, html: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] = contentSecurityPolicy
+        headers[.init("X-Frame-Options")!] = "DENY"
+        headers[.init("X-Content-Type-Options")!] = "nosniff"
+        headers[.init("Referrer-Policy")!] = "no-referrer"
+        headers[.init("X-Robots-Tag")!] = "noindex"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    /// No script at all, styles from the console's own file, forms to the console only.
+    static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+}
+
+/// What the layout shows around a page.
+struct ConsoleLayout {
+    let title: String
+    /// The page, rendered (escaped where it needed to be).
+    let body: String
+    /// The navigation and the signed-in key; `nil` on the sign-in page.
+    let chrome: ConsoleChrome?
+}
+
+/// The navigation bar's content for a signed-in operator. Stored flags, not computed ones:
+/// Mustache reads values through `Mirror`, which sees stored properties only.
+struct ConsoleChrome {
+    /// The console's sections, one per navigation link.
+    enum Section { case dashboard, users, deletions, keys, adminKeys, none }
+
+    /// The admin key's name, shown as who is signed in.
+    let keyName: String
+    /// The form token, for the sign-out form.
+    let formToken: String
+    let dashboard: Bool
+    let users: Bool
+    let deletions: Bool
+    let keys: Bool
+    let adminKeys: Bool
+
+    init(keyName: String, formToken: String, section: Section) {
+        self.keyName = keyName
+        self.formToken = formToken
+        dashboard = section == .dashboard
+        users = section == .users
+        deletions = section == .deletions
+        keys = section == .keys
+        adminKeys = section == .adminKeys
+    }
+}
