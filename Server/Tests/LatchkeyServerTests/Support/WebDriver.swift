@@ -87,8 +87,8 @@ final class ChromeDriver: Sendable {
         process.waitUntilExit()
     }
 
-    /// A new headless browser window.
-    func session() async throws -> WebDriverSession {
+    /// A new headless browser window of `width` × `height` pixels.
+    func session(width: Int = 720, height: Int = 860) async throws -> WebDriverSession {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("lk-chrome-\(UUID().uuidString)")
         let capabilities: JSONValue = [
             "capabilities": [
@@ -98,7 +98,8 @@ final class ChromeDriver: Sendable {
                         "binary": .string(try Self.require(Self.chromium, "chromium")),
                         "args": [
                             "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                            "--window-size=720,860", "--no-first-run", .string("--user-data-dir=\(profile.path)"),
+                            .string("--window-size=\(width),\(height)"), "--no-first-run",
+                            .string("--user-data-dir=\(profile.path)"),
                         ],
                     ],
                 ]
