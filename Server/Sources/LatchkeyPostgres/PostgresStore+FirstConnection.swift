@@ -92,11 +92,16 @@ extension PostgresStore {
                 .handshakeFailed(.sslError([.eofDuringAdditionalCertficiateChainValidation])):
                 return nil
             default:
-                return .init(reason: "TLS: \(error)", sqlState: nil)
+                return .init(reason: tlsReason(String(describing: error)), sqlState: nil)
             }
         }
         // The certificate names another host, or the host is not a valid server name.
-        if error is NIOSSLExtraError { return .init(reason: "TLS: \(error)", sqlState: nil) }
+        if let error = error as? NIOSSLExtraError {
+            guard error == .failedToValidateHostname else { return .init(reason: "TLS: \(error)", sqlState: nil) }
+            return .init(
+                reason: "TLS: the server's certificate does not name the host in LATCHKEY_DATABASE_URL: connect by a name "
+                    + "the certificate holds, such as the one the provider gives (\(error))", sqlState: nil)
+        }
         guard let error = error as? PSQLError else { return nil }
         switch error.code {
         case .server:
@@ -126,6 +131,17 @@ extension PostgresStore {
         default:
             return nil
         }
+    }
+
+    /// What an operator reads for a TLS failure: for a certificate no trusted authority signed,
+    /// what to do about it, since managed databases sign theirs with a private CA and BoringSSL's
+    /// own words (`CERTIFICATE_VERIFY_FAILED`) say nothing of `sslrootcert`.
+    static func tlsReason(_ description: String) -> String {
+        guard description.contains("CERTIFICATE_VERIFY_FAILED") else { return "TLS: \(description)" }
+        return "TLS: the server's certificate is not signed by an authority this machine trusts. A managed "
+            + "database signs it with its provider's own CA: download that CA's PEM file and add "
+            + "sslrootcert=/path/to/ca.pem to LATCHKEY_DATABASE_URL (with sslmode=verify-full), docs/deployment.md "
+            + "(\(description))"
     }
 
     /// How PgBouncer words, under 08P01, a refusal waiting cannot fix (seen with PgBouncer 1.18 in

@@ -250,10 +250,15 @@ package final class PostgresStore: LatchkeyStore {
 
     /// Runs `SELECT 1` (readiness).
     package func ping() async throws {
-        try await withConnection("ping") { connection in
+        try await withConnection("ping", timeout: min(timeout, Self.pingTimeout)) { connection in
             try await connection.run("SELECT 1")
         }
     }
+
+    /// The longest `/ready` waits for the database, whatever `LATCHKEY_DATABASE_TIMEOUT` says: a
+    /// database refusing connections must not hold a load balancer's health check past its own
+    /// timeout (commonly 2–5 s), which would count a slow answer as a failed check, not as 503.
+    package static let pingTimeout: Duration = .seconds(1)
 
     /// The driver logs every query at debug level with its values; a query's values are tokens'
     /// hashes, nonces and properties, which never go to a log.

@@ -118,6 +118,38 @@ struct PostgresFirstConnectionTests {
         #expect(PostgresStore.refusal(NIOSSLError.handshakeFailed(.sslError([]))) != nil)
         #expect(PostgresStore.refusal(NIOSSLExtraError.failedToValidateHostname) != nil)
         #expect(PostgresStore.refusal(CancellationError()) == nil)
+        // A private CA (managed databases): the message says what to set.
+        let unverified = PostgresStore.tlsReason(
+            "handshakeFailed(NIOSSL.BoringSSLError.sslError([Error: 268435581 error:1000007d:SSL routines:OPENSSL_internal:CERTIFICATE_VERIFY_FAILED]))"
+        )
+        #expect(unverified.contains("sslrootcert=") && unverified.contains("LATCHKEY_DATABASE_URL"))
+        #expect(unverified.contains("CERTIFICATE_VERIFY_FAILED"))
+        #expect(!PostgresStore.tlsReason("handshakeFailed(sslError([]))").contains("sslrootcert"))
+        let host = PostgresStore.refusal(NIOSSLExtraError.failedToValidateHostname)?.reason ?? ""
+        #expect(host.contains("does not name the host"))
+    }
+
+    @Test("/ready answers 503 within its own deadline while the database refuses connections")
+    func readyWhileRefused() async throws {
+        guard try TestPostgres.url() != nil else { return }
+        let cluster = try await TestCluster.start()
+        // A database timeout far above /ready's own: the answer must not wait for it.
+        let store = try PostgresStore(url: cluster.url, poolSize: 2, timeout: .seconds(120), logger: TestPostgres.quiet)
+        let outcome = await Self.outcome {
+            try await Stack.run(store: store) { stack in
+                #expect(try await stack.get("/ready").status == .ok)
+                try await cluster.down()
+                let answer = try await stack.get("/ready")
+                #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "5")
+                #expect(try answer.json()["database"] == "unreachable")
+                let cause = stack.logs.all.first { $0.contains("latchkey.ready.database_down") } ?? ""
+                #expect(!cause.contains("within 120"), "\(cause)")
+            }
+            return 0
+        }
+        await store.close()
+        await cluster.stop()
+        _ = try outcome.get()
     }
 
     @Test("a database started after the server is waited for, then migrated")

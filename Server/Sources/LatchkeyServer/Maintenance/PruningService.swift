@@ -57,7 +57,7 @@ package struct PruningService: Service {
     /// - Returns: how many were sealed again.
     @discardableResult
     package func resealProviderTokens() async -> Int {
-        await reseal("latchkey.provider_tokens") {
+        await reseal(.providerTokens) {
             try await ProviderTokenSealing(protection: SigningKeyProtection(configuration))
                 .resealAll(in: store, batchSize: batchSize)
         }
@@ -68,25 +68,40 @@ package struct PruningService: Service {
     /// - Returns: how many were sealed again.
     @discardableResult
     package func resealFactorSecrets() async -> Int {
-        await reseal("latchkey.factor_secrets") {
+        await reseal(.factorSecrets) {
             try await FactorSecretSealing(protection: SigningKeyProtection(configuration))
                 .resealAll(in: store, batchSize: batchSize)
         }
     }
 
-    /// Runs one of the reseals, logging `<event>.sealed`, `.unopened` (naming the setting that
-    /// would open them) or `.reseal_failed`.
+    /// What one reseal logs (notice, warning, warning), written out whole so that docs/operations.md's
+    /// table of events is held to them (`LogEventTests`).
+    struct ResealEvents {
+        let sealed: Logger.Message
+        let unopened: Logger.Message
+        let failed: Logger.Message
+
+        static let providerTokens = ResealEvents(
+            sealed: "latchkey.provider_tokens.sealed", unopened: "latchkey.provider_tokens.unopened",
+            failed: "latchkey.provider_tokens.reseal_failed")
+        static let factorSecrets = ResealEvents(
+            sealed: "latchkey.factor_secrets.sealed", unopened: "latchkey.factor_secrets.unopened",
+            failed: "latchkey.factor_secrets.reseal_failed")
+    }
+
+    /// Runs one of the reseals, logging how many it sealed, how many it could not open (naming the
+    /// setting that would open them), or its failure.
     private func reseal(
-        _ event: String, _ run: () async throws -> (resealed: Int, unopened: Int)
+        _ events: ResealEvents, _ run: () async throws -> (resealed: Int, unopened: Int)
     ) async -> Int {
         do {
             let (resealed, unopened) = try await run()
             if resealed > 0 {
-                logger.notice("\(event).sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+                logger.notice(events.sealed, metadata: ["latchkey.keys.count": "\(resealed)"])
             }
             if unopened > 0 {
                 logger.warning(
-                    "\(event).unopened",
+                    events.unopened,
                     metadata: [
                         "latchkey.keys.count": "\(unopened)",
                         "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
@@ -94,7 +109,7 @@ package struct PruningService: Service {
             }
             return resealed
         } catch {
-            logger.warning("\(event).reseal_failed", metadata: ["latchkey.error.cause": "\(error)"])
+            logger.warning(events.failed, metadata: ["latchkey.error.cause": "\(error)"])
             return 0
         }
     }

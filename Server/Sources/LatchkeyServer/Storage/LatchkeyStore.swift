@@ -357,7 +357,8 @@ package protocol LatchkeyStore: Sendable {
     /// transaction: sealing plain keys, or sealing them again under a new key-encryption key.
     func replaceSigningKeyMaterial(_ material: [String: Data]) async throws
 
-    /// Checks the database answers (readiness).
+    /// Checks the database answers (readiness), within a short deadline of its own (PostgreSQL:
+    /// one second at most).
     func ping() async throws
 }
 
