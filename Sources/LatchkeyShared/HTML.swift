@@ -2,19 +2,23 @@
 /// server's Easy Login pages both put request-derived text into HTML).
 public enum HTML {
     /// `&`, `<`, `>`, `"` and `'` replaced by entities.
+    ///
+    /// Scalar by scalar, not `Character` by `Character`: a `Character` is a grapheme cluster, and
+    /// `"` followed by a combining mark (U+0301), or `<` after a prepending mark (U+0D4E), is one
+    /// cluster equal to neither, which an escaper comparing characters lets through whole, while a
+    /// browser's parser still sees the quote or the bracket.
     public static func escape(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "'": result += "&#39;"
-            default: result.append(character)
+        var result = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result.append(contentsOf: "&amp;".unicodeScalars)
+            case "<": result.append(contentsOf: "&lt;".unicodeScalars)
+            case ">": result.append(contentsOf: "&gt;".unicodeScalars)
+            case "\"": result.append(contentsOf: "&quot;".unicodeScalars)
+            case "'": result.append(contentsOf: "&#39;".unicodeScalars)
+            default: result.append(scalar)
             }
         }
-        return result
+        return String(result)
     }
 }

@@ -233,6 +233,11 @@ enum PostgresSchema {
             "CREATE INDEX users_email ON users((\(PostgresSchema.emailKey)))",
             "CREATE INDEX identities_subject ON identities(subject)",
         ],
+        [
+            // A console sign-out ends the key's console sessions signed in before it
+            // (`endConsoleSessions`).
+            "ALTER TABLE admin_keys ADD COLUMN console_signed_out_at timestamptz"
+        ],
     ]
 
     /// The indexed email: the property's JSON text lowered in ASCII only (what SQLite's `lower`

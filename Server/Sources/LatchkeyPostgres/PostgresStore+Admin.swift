@@ -50,6 +50,17 @@ extension PostgresStore {
         }
     }
 
+    /// See `LatchkeyStore.endConsoleSessions`.
+    package func endConsoleSessions(keyID: String, now: Date) async throws {
+        try await withConnection("end console sessions") { connection in
+            try await connection.run(
+                """
+                UPDATE admin_keys SET console_signed_out_at = greatest(console_signed_out_at, \(now))
+                WHERE id = \(keyID)
+                """)
+        }
+    }
+
     /// See `LatchkeyStore.searchUsers`.
     package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
         // One snapshot for the ids and the users read after them: a user deleted in between would
@@ -146,7 +157,8 @@ extension PostgresStore {
             jobsDue: counts?.3 ?? 0, pool: connections.usage)
     }
 
-    static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
+    static let adminKeyColumns =
+        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_signed_out_at FROM admin_keys"
 
     static func adminKey(
         id: String, lock: Bool = false, _ connection: PostgresConnection
@@ -162,9 +174,10 @@ extension PostgresStore {
     }
 
     static func adminKey(_ row: PostgresRow) throws -> StoredAdminKey {
-        let (id, name, hash, created, lastUsed, revoked) = try row.decode(
-            (String, String, Data, Date, Date?, Date?).self)
+        let (id, name, hash, created, lastUsed, revoked, signedOut) = try row.decode(
+            (String, String, Data, Date, Date?, Date?, Date?).self)
         return StoredAdminKey(
-            id: id, name: name, hash: hash, createdAt: created, lastUsedAt: lastUsed, revokedAt: revoked)
+            id: id, name: name, hash: hash, createdAt: created, lastUsedAt: lastUsed, revokedAt: revoked,
+            consoleSignedOutAt: signedOut)
     }
 }

@@ -99,7 +99,8 @@ extension PostgresStore {
         if let error = error as? NIOSSLExtraError {
             guard error == .failedToValidateHostname else { return .init(reason: "TLS: \(error)", sqlState: nil) }
             return .init(
-                reason: "TLS: the server's certificate does not name the host in LATCHKEY_DATABASE_URL: connect by a name "
+                reason:
+                    "TLS: the server's certificate does not name the host in LATCHKEY_DATABASE_URL: connect by a name "
                     + "the certificate holds, such as the one the provider gives (\(error))", sqlState: nil)
         }
         guard let error = error as? PSQLError else { return nil }

@@ -36,6 +36,8 @@ package final class PostgresStore: LatchkeyStore {
     /// facts and then writes, guarded: slower, and there so that the storage contract can run
     /// on both and show they answer alike (a differential test). Always on in a server.
     let fastPaths: Bool
+    /// Where each operation's duration is reported (`/metrics`).
+    package let observation = StoreObservation()
     /// The connections' event loops, which also run each operation's timer.
     static let eventLoops: any EventLoopGroup = PostgresClient.defaultEventLoopGroup
     private let runner: Task<Void, Never>
@@ -146,6 +148,16 @@ package final class PostgresStore: LatchkeyStore {
     ) async throws -> T {
         let connections = self.connections
         let timeout = timeout ?? self.timeout
+        return try await observation.timed("\(operation)") {
+            try await withConnection(operation, timeout: timeout, connections: connections, body)
+        }
+    }
+
+    /// `withConnection`, untimed.
+    private func withConnection<T: Sendable>(
+        _ operation: StaticString, timeout: Duration, connections: HeldConnections,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
         do {
             return try await Deadline.run(
                 within: timeout,

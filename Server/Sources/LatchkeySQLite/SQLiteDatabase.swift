@@ -24,6 +24,8 @@ final class SQLiteDatabase: Sendable {
     static let maximumBatch = 64
 
     private let queue = DispatchQueue(label: "latchkey.sqlite")
+    /// Told each commit's size (the store's, `SQLiteStore.observation`).
+    let observation = StoreObservation()
     /// Touched only on `queue`; the mutex makes that provable to the compiler, never contended.
     private let connection: Mutex<SQLiteConnectionState?>
     /// Transactions waiting for the queue, and whether a drain is already scheduled on it.
@@ -188,6 +190,7 @@ final class SQLiteDatabase: Sendable {
             guard state.isInTransaction else { throw SQLiteFailure(code: SQLITE_ABORT, message: "transaction lost") }
             try state.execute("COMMIT")
             database.waiting.withLock { $0.commits += 1 }
+            database.observation.groupCommit(transactions: done.count)
         } catch {
             state.rollBack()
             for job in done { job.fail(error) }

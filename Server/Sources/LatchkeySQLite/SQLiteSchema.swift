@@ -210,5 +210,10 @@ enum SQLiteSchema {
             "CREATE INDEX users_email ON users(lower(properties -> '$.email'))",
             "CREATE INDEX identities_subject ON identities(subject)",
         ],
+        [
+            // A console sign-out ends the key's console sessions signed in before it
+            // (`endConsoleSessions`).
+            "ALTER TABLE admin_keys ADD COLUMN console_signed_out_at REAL"
+        ],
     ]
 }

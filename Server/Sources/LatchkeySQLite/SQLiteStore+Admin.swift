@@ -48,6 +48,17 @@ extension SQLiteStore {
         }
     }
 
+    /// See `LatchkeyStore.endConsoleSessions`.
+    package func endConsoleSessions(keyID: String, now: Date) async throws {
+        try await transaction { db in
+            try db.execute(
+                """
+                UPDATE admin_keys SET console_signed_out_at = max(coalesce(console_signed_out_at, 0), ?)
+                WHERE id = ?
+                """, [.float(now.timeIntervalSince1970), .text(keyID)])
+        }
+    }
+
     /// See `LatchkeyStore.searchUsers`.
     package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
         try await transaction { db in
@@ -126,7 +137,8 @@ extension SQLiteStore {
         }
     }
 
-    static let adminKeyColumns = "SELECT id, name, hash, created_at, last_used_at, revoked_at FROM admin_keys"
+    static let adminKeyColumns =
+        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_signed_out_at FROM admin_keys"
 
     static func adminKey(id: String, _ db: SQLiteConnectionState) throws -> StoredAdminKey? {
         try db.query("\(adminKeyColumns) WHERE id = ?", [.text(id)]).first.flatMap(adminKey)
@@ -139,6 +151,7 @@ extension SQLiteStore {
         return StoredAdminKey(
             id: id, name: name, hash: hash, createdAt: Date(timeIntervalSince1970: created),
             lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
-            revokedAt: row.column("revoked_at")?.double.map(Date.init(timeIntervalSince1970:)))
+            revokedAt: row.column("revoked_at")?.double.map(Date.init(timeIntervalSince1970:)),
+            consoleSignedOutAt: row.column("console_signed_out_at")?.double.map(Date.init(timeIntervalSince1970:)))
     }
 }

@@ -65,14 +65,20 @@ package final class SQLiteStore: LatchkeyStore {
     /// Closes the database.
     package func close() async throws { try await database.close() }
 
-    /// Runs `body` as one transaction on the database's queue.
+    /// Where each transaction's duration and each commit's size are reported (`/metrics`).
+    package var observation: StoreObservation { database.observation }
+
+    /// Runs `body` as one transaction on the database's queue; its duration, from submission to
+    /// the answer (the queue and the batch's commit included), is the `transaction` operation's.
     func transaction<T: Sendable>(
         _ body: @escaping @Sendable (SQLiteConnectionState) throws -> T
     ) async throws -> T {
         let context = AuditContext.current
-        return try await database.transaction { db in
-            db.auditContext = context
-            return try body(db)
+        return try await database.observation.timed("transaction") {
+            try await database.transaction { db in
+                db.auditContext = context
+                return try body(db)
+            }
         }
     }
 

@@ -49,6 +49,7 @@ func buildApplication(
     onAdminServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
     try configuration.validate()
+    store.observation.attach(metrics)
     try await store.migrate()
     let protection = SigningKeyProtection(configuration)
     let (ring, resealed) = try await SessionKeyRing.load(

@@ -69,9 +69,16 @@ struct ConsoleTests {
             let css = try await console.get("/admin/console.css")
             #expect(css.status == .ok && css.headers[.contentType] == "text/css; charset=utf-8")
 
+            let copied = console.cookies["latchkey_console"]
             let out = try await console.post("/admin/sign-out", ["csrf": try await console.formToken()])
             #expect(out.status == .seeOther && console.cookies["latchkey_console"] == nil)
             #expect(try await console.get("/admin/users").status == .seeOther)
+            // The sign-out ended the session on the server: a copy of its cookie opens nothing.
+            console.setCookie("latchkey_console", copied)
+            #expect(try await console.get("/admin/users").status == .seeOther)
+            // Signing in again at the same instant opens a new session.
+            #expect(try await console.signIn(key).status == .seeOther)
+            #expect(try await console.get("/admin/users").status == .ok)
         }
     }
 
@@ -81,7 +88,10 @@ struct ConsoleTests {
             let console = ConsoleClient(stack, origin: "https://latchkey.test")
             let key = try await AdminAPITests.adminKey(stack)
             #expect(try await console.signIn(key).status == .seeOther)
-            #expect(console.lastSetCookies.first { $0.hasPrefix("latchkey_console=") }?.contains("; Secure") == true)
+            // __Host-: only this host may set it, Secure, for every path.
+            let cookie = console.lastSetCookies.first { $0.hasPrefix("__Host-latchkey_console=") } ?? ""
+            #expect(cookie.contains("; Secure") && cookie.contains("Path=/;"), "\(cookie)")
+            #expect(try await console.get("/admin").status == .ok)
         }
     }
 
@@ -126,12 +136,18 @@ struct ConsoleTests {
                 (["csrf": token], [HTTPField.Name("Origin")!: "https://evil.example"]),
                 (["csrf": token], [HTTPField.Name("Origin")!: "null"]),
                 (["csrf": token], [HTTPField.Name("Sec-Fetch-Site")!: "cross-site"]),
+                (["csrf": token], HTTPFields()),  // neither Origin nor Sec-Fetch-Site: no browser's form
             ] as [([String: String], HTTPFields?)] {
                 let answer = try await console.post(disable, fields, headers: headers)
                 #expect(answer.status == .forbidden, "\(fields) \(String(describing: headers))")
             }
             #expect(try await stack.store.user(id: userID)?.disabled == false)
             #expect(try await SessionTests.refresh(stack, refresh).status == .ok)
+            // Each refusal is on record under the key.
+            let refused = try await stack.store.auditEvents(userID: userID, limit: 20).filter {
+                $0.event.type == .adminCall && $0.event.detail["status"] == 403
+            }
+            #expect(refused.count == 6)
             // With its token, from the console: done.
             let done = try await console.post(disable, ["csrf": token])
             #expect(done.status == .seeOther && done.headers[.location] == "/admin/users/\(userID)?done=disabled")
@@ -204,6 +220,50 @@ struct ConsoleTests {
         }
     }
 
+    /// Whether `text`'s bytes hold `part`'s: the browser's parser reads bytes (scalars), where
+    /// Swift's `contains` compares grapheme clusters and would miss `<` inside one.
+    static func bytes(_ text: String, contain part: String) -> Bool {
+        let haystack = Array(text.utf8)
+        let needle = Array(part.utf8)
+        guard needle.count <= haystack.count else { return false }
+        return (0...(haystack.count - needle.count)).contains {
+            haystack[$0..<($0 + needle.count)].elementsEqual(needle)
+        }
+    }
+
+    @Test(
+        "a quote or a bracket inside a grapheme cluster is escaped too (swift-mustache's own escaper lets it through)")
+    func clusters() async throws {
+        try await Stack.run { stack in
+            let (userID, _) = try await Self.person(stack)
+            let tag = "\u{D4E}<form action=/admin/keys/rotate method=post>\u{301}"
+            let attribute = "a\"\u{301} autofocus"
+            _ = try await stack.store.updateProperties(
+                userID: userID, properties: ["email": .string(tag), "nickname": .string(attribute)],
+                now: stack.clock.now)
+            let console = ConsoleClient(stack)
+            try await console.signIn(try await AdminAPITests.adminKey(stack))
+            for path in ["/admin/users", "/admin/users/\(userID)"] {
+                let page = try await console.get(path).text
+                #expect(!Self.bytes(page, contain: "<form action=/admin/keys/rotate"), "\(path)")
+                #expect(!Self.bytes(page, contain: attribute), "\(path)")
+                #expect(Self.bytes(page, contain: "&lt;form action=/admin/keys/rotate"), "\(path)")
+            }
+            let search = try await console.get(
+                "/admin/users?query=" + (attribute.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            ).text
+            let (raw, escaped) = (String(attribute.dropFirst()), "&quot;\u{301} autofocus")
+            #expect(!Self.bytes(search, contain: raw) && Self.bytes(search, contain: escaped))
+        }
+        let cases = [
+            ("\"\u{301}", "&quot;\u{301}"), ("\u{D4E}<", "\u{D4E}&lt;"), ("<a href='x'>", "&lt;a href=&#39;x&#39;&gt;"),
+        ]
+        for (raw, escaped) in cases {
+            let matches = Array(HTML.escape(raw).utf8) == Array(escaped.utf8)
+            #expect(matches, "\(Array(raw.unicodeScalars))")
+        }
+    }
+
     @Test("each change does what the admin API does, and is audited naming the key")
     func changes() async throws {
         try await Stack.run { stack in
@@ -216,13 +276,28 @@ struct ConsoleTests {
             let user = "/admin/users/\(userID)"
 
             // Properties: the box holds every property; one left out is removed.
+            func version() async throws -> String {
+                let page = try await console.get(user).text
+                return String(try #require(page.firstMatch(of: /name="version" value="([0-9a-f]+)"/)).output.1)
+            }
+            let opened = try await version()
             let saved = try await console.post(
-                "\(user)/properties", ["csrf": token, "properties": #"{"tier": "gold", "name": "Alice"}"#])
+                "\(user)/properties",
+                ["csrf": token, "version": opened, "properties": #"{"tier": "gold", "name": "Alice"}"#])
             #expect(saved.status == .seeOther)
             let properties = try #require(try await stack.store.user(id: userID)?.properties)
             #expect(properties["tier"] == "gold" && properties["email"] == nil && properties["name"] == "Alice")
-            let bad = try await console.post("\(user)/properties", ["csrf": token, "properties": "[1]"])
+            let bad = try await console.post(
+                "\(user)/properties", ["csrf": token, "version": try await version(), "properties": "[1]"])
             #expect(bad.status == .badRequest && bad.text.contains("one JSON object"))
+            // A save from a page opened before another change is refused, and the change kept.
+            let stale = try await version()
+            _ = try await stack.store.updateProperties(
+                userID: userID, properties: ["country": "DE"], now: stack.clock.now)
+            let refused = try await console.post(
+                "\(user)/properties", ["csrf": token, "version": stale, "properties": #"{"tier": "gold"}"#])
+            #expect(refused.status == .conflict && refused.text.contains("changed since this page was opened"))
+            #expect(try await stack.store.user(id: userID)?.properties["country"] == "DE")
 
             // One session ended: the app's next refresh fails.
             let sessionID = try #require(

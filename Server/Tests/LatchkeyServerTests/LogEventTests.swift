@@ -21,8 +21,9 @@ struct LogEventTests {
             }
             // PruningService.ResealEvents: a reseal's three events, logged as notice, warning, warning.
             for match in text.matches(
-                of: /sealed: "(latchkey\.[a-z0-9_.]+)", unopened: "(latchkey\.[a-z0-9_.]+)",\s+failed: "(latchkey\.[a-z0-9_.]+)"/)
-            {
+                of:
+                    /sealed: "(latchkey\.[a-z0-9_.]+)", unopened: "(latchkey\.[a-z0-9_.]+)",\s+failed: "(latchkey\.[a-z0-9_.]+)"/
+            ) {
                 events[String(match.output.1), default: []].insert("notice")
                 events[String(match.output.2), default: []].insert("warning")
                 events[String(match.output.3), default: []].insert("warning")
@@ -53,14 +54,18 @@ struct LogEventTests {
         let logged = try Self.logged()
         #expect(logged.count >= 50)
         var documented: [String: Set<String>] = [:]
-        for match in try Self.document("docs/operations.md").matches(of: /\n\| `(latchkey\.[a-z0-9_.]+)` \| ([a-z, ]+) \|/)
+        for match in try Self.document("docs/operations.md").matches(
+            of: /\n\| `(latchkey\.[a-z0-9_.]+)` \| ([a-z, ]+) \|/)
         {
-            documented[String(match.output.1)] = Set(match.output.2.split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces)
-            })
+            documented[String(match.output.1)] = Set(
+                match.output.2.split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                })
         }
         for (event, levels) in logged.sorted(by: { $0.key < $1.key }) {
-            #expect(documented[event] == levels, "\(event): logged at \(levels.sorted()), documented \(documented[event]?.sorted() ?? [])")
+            #expect(
+                documented[event] == levels,
+                "\(event): logged at \(levels.sorted()), documented \(documented[event]?.sorted() ?? [])")
         }
         #expect(Set(documented.keys).subtracting(logged.keys).isEmpty, "documented, never logged")
     }

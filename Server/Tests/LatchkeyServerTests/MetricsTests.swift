@@ -4,6 +4,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeySQLite
 import Logging
 import NIOCore
 import Testing
@@ -79,6 +80,22 @@ struct MetricsTests {
                 metrics.value(
                     "latchkey_http_request_duration_seconds_count", ["method": "POST", "route": "/v1/auth/facebook"])
                     == 4)
+            // The store's operations (PostgreSQL: by name; SQLite: each transaction) and, on
+            // SQLite, how many transactions each commit carried.
+            #expect(metrics.types["latchkey_database_operation_duration_seconds"] == "histogram")
+            #expect(
+                metrics.samples("latchkey_database_operation_duration_seconds_count").reduce(0) { $0 + $1.value } >= 6)
+            if stack.store is SQLiteStore {
+                #expect(metrics.types["latchkey_sqlite_group_commit_transactions"] == "histogram")
+                #expect((metrics.value("latchkey_sqlite_group_commit_transactions_count") ?? 0) >= 3)
+                #expect(
+                    metrics.samples("latchkey_database_operation_duration_seconds_count").map { $0.labels["operation"] }
+                        == ["transaction"])
+            } else {
+                #expect(
+                    metrics.value("latchkey_database_operation_duration_seconds_count", ["operation": "sign-in"]) != nil
+                )
+            }
             // Nothing personal in a label: no user id, no token, no address, no raw path.
             for sample in metrics.samples {
                 for value in sample.labels.values {

@@ -43,6 +43,15 @@ extension StoreContractTests {
             let again = try await store.revokeAdminKey(id: first.id, now: Self.now + 240, by: .admin)
             #expect(again?.revokedAt == Self.now + 180, "\(name): revoked once")
             #expect(try await store.revokeAdminKey(id: "0000000000000000", now: Self.now, by: .admin) == nil)
+
+            // A console sign-out: the time moves forward only, and touches nothing else.
+            #expect(try await store.adminKey(id: second.id)?.consoleSignedOutAt == nil, "\(name)")
+            try await store.endConsoleSessions(keyID: second.id, now: Self.now + 300)
+            try await store.endConsoleSessions(keyID: second.id, now: Self.now + 200)
+            var signedOut = newer
+            signedOut.consoleSignedOutAt = Self.now + 300
+            #expect(try await store.adminKey(id: second.id) == signedOut, "\(name)")
+            try await store.endConsoleSessions(keyID: "0000000000000000", now: Self.now)
         }
     }
 

@@ -20,25 +20,31 @@ struct ConsoleAuthentication: RouterMiddleware {
         let now = console.clock()
         guard let (session, key) = try await console.session(request, now: now) else {
             var response = Response(status: .seeOther, headers: [.location: "/admin/sign-in"])
-            if request.cookies[ConsoleSession.cookieName] != nil { response.setCookie(console.cookie(nil)) }
+            if console.hasSessionCookie(request) { response.setCookie(try console.cookie(nil, now: now)) }
             return response
         }
         var request = request
-        if request.method != .get && request.method != .head {
-            guard console.sameOrigin(request) else {
-                return console.refusal(.forbidden, "This form did not come from this console.", session: session, key)
-            }
-            // The body is read here for the form token, and kept for the handler.
-            let body = try await request.collectBody(upTo: console.reading.maximumBodySize)
-            let token = FormEncoding.pairs(String(buffer: body)).first { $0.0 == "csrf" }?.1
-            guard session.acceptsForm(token) else {
-                return console.refusal(
-                    .forbidden, "This form has expired: open the page again and repeat.", session: session, key)
-            }
-        }
         var context = context
         context.adminKey = key
         context.consoleSession = session
+        if request.method != .get {
+            var refusal: String?
+            if !console.sameOrigin(request) {
+                refusal = "This form did not come from this console."
+            } else {
+                // The body is read here for the form token, and kept for the handler.
+                let body = try await request.collectBody(upTo: console.reading.maximumBodySize)
+                let token = FormEncoding.pairs(String(buffer: body)).first { $0.0 == "csrf" }?.1
+                if !session.acceptsForm(token) { refusal = "This form has expired: open the page again and repeat." }
+            }
+            if let refusal {
+                // Audited as the key's refused call: a forged form against a signed-in operator
+                // leaves a trace naming the key.
+                return try await console.authentication.audited(request, context, key: key) { _, _ in
+                    console.refusal(.forbidden, refusal, session: session, key)
+                }
+            }
+        }
         var response: Response
         do {
             response = try await console.authentication.audited(request, context, key: key, next: next)
@@ -47,7 +53,7 @@ struct ConsoleAuthentication: RouterMiddleware {
         }
         // A sign-out answers with its own, emptied cookie.
         if response.headers[.setCookie] == nil {
-            response.setCookie(console.cookie(try session.renewed(at: now).sealed(key: console.keys.current.signing)))
+            response.setCookie(try console.cookie(session.renewed(at: now), now: now))
         }
         return response
     }

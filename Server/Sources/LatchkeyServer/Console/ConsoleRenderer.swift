@@ -1,23 +1,31 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LatchkeyShared
 import Mustache
 import NIOCore
 
 /// Renders the console's pages: each page's Mustache template (`ConsoleTemplates`) inside the
 /// layout, answered with headers that let the page load nothing but the console's stylesheet.
 ///
-/// Every `{{value}}` is HTML-escaped by Mustache (quotes included, so values are safe in
-/// attributes); only the charts' SVG, which `DashboardCharts` builds from escaped parts, is
-/// inserted raw (`{{{…}}}`).
+/// Every `{{value}}` is HTML-escaped (quotes included, so values are safe in attributes) by
+/// `ScalarHTML`, not by Mustache's own HTML type; only the charts' SVG, which `DashboardCharts`
+/// builds from escaped parts, and the page inside the layout are inserted raw (`{{{…}}}`).
 struct ConsoleRenderer: Sendable {
     private let library: MustacheLibrary
+
+    /// The content type every console template declares.
+    static let contentType = "LATCHKEY_HTML"
 
     /// Parses every template once, at start.
     /// - Throws: a template's parse error (a bug here, caught by every console test).
     init() throws {
+        // Registered under a name of our own in swift-mustache's table (it takes its lock).
+        MustacheContentTypes.register(ScalarHTML(), named: Self.contentType)
         var library = MustacheLibrary()
-        for (name, text) in ConsoleTemplates.all { try library.register(text, named: name) }
+        for (name, text) in ConsoleTemplates.all {
+            try library.register("{{% CONTENT_TYPE: \(Self.contentType)}}" + text, named: name)
+        }
         self.library = library
     }
 
@@ -52,6 +60,13 @@ struct ConsoleRenderer: Sendable {
     /// No script at all, styles from the console's own file, forms to the console only.
     static let contentSecurityPolicy =
         "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+}
+
+/// HTML escaping scalar by scalar (`HTML.escape`). swift-mustache 2.1.1's HTML type compares
+/// `Character`s: a quote followed by a combining mark is one character equal to no quote, and
+/// passes unescaped, so a person's display name could close an attribute or open a tag.
+struct ScalarHTML: MustacheContentType {
+    func escapeText(_ text: String) -> String { HTML.escape(text) }
 }
 
 /// What the layout shows around a page.

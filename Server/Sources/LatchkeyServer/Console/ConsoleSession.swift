@@ -9,9 +9,10 @@ import LatchkeyShared
 /// another issued and the browser can neither read nor alter it.
 ///
 /// Why sealed in the cookie rather than stored: a console session then costs no table, no
-/// pruning and no write per page, and works on every node at once. What a stored session would
-/// add is ending one copied cookie from the server; here every request reads the admin key, so
-/// revoking the key ends each of its console sessions at once, and a cookie left alone dies after
+/// pruning and no write per page, and works on every node at once. Every request reads the admin
+/// key, which is what ends sessions from the server: revoking the key ends each of its console
+/// sessions at once, and a sign-out (`StoredAdminKey.consoleSignedOutAt`) ends every session of
+/// the key signed in before it, copies of the cookie included. A cookie left alone dies after
 /// `idleLifetime`.
 struct ConsoleSession: Sendable, Equatable {
     /// The admin key that signed in.
@@ -19,7 +20,8 @@ struct ConsoleSession: Sendable, Equatable {
     /// The first 16 bytes of the key's stored hash: a key made again with the same id (never, but
     /// a restored backup could) is not the one this session signed in with.
     var keyHashPrefix: Data
-    /// When the operator signed in.
+    /// When the operator signed in (to the millisecond, so that a sign-out ends exactly the
+    /// sessions before it).
     var issuedAt: Date
     /// When the session ends unless used: `idleLifetime` after the last page.
     var expiresAt: Date
@@ -27,20 +29,28 @@ struct ConsoleSession: Sendable, Equatable {
     /// in another tab still posts.
     var formToken: String
 
-    /// The cookie's name.
-    static let cookieName = "latchkey_console"
+    /// The cookie's name: with `__Host-` over https, which browsers accept only from this very
+    /// host with `Secure` and `Path=/`, so a sibling subdomain cannot plant one of its own.
+    static func cookieName(secure: Bool) -> String { secure ? "__Host-latchkey_console" : "latchkey_console" }
     /// The sign-in form's own token cookie (before a session exists: a stranger's page cannot post
     /// its key into an operator's browser).
-    static let signInCookieName = "latchkey_console_sign_in"
+    static func signInCookieName(secure: Bool) -> String {
+        secure ? "__Host-latchkey_console_sign_in" : "latchkey_console_sign_in"
+    }
     /// How long a session lives unused.
     static let idleLifetime: TimeInterval = 30 * 60
     /// How long a session lives at most, however busy.
     static let absoluteLifetime: TimeInterval = 12 * 3600
+    /// How far ahead of this node's clock another node's may be: a session issued there a moment
+    /// "later" is not refused here.
+    static let clockLeeway: TimeInterval = 60
 
-    /// A new session for `key`, signed in at `now`.
+    /// A new session for `key`, signed in at `now` (after the key's last sign-out, even one in the
+    /// same millisecond).
     init(key: StoredAdminKey, now: Date) {
+        let issued = max(now, (key.consoleSignedOutAt ?? .distantPast).addingTimeInterval(0.001))
         self.init(
-            keyID: key.id, keyHashPrefix: Data(key.hash.prefix(16)), issuedAt: now,
+            keyID: key.id, keyHashPrefix: Data(key.hash.prefix(16)), issuedAt: issued,
             expiresAt: now.addingTimeInterval(Self.idleLifetime), formToken: Self.randomToken())
     }
 
@@ -65,11 +75,20 @@ struct ConsoleSession: Sendable, Equatable {
         return renewed
     }
 
-    /// Whether this session is still alive at `now` and was issued for `key`, not revoked.
+    /// Whether this session is still alive at `now` and was issued for `key`, neither revoked nor
+    /// signed out since.
     func isValid(for key: StoredAdminKey, now: Date) -> Bool {
-        key.revokedAt == nil && key.id == keyID && now < expiresAt && issuedAt <= now
+        key.revokedAt == nil && key.id == keyID && now < expiresAt
+            && issuedAt <= now.addingTimeInterval(Self.clockLeeway)
             && now < issuedAt.addingTimeInterval(Self.absoluteLifetime)
+            && key.consoleSignedOutAt.map { issuedAt > $0 } ?? true
             && ConstantTime.equals(Hex.encode(Data(key.hash.prefix(16))), Hex.encode(keyHashPrefix))
+    }
+
+    /// How long the browser should keep the cookie: until the idle or the absolute end, whichever
+    /// comes first.
+    func cookieLifetime(at now: Date) -> Int {
+        max(0, Int(min(expiresAt, issuedAt.addingTimeInterval(Self.absoluteLifetime)).timeIntervalSince(now)))
     }
 
     /// Whether `presented` is this session's form token, compared in constant time.
@@ -83,7 +102,8 @@ struct ConsoleSession: Sendable, Equatable {
         try SealedToken.seal(
             [
                 "k": .string(keyID), "h": .string(Base64URL.encode(keyHashPrefix)),
-                "i": .int(Int(issuedAt.timeIntervalSince1970)), "e": .int(Int(expiresAt.timeIntervalSince1970)),
+                "i": .int(Int((issuedAt.timeIntervalSince1970 * 1000).rounded(.down))),
+                "e": .int(Int(expiresAt.timeIntervalSince1970)),
                 "c": .string(formToken),
             ], kind: .consoleSession, key: key)
     }
@@ -96,7 +116,7 @@ struct ConsoleSession: Sendable, Equatable {
             let token = payload["c"]?.stringValue
         else { return nil }
         self.init(
-            keyID: keyID, keyHashPrefix: hash, issuedAt: Date(timeIntervalSince1970: TimeInterval(issued)),
+            keyID: keyID, keyHashPrefix: hash, issuedAt: Date(timeIntervalSince1970: TimeInterval(issued) / 1000),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), formToken: token)
     }
 }

@@ -35,21 +35,54 @@ struct ConsoleSupport: Sendable {
     }
 
     /// The live session the request's cookie holds, and its admin key; `nil` for none, an expired
-    /// one, or one whose key is revoked.
+    /// one, or one whose key is revoked or signed out since.
     func session(_ request: Request, now: Date) async throws -> (ConsoleSession, StoredAdminKey)? {
-        guard let value = request.cookies[ConsoleSession.cookieName]?.value,
-            let session = ConsoleSession(sealed: value, keys: keys.current.requestKeys),
+        // Every cookie of the name, not the first: a browser sends one planted under a longer path
+        // first, and it must not hide the real one.
+        let name = ConsoleSession.cookieName(secure: secureCookies)
+        guard
+            let session = Self.cookies(request, named: name).lazy.compactMap({
+                ConsoleSession(sealed: $0, keys: keys.current.requestKeys)
+            }).first,
             let key = try await authentication.store.adminKey(id: session.keyID), session.isValid(for: key, now: now)
         else { return nil }
         return (session, key)
     }
 
-    /// The session cookie holding `value`, or emptied (`nil`): only for `/admin`, never readable
-    /// by a script, never sent from another site.
-    func cookie(_ value: String?) -> Cookie {
+    /// The values of every cookie named `name` the request carries, at most 8.
+    static func cookies(_ request: Request, named name: String) -> [String] {
+        var values: [String] = []
+        for header in request.headers[values: .cookie] {
+            for pair in header.split(separator: ";") where values.count < 8 {
+                let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces) == name {
+                    values.append(parts[1].trimmingCharacters(in: .whitespaces))
+                }
+            }
+        }
+        return values
+    }
+
+    /// Whether the request carries a session cookie at all (to clear a dead one).
+    func hasSessionCookie(_ request: Request) -> Bool {
+        !Self.cookies(request, named: ConsoleSession.cookieName(secure: secureCookies)).isEmpty
+    }
+
+    /// The session cookie holding `session` sealed, or emptied (`nil`): never readable by a
+    /// script, never sent from another site; over http, only for `/admin`.
+    func cookie(_ session: ConsoleSession?, now: Date) throws -> Cookie {
         Cookie(
-            name: ConsoleSession.cookieName, value: value ?? "",
-            maxAge: value == nil ? 0 : Int(ConsoleSession.idleLifetime), path: "/admin", secure: secureCookies,
+            name: ConsoleSession.cookieName(secure: secureCookies),
+            value: try session?.sealed(key: keys.current.signing) ?? "",
+            maxAge: session?.cookieLifetime(at: now) ?? 0, path: secureCookies ? "/" : "/admin",
+            secure: secureCookies, httpOnly: true, sameSite: .strict)
+    }
+
+    /// The sign-in form's token cookie holding `token`, or emptied.
+    func signInCookie(_ token: String?) -> Cookie {
+        Cookie(
+            name: ConsoleSession.signInCookieName(secure: secureCookies), value: token ?? "",
+            maxAge: token == nil ? 0 : 3600, path: secureCookies ? "/" : "/admin/sign-in", secure: secureCookies,
             httpOnly: true, sameSite: .strict)
     }
 
@@ -57,10 +90,11 @@ struct ConsoleSupport: Sendable {
     /// browser sends one on a post) names this host or the public URL, and `Sec-Fetch-Site`, when
     /// sent, says the same origin. Behind the session's form token, and SameSite=Strict cookies.
     func sameOrigin(_ request: Request) -> Bool {
-        if let site = request.headers[.init("Sec-Fetch-Site")!], site != "same-origin" && site != "none" {
-            return false
-        }
-        guard let origin = request.headers[.init("Origin")!]?.lowercased() else { return true }
+        let site = request.headers[.init("Sec-Fetch-Site")!]
+        if let site, site != "same-origin" && site != "none" { return false }
+        // Every current browser sends one of the two with a form's post; a post with neither is
+        // not a browser's, and the console is for browsers.
+        guard let origin = request.headers[.init("Origin")!]?.lowercased() else { return site != nil }
         if let publicOrigin, origin == publicOrigin { return true }
         guard let authority = request.head.authority?.lowercased(), let url = URLComponents(string: origin),
             let host = url.host

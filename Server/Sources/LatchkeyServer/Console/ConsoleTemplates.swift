@@ -107,7 +107,7 @@ enum ConsoleTemplates {
         {{^sessions}}<p>No active session.</p>{{/sessions}}
         <h2>Properties</h2>
         <form method="post" action="{{base}}/properties" class="card">
-        <input type="hidden" name="csrf" value="{{formToken}}">
+        <input type="hidden" name="csrf" value="{{formToken}}"><input type="hidden" name="version" value="{{propertiesVersion}}">
         <label for="properties">A JSON object: a member left out is removed, a member added is written.</label>
         <textarea id="properties" name="properties" rows="8" spellcheck="false">{{properties}}</textarea>
         <button type="submit">Save properties</button></form>

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchkeyAPI
 import LatchkeyShared
@@ -76,6 +77,8 @@ enum ConsoleViews {
         let sessions: [Session]
         let hasSessions: Bool
         let properties: String
+        /// What the edit box was filled from (`ConsoleFormat.version`), sent back with it.
+        let propertiesVersion: String
         let merges: [Event]
         let hasMerges: Bool
         let events: [Event]
@@ -98,6 +101,7 @@ enum ConsoleViews {
             sessions = view.sessions.map { Session($0, base: base) }
             hasSessions = !sessions.isEmpty
             properties = ConsoleFormat.properties(user.properties)
+            propertiesVersion = ConsoleFormat.version(user.properties)
             events = view.events.map(Event.init)
             merges = view.events.filter { $0.event.type == .userMerged }.map(Event.init)
             hasMerges = !merges.isEmpty
@@ -327,6 +331,12 @@ enum ConsoleFormat {
                 + String(decoding: (properties[name] ?? .null).encoded(), as: UTF8.self)
         }
         return "{\n" + members.joined(separator: ",\n") + "\n}"
+    }
+
+    /// A short digest of `properties` as the edit box shows them: a save made from a page opened
+    /// before another change is refused rather than undoing that change.
+    static func version(_ properties: [String: JSONValue]) -> String {
+        Hex.encode(Data(SHA256.hash(data: Data(Self.properties(properties).utf8)).prefix(16)))
     }
 
     /// A client as stored: its address and user agent.

@@ -27,9 +27,13 @@ struct ConsoleController: Controller {
         router.route(.post, "/admin/sign-in") { request, context in try await signIn(request, context) }
         let pages = router.group("/admin").add(middleware: ConsoleAuthentication(console: console))
         pages.route(.get, "") { _, context in try await dashboard(context) }
-        pages.route(.post, "/sign-out") { _, _ in
+        pages.route(.post, "/sign-out") { _, context in
+            // Ends every console session of the key signed in until now, copies of this cookie
+            // included, on every node (each reads the key).
+            let now = console.clock()
+            if let key = context.adminKey { try await admin.store.endConsoleSessions(keyID: key.id, now: now) }
             var response = Self.redirect("/admin/sign-in")
-            response.setCookie(console.cookie(nil))
+            response.setCookie(try console.cookie(nil, now: now))
             return response
         }
         registerUsers(on: pages)
@@ -100,12 +104,18 @@ struct ConsoleController: Controller {
         let user = "/users/{id}"
         pages.route(.post, "\(user)/properties") { request, context in
             let id = try AdminController.parameter("id", context)
-            let text = try await form(request, ["properties"])["properties"] ?? ""
-            guard let edited = (try? JSONValue.decode(Data(text.utf8)))?.objectValue else {
+            let fields = try await form(request, ["properties", "version"])
+            guard let edited = (try? JSONValue.decode(Data((fields["properties"] ?? "").utf8)))?.objectValue else {
                 throw APIError.invalidRequest("The properties must be one JSON object, such as {\"tier\": \"gold\"}.")
             }
-            // The box shows every property, so one missing from it was removed.
+            // The box shows every property, so one missing from it was removed; unless the page
+            // was opened before another change, which the box does not show.
             let before = try await admin.view(userID: id).user.properties
+            guard let version = fields["version"], ConstantTime.equals(version, ConsoleFormat.version(before)) else {
+                throw APIError(
+                    .conflict, .invalidRequest,
+                    "The properties changed since this page was opened; nothing was saved. Open the page again.")
+            }
             var change = edited
             for name in before.keys where edited[name] == nil { change[name] = .null }
             _ = try await admin.updateProperties(userID: id, change)
@@ -165,10 +175,7 @@ struct ConsoleController: Controller {
         var response = console.renderer.page(
             "sign-in", title: "Sign in", view: ConsoleViews.SignIn(formToken: token, problem: problem), chrome: nil,
             status: status)
-        response.setCookie(
-            Cookie(
-                name: ConsoleSession.signInCookieName, value: token, maxAge: 3600, path: "/admin/sign-in",
-                secure: console.secureCookies, httpOnly: true, sameSite: .strict))
+        response.setCookie(console.signInCookie(token))
         return response
     }
 
@@ -180,9 +187,10 @@ struct ConsoleController: Controller {
                 request, problem: "This form did not come from this console.", status: .forbidden)
         }
         let fields = try await form(request, ["key"])
-        guard let expected = request.cookies[ConsoleSession.signInCookieName]?.value,
-            ConstantTime.equals(fields["csrf"] ?? "", expected), !expected.isEmpty
-        else {
+        let presented = fields["csrf"] ?? ""
+        let expected = ConsoleSupport.cookies(
+            request, named: ConsoleSession.signInCookieName(secure: console.secureCookies))
+        guard !presented.isEmpty, expected.contains(where: { ConstantTime.equals(presented, $0) }) else {
             return try await signInPage(request, problem: "The form expired; sign in again.", status: .forbidden)
         }
         let text = (fields["key"] ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
@@ -198,18 +206,11 @@ struct ConsoleController: Controller {
         var context = context
         context.adminKey = key
         return try await console.authentication.audited(request, context, key: key) { _, _ in
+            let now = console.clock()
             var response = Self.redirect("/admin")
-            response.setCookie(
-                console.cookie(
-                    try ConsoleSession(key: key, now: console.clock()).sealed(key: console.keys.current.signing)))
+            response.setCookie(try console.cookie(ConsoleSession(key: key, now: now), now: now))
             // The sign-in form's token is spent.
-            response.headers.append(
-                HTTPField(
-                    name: .setCookie,
-                    value: Cookie(
-                        name: ConsoleSession.signInCookieName, value: "", maxAge: 0, path: "/admin/sign-in",
-                        secure: console.secureCookies, httpOnly: true, sameSite: .strict
-                    ).description))
+            response.headers.append(HTTPField(name: .setCookie, value: console.signInCookie(nil).description))
             return response
         }
     }

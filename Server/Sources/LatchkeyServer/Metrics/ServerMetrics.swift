@@ -12,12 +12,13 @@ import Synchronization
 /// Why metric objects are cached here: creating a swift-metrics `Counter` asks the factory, which
 /// takes the registry's lock and builds its key, for every request; the cache is one dictionary
 /// lookup under an uncontended lock.
-package final class ServerMetrics: Sendable {
+package final class ServerMetrics: StoreObserver {
     /// Where every metric is kept, and what `/metrics` renders.
     package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
     private let counters = Mutex<[Key: CoreMetrics.Counter]>([:])
     private let timers = Mutex<[Key: CoreMetrics.Timer]>([:])
+    private let commitSizes: CoreMetrics.Recorder
     /// The last day, hour by hour, for the console's dashboard.
     package let history: MetricsHistory
 
@@ -40,7 +41,10 @@ package final class ServerMetrics: Sendable {
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = Self.durationBuckets
+        factory.valueHistogramBuckets["latchkey_sqlite_group_commit_transactions"] = [1, 2, 4, 8, 16, 32, 64]
         self.factory = factory
+        commitSizes = CoreMetrics.Recorder(
+            label: "latchkey_sqlite_group_commit_transactions", dimensions: [], aggregate: true, factory: factory)
     }
 
     private func counter(_ name: String, _ labels: KeyValuePairs<String, String>) -> CoreMetrics.Counter {
@@ -116,6 +120,23 @@ package final class ServerMetrics: Sendable {
     func keySetRefresh(provider: String, succeeded: Bool) {
         counter("latchkey_jwks_refreshes_total", ["provider": provider, "outcome": succeeded ? "fetched" : "failed"])
             .increment()
+    }
+
+    // MARK: Storage
+
+    /// A store operation: `latchkey_database_operation_duration_seconds{operation}` (PostgreSQL:
+    /// the operation's name; SQLite: `transaction`), and
+    /// `latchkey_database_operation_failures_total{operation}` when it failed.
+    package func databaseOperation(_ name: String, duration: Duration, failed: Bool) {
+        timer("latchkey_database_operation_duration_seconds", ["operation": name]).recordNanoseconds(
+            Self.nanoseconds(duration))
+        if failed { counter("latchkey_database_operation_failures_total", ["operation": name]).increment() }
+    }
+
+    /// A SQLite commit of `transactions` callers' transactions:
+    /// `latchkey_sqlite_group_commit_transactions` (a histogram, 1 to 64).
+    package func groupCommit(transactions: Int) {
+        commitSizes.record(transactions)
     }
 
     // MARK: Scraping

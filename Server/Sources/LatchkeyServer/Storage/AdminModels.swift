@@ -18,10 +18,14 @@ package struct StoredAdminKey: Sendable, Equatable {
     package var lastUsedAt: Date?
     /// When it was revoked; a revoked key authenticates nothing.
     package var revokedAt: Date?
+    /// When the console was last signed out with this key: every console session of the key
+    /// signed in before then has ended.
+    package var consoleSignedOutAt: Date?
 
     /// Creates a stored key.
     package init(
-        id: String, name: String, hash: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil
+        id: String, name: String, hash: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
+        consoleSignedOutAt: Date? = nil
     ) {
         self.id = id
         self.name = name
@@ -29,6 +33,7 @@ package struct StoredAdminKey: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.revokedAt = revokedAt
+        self.consoleSignedOutAt = consoleSignedOutAt
     }
 }
 

@@ -323,6 +323,10 @@ package protocol LatchkeyStore: Sendable {
     /// Records an admin call (`AuditEvent.Kind.adminCall`) and the key's last use, together.
     func recordAdminCall(_ event: AuditEvent, keyID: String, now: Date) async throws
 
+    /// Ends every console session of the admin key `keyID` signed in before `now` (a sign-out):
+    /// `StoredAdminKey.consoleSignedOutAt` becomes `now`, never earlier than it was.
+    func endConsoleSessions(keyID: String, now: Date) async throws
+
     /// Users matching `search`, newest first (ties by id), with identities, at most `limit`; only
     /// those after `cursor` when given.
     func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser]
@@ -356,6 +360,9 @@ package protocol LatchkeyStore: Sendable {
     /// Replaces the stored private-key material of existing keys (kid → bytes), all in one
     /// transaction: sealing plain keys, or sealing them again under a new key-encryption key.
     func replaceSigningKeyMaterial(_ material: [String: Data]) async throws
+
+    /// Where the store reports its operations' durations (`/metrics`).
+    var observation: StoreObservation { get }
 
     /// Checks the database answers (readiness), within a short deadline of its own (PostgreSQL:
     /// one second at most).
