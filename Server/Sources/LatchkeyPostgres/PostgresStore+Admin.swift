@@ -62,13 +62,17 @@ extension PostgresStore {
     }
 
     /// See `LatchkeyStore.searchUsers`.
-    package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
+    package func searchUsers(
+        _ search: UserSearch, after cursor: UserCursor?, limit: Int, scanning: Int
+    ) async throws -> UserSearchPage {
         // One snapshot for the ids and the users read after them: a user deleted in between would
         // otherwise shorten the page, and the caller would take it for the last one.
         try await transaction("search users") { connection in
             try await connection.run("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             var bindings = PostgresBindings()
             var condition: String
+            // A property's match, tested on a window of the next `scanning` users (not indexed).
+            var match: String?
             switch search {
             case .all:
                 condition = "true"
@@ -85,7 +89,8 @@ extension PostgresStore {
                 bindings.append(name)
                 bindings.append(text)
                 bindings.append(literal)
-                condition = "(properties -> $1)::text IN ($2, $3)"
+                condition = "true"
+                match = "(properties -> $1)::text IN ($2, $3)"
             }
             if let cursor {
                 // After the cursor's user, by its own stored time (exact), or by the cursor's time
@@ -98,19 +103,50 @@ extension PostgresStore {
                         COALESCE((SELECT created_at FROM users WHERE id = $\(first)), $\(first + 1)), $\(first))
                     """
             }
-            bindings.append(limit)
-            let ids = try await connection.rows(
-                PostgresQuery(
-                    unsafeSQL: """
-                        SELECT id FROM users WHERE \(condition)
-                        ORDER BY created_at DESC, id DESC LIMIT $\(bindings.count)::integer
-                        """, binds: bindings)
-            ).map { try $0.decode(String.self) }
+            let order = "ORDER BY created_at DESC, id DESC"
+            let query: String
+            if let match {
+                // The inner query walks `users_created` and stops once the page is full.
+                bindings.append(scanning)
+                bindings.append(limit)
+                query = """
+                    SELECT id FROM (
+                        SELECT id, properties FROM users WHERE \(condition) \(order) LIMIT $\(bindings.count - 1)::bigint
+                    ) AS scanned WHERE \(match) LIMIT $\(bindings.count)::integer
+                    """
+            } else {
+                bindings.append(limit)
+                query = "SELECT id FROM users WHERE \(condition) \(order) LIMIT $\(bindings.count)::integer"
+            }
+            let ids = try await connection.rows(PostgresQuery(unsafeSQL: query, binds: bindings)).map {
+                try $0.decode(String.self)
+            }
             var users: [StoredUser] = []
             for id in ids {
                 if let user = try await Self.loadUser(id, connection) { users.append(user) }
             }
-            return users
+            var resumeAfter: UserCursor?
+            if match != nil, ids.count < limit, scanning < Int(Int32.max) {
+                // The window's last user, when more follow it: where the next call goes on.
+                var edgeBindings = PostgresBindings()
+                var edgeCondition = "true"
+                if let cursor {
+                    edgeBindings.append(cursor.id)
+                    edgeBindings.append(cursor.createdAt)
+                    edgeCondition =
+                        "(created_at, id) < (COALESCE((SELECT created_at FROM users WHERE id = $1), $2), $1)"
+                }
+                edgeBindings.append(max(scanning, 1) - 1)
+                let edge = try await connection.rows(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            SELECT id, created_at FROM users WHERE \(edgeCondition) \(order)
+                            LIMIT 2 OFFSET $\(edgeBindings.count)::bigint
+                            """, binds: edgeBindings)
+                ).map { try $0.decode((String, Date).self) }
+                if edge.count == 2 { resumeAfter = UserCursor(id: edge[0].0, createdAt: edge[0].1) }
+            }
+            return UserSearchPage(users: users, resumeAfter: resumeAfter)
         }
     }
 

@@ -60,7 +60,9 @@ extension SQLiteStore {
     }
 
     /// See `LatchkeyStore.searchUsers`.
-    package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
+    package func searchUsers(
+        _ search: UserSearch, after cursor: UserCursor?, limit: Int, scanning: Int
+    ) async throws -> UserSearchPage {
         try await transaction { db in
             // After the cursor's user, found by its own stored time (exact), or by the cursor's
             // time when that user is gone; before every user without a cursor.
@@ -72,6 +74,7 @@ extension SQLiteStore {
             ]
             let order = "ORDER BY created_at DESC, id DESC LIMIT ?"
             let rows: [SQLiteRow]
+            var resumeAfter: UserCursor?
             switch search {
             case .all:
                 rows = try db.query("SELECT id FROM users WHERE \(after) \(order)", position + [.integer(limit)])
@@ -84,14 +87,32 @@ extension SQLiteStore {
                     AND \(after) \(order)
                     """, [.text(term), .text(term), .text(StorageRules.jsonText(term))] + position + [.integer(limit)])
             case .property(let name, let value):
+                // Not indexed: only the next `scanning` users are read, newest first (the inner
+                // query walks `users_created`, and stops early once the page is full).
                 let (text, literal) = StorageRules.propertySearchValues(value)
                 rows = try db.query(
                     """
-                    SELECT id FROM users WHERE (properties -> ?) IN (?, ?) AND \(after) \(order)
+                    SELECT id FROM (SELECT id, properties FROM users WHERE \(after) \(order))
+                    WHERE (properties -> ?) IN (?, ?) LIMIT ?
                     """,
-                    [.text("$.\"\(name)\""), .text(text), .optionalText(literal)] + position + [.integer(limit)])
+                    position + [.integer(scanning), .text("$.\"\(name)\""), .text(text), .optionalText(literal)]
+                        + [.integer(limit)])
+                if rows.count < limit, scanning < Int(Int32.max) {
+                    // The window's last user, when more follow it: where the next call goes on.
+                    let edge = try db.query(
+                        "SELECT id, created_at FROM users WHERE \(after) ORDER BY created_at DESC, id DESC LIMIT 2 OFFSET ?",
+                        position + [.integer(max(scanning, 1) - 1)])
+                    if edge.count == 2, let id = edge[0].column("id")?.string,
+                        let created = edge[0].column("created_at")?.double
+                    {
+                        resumeAfter = UserCursor(id: id, createdAt: Date(timeIntervalSince1970: created))
+                    }
+                }
             }
-            return try rows.compactMap { row in try row.column("id")?.string.flatMap { try Self.loadUser($0, db) } }
+            let users = try rows.compactMap { row in
+                try row.column("id")?.string.flatMap { try Self.loadUser($0, db) }
+            }
+            return UserSearchPage(users: users, resumeAfter: resumeAfter)
         }
     }
 

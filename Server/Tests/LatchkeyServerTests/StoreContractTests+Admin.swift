@@ -93,6 +93,31 @@ extension StoreContractTests {
         }
     }
 
+    @Test("a property search reads a window of users at a time, and says where to go on")
+    func propertyWindows() async throws {
+        try await Self.onEveryBackend { name, store in
+            try await Self.users(30, store) { [3, 17, 25].contains($0) ? ["tier": "gold"] : [:] }
+            /// Every page, walked as the admin API walks them.
+            func walk(_ value: String, limit: Int, scanning: Int) async throws -> [[String]] {
+                var pages: [[String]] = []
+                var cursor: UserCursor?
+                repeat {
+                    let page = try await store.searchUsers(
+                        .property(name: "tier", value: value), after: cursor, limit: limit, scanning: scanning)
+                    pages.append(page.users.map(\.id))
+                    cursor = page.users.count == limit ? page.users.last.map(UserCursor.init(after:)) : page.resumeAfter
+                } while cursor != nil && pages.count < 10
+                return pages
+            }
+            // Ten users a window: u29…u20, u19…u10, u9…u0, and nothing after the last.
+            #expect(try await walk("gold", limit: 5, scanning: 10) == [["u25"], ["u17"], ["u3"]], "\(name)")
+            #expect(try await walk("silver", limit: 5, scanning: 10) == [[], [], []], "\(name)")
+            // A full page ends the window early; the next goes on after its last user.
+            #expect(try await walk("gold", limit: 1, scanning: 30) == [["u25"], ["u17"], ["u3"], []], "\(name)")
+            #expect(try await walk("gold", limit: 5, scanning: 30) == [["u25", "u17", "u3"]], "\(name)")
+        }
+    }
+
     @Test("a term finds a user by id, identity subject or email (ASCII case-insensitive); a property by name=value")
     func searchTerms() async throws {
         try await Self.onEveryBackend { name, store in

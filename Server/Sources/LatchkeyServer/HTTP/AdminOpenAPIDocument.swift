@@ -1905,7 +1905,7 @@ enum AdminOpenAPIDocument {
                       "string",
                       "null"
                     ],
-                    "description": "Pass as `cursor` for the next page; null on the last."
+                    "description": "Pass as `cursor` for the next page; null on the last. A `name=value` search reads at most 10,000 users a page (a property is not indexed): its page may hold fewer users than `limit`, even none, with a `nextCursor` to read on."
                   }
                 },
                 "additionalProperties": false

@@ -92,6 +92,21 @@ package struct AdminKeySecret: Sendable {
     }
 }
 
+/// A page of `LatchkeyStore.searchUsers`.
+package struct UserSearchPage: Sendable, Equatable {
+    /// The users found, newest first.
+    package var users: [StoredUser]
+    /// Where a property search stopped reading, having read as many users as it may with fewer
+    /// matches than asked for; `nil` when the page is full or nothing follows.
+    package var resumeAfter: UserCursor?
+
+    /// Creates a page.
+    package init(users: [StoredUser], resumeAfter: UserCursor? = nil) {
+        self.users = users
+        self.resumeAfter = resumeAfter
+    }
+}
+
 /// What an operator searches users by (`GET /admin/v1/users?query=`).
 package enum UserSearch: Sendable, Equatable {
     /// Every user.

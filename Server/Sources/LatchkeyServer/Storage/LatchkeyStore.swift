@@ -328,8 +328,12 @@ package protocol LatchkeyStore: Sendable {
     func endConsoleSessions(keyID: String, now: Date) async throws
 
     /// Users matching `search`, newest first (ties by id), with identities, at most `limit`; only
-    /// those after `cursor` when given.
-    func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser]
+    /// those after `cursor` when given. A property search (not indexed) reads at most `scanning`
+    /// users after the cursor: when they hold fewer than `limit` matches and more users follow,
+    /// `UserSearchPage.resumeAfter` is where the next call goes on.
+    func searchUsers(
+        _ search: UserSearch, after cursor: UserCursor?, limit: Int, scanning: Int
+    ) async throws -> UserSearchPage
 
     /// Deletes the user `id` as an account deletion does (its revocations queued, a tombstone
     /// recorded naming `actor`), without a session's say: an operator's decision.
@@ -370,6 +374,11 @@ package protocol LatchkeyStore: Sendable {
 }
 
 extension LatchkeyStore {
+    /// `searchUsers` reading as many users as it takes (tests, small databases).
+    package func searchUsers(_ search: UserSearch, after cursor: UserCursor?, limit: Int) async throws -> [StoredUser] {
+        try await searchUsers(search, after: cursor, limit: limit, scanning: .max).users
+    }
+
     /// The user's newest audit events, at most `limit`.
     package func auditEvents(userID: String, limit: Int) async throws -> [RecordedAuditEvent] {
         try await auditEvents(userID: userID, before: nil, limit: limit)
