@@ -38,7 +38,8 @@ package final class MetricsHistory: Sendable {
     }
 
     private let clock: @Sendable () -> Date
-    private let slots = Mutex<[Hour?]>(Array(repeating: nil, count: MetricsHistory.hours))
+    /// One hour per slot (`slot(index)`); a slot whose `index` is another hour's is stale.
+    private let slots = Mutex<[Hour]>(Array(repeating: Hour(index: .min), count: MetricsHistory.hours))
 
     /// A history read through `clock`.
     package init(clock: @escaping @Sendable () -> Date) {
@@ -70,18 +71,19 @@ package final class MetricsHistory: Sendable {
         let now = Self.index(clock())
         let stored = slots.withLock { $0 }
         return ((now - Self.hours + 1)...now).map { index in
-            if let hour = stored[Self.slot(index)], hour.index == index { return hour }
-            return Hour(index: index)
+            let hour = stored[Self.slot(index)]
+            return hour.index == index ? hour : Hour(index: index)
         }
     }
 
+    /// Changes the current hour in place: a copy taken out of the array and written back would
+    /// copy its dictionaries on every event (they would be shared with the array's copy).
     private func update(_ change: (inout Hour) -> Void) {
         let index = Self.index(clock())
         slots.withLock { slots in
             let slot = Self.slot(index)
-            var hour = slots[slot].flatMap { $0.index == index ? $0 : nil } ?? Hour(index: index)
-            change(&hour)
-            slots[slot] = hour
+            if slots[slot].index != index { slots[slot] = Hour(index: index) }
+            change(&slots[slot])
         }
     }
 
