@@ -234,9 +234,8 @@ enum PostgresSchema {
             "CREATE INDEX identities_subject ON identities(subject)",
         ],
         [
-            // A console sign-out ends the key's console sessions signed in before it
-            // (`endConsoleSessions`).
-            "ALTER TABLE admin_keys ADD COLUMN console_signed_out_at timestamptz"
+            // A console sign-out ends the key's console sessions (`endConsoleSessions`).
+            "ALTER TABLE admin_keys ADD COLUMN console_generation integer NOT NULL DEFAULT 0"
         ],
     ]
 

@@ -51,13 +51,10 @@ extension PostgresStore {
     }
 
     /// See `LatchkeyStore.endConsoleSessions`.
-    package func endConsoleSessions(keyID: String, now: Date) async throws {
+    package func endConsoleSessions(keyID: String) async throws {
         try await withConnection("end console sessions") { connection in
             try await connection.run(
-                """
-                UPDATE admin_keys SET console_signed_out_at = greatest(console_signed_out_at, \(now))
-                WHERE id = \(keyID)
-                """)
+                "UPDATE admin_keys SET console_generation = console_generation + 1 WHERE id = \(keyID)")
         }
     }
 
@@ -109,10 +106,12 @@ extension PostgresStore {
                 // The inner query walks `users_created` and stops once the page is full.
                 bindings.append(scanning)
                 bindings.append(limit)
+                // Ordered again outside: a subquery's order is not the outer query's.
                 query = """
                     SELECT id FROM (
-                        SELECT id, properties FROM users WHERE \(condition) \(order) LIMIT $\(bindings.count - 1)::bigint
-                    ) AS scanned WHERE \(match) LIMIT $\(bindings.count)::integer
+                        SELECT id, created_at, properties FROM users WHERE \(condition) \(order)
+                        LIMIT $\(bindings.count - 1)::bigint
+                    ) AS scanned WHERE \(match) \(order) LIMIT $\(bindings.count)::integer
                     """
             } else {
                 bindings.append(limit)
@@ -194,7 +193,7 @@ extension PostgresStore {
     }
 
     static let adminKeyColumns =
-        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_signed_out_at FROM admin_keys"
+        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_generation FROM admin_keys"
 
     static func adminKey(
         id: String, lock: Bool = false, _ connection: PostgresConnection
@@ -210,10 +209,10 @@ extension PostgresStore {
     }
 
     static func adminKey(_ row: PostgresRow) throws -> StoredAdminKey {
-        let (id, name, hash, created, lastUsed, revoked, signedOut) = try row.decode(
-            (String, String, Data, Date, Date?, Date?, Date?).self)
+        let (id, name, hash, created, lastUsed, revoked, generation) = try row.decode(
+            (String, String, Data, Date, Date?, Date?, Int).self)
         return StoredAdminKey(
             id: id, name: name, hash: hash, createdAt: created, lastUsedAt: lastUsed, revokedAt: revoked,
-            consoleSignedOutAt: signedOut)
+            consoleGeneration: generation)
     }
 }

@@ -211,9 +211,8 @@ enum SQLiteSchema {
             "CREATE INDEX identities_subject ON identities(subject)",
         ],
         [
-            // A console sign-out ends the key's console sessions signed in before it
-            // (`endConsoleSessions`).
-            "ALTER TABLE admin_keys ADD COLUMN console_signed_out_at REAL"
+            // A console sign-out ends the key's console sessions (`endConsoleSessions`).
+            "ALTER TABLE admin_keys ADD COLUMN console_generation INTEGER NOT NULL DEFAULT 0"
         ],
     ]
 }

@@ -49,13 +49,10 @@ extension SQLiteStore {
     }
 
     /// See `LatchkeyStore.endConsoleSessions`.
-    package func endConsoleSessions(keyID: String, now: Date) async throws {
+    package func endConsoleSessions(keyID: String) async throws {
         try await transaction { db in
             try db.execute(
-                """
-                UPDATE admin_keys SET console_signed_out_at = max(coalesce(console_signed_out_at, 0), ?)
-                WHERE id = ?
-                """, [.float(now.timeIntervalSince1970), .text(keyID)])
+                "UPDATE admin_keys SET console_generation = console_generation + 1 WHERE id = ?", [.text(keyID)])
         }
     }
 
@@ -90,10 +87,11 @@ extension SQLiteStore {
                 // Not indexed: only the next `scanning` users are read, newest first (the inner
                 // query walks `users_created`, and stops early once the page is full).
                 let (text, literal) = StorageRules.propertySearchValues(value)
+                // Ordered again outside: a subquery's order is not the outer query's.
                 rows = try db.query(
                     """
-                    SELECT id FROM (SELECT id, properties FROM users WHERE \(after) \(order))
-                    WHERE (properties -> ?) IN (?, ?) LIMIT ?
+                    SELECT id FROM (SELECT id, created_at, properties FROM users WHERE \(after) \(order))
+                    WHERE (properties -> ?) IN (?, ?) ORDER BY created_at DESC, id DESC LIMIT ?
                     """,
                     position + [.integer(scanning), .text("$.\"\(name)\""), .text(text), .optionalText(literal)]
                         + [.integer(limit)])
@@ -159,7 +157,7 @@ extension SQLiteStore {
     }
 
     static let adminKeyColumns =
-        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_signed_out_at FROM admin_keys"
+        "SELECT id, name, hash, created_at, last_used_at, revoked_at, console_generation FROM admin_keys"
 
     static func adminKey(id: String, _ db: SQLiteConnectionState) throws -> StoredAdminKey? {
         try db.query("\(adminKeyColumns) WHERE id = ?", [.text(id)]).first.flatMap(adminKey)
@@ -173,6 +171,6 @@ extension SQLiteStore {
             id: id, name: name, hash: hash, createdAt: Date(timeIntervalSince1970: created),
             lastUsedAt: row.column("last_used_at")?.double.map(Date.init(timeIntervalSince1970:)),
             revokedAt: row.column("revoked_at")?.double.map(Date.init(timeIntervalSince1970:)),
-            consoleSignedOutAt: row.column("console_signed_out_at")?.double.map(Date.init(timeIntervalSince1970:)))
+            consoleGeneration: row.column("console_generation")?.integer ?? 0)
     }
 }

@@ -69,7 +69,7 @@ struct ConsoleTests {
             let css = try await console.get("/admin/console.css")
             #expect(css.status == .ok && css.headers[.contentType] == "text/css; charset=utf-8")
 
-            let copied = console.cookies["latchkey_console"]
+            let copied = try #require(console.cookies["latchkey_console"])
             let out = try await console.post("/admin/sign-out", ["csrf": try await console.formToken()])
             #expect(out.status == .seeOther && console.cookies["latchkey_console"] == nil)
             #expect(try await console.get("/admin/users").status == .seeOther)
@@ -90,8 +90,31 @@ struct ConsoleTests {
             #expect(try await console.signIn(key).status == .seeOther)
             // __Host-: only this host may set it, Secure, for every path.
             let cookie = console.lastSetCookies.first { $0.hasPrefix("__Host-latchkey_console=") } ?? ""
-            #expect(cookie.contains("; Secure") && cookie.contains("Path=/;"), "\(cookie)")
+            // Attributes in any order (Hummingbird keeps them in a dictionary).
+            let attributes = Set(cookie.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) })
+            #expect(attributes.isSuperset(of: ["Secure", "Path=/", "HttpOnly", "SameSite=Strict"]), "\(cookie)")
             #expect(try await console.get("/admin").status == .ok)
+            // Over https the unprefixed name is no session: another subdomain could have set it.
+            let sealed = try #require(console.cookies["__Host-latchkey_console"])
+            console.setCookie("__Host-latchkey_console", nil)
+            console.setCookie("latchkey_console", sealed)
+            #expect(try await console.get("/admin").status == .seeOther)
+        }
+    }
+
+    @Test("every template escapes every value it shows, scalar by scalar")
+    func templates() throws {
+        let renderer = try ConsoleRenderer()
+        let hostile = "\u{D4E}<form action=/x>\u{301}\"\u{301}'><b>"
+        for (name, text) in ConsoleTemplates.all where name != ConsoleTemplates.layoutName {
+            // Every value the template shows, set to markup; sections see it as a true value.
+            let names = text.matches(of: /\{\{([a-zA-Z.]+)\}\}/).map { String($0.output.1) }
+            #expect(!names.isEmpty, "\(name)")
+            let view = Dictionary(names.map { ($0, hostile) }, uniquingKeysWith: { first, _ in first })
+            let html = renderer.html(name, title: hostile, view: view, chrome: nil)
+            #expect(!Self.bytes(html, contain: "<form action=/x>") && !Self.bytes(html, contain: "<b>"), "\(name)")
+            let quoteInCluster = "\"\u{301}"  // outside #expect: its expansion re-lexes the literal
+            #expect(!Self.bytes(html, contain: quoteInCluster), "\(name)")
         }
     }
 

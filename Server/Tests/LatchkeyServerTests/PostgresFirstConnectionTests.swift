@@ -142,7 +142,7 @@ struct PostgresFirstConnectionTests {
                 let answer = try await stack.get("/ready")
                 #expect(answer.status == .serviceUnavailable && answer.headers[.retryAfter] == "5")
                 #expect(try answer.json()["database"] == "unreachable")
-                let cause = stack.logs.all.first { $0.contains("latchkey.ready.database_down") } ?? ""
+                let cause = try #require(stack.logs.all.first { $0.contains("latchkey.ready.database_down") })
                 #expect(!cause.contains("within 120"), "\(cause)")
             }
             return 0
@@ -150,6 +150,23 @@ struct PostgresFirstConnectionTests {
         await store.close()
         await cluster.stop()
         _ = try outcome.get()
+    }
+
+    @Test("the readiness ping gives up after its own second on a database that accepts and never answers")
+    func pingDeadline() async throws {
+        // Listening, never accepting: the connection opens and PostgreSQL's greeting never comes.
+        let held = try HeldPort.hold()
+        defer { close(held.descriptor) }
+        let url = try PostgresURL("postgres://latchkey@127.0.0.1:\(held.port)/latchkey?sslmode=disable")
+        let store = try PostgresStore(url: url, poolSize: 1, timeout: .seconds(120), logger: TestPostgres.quiet)
+        let outcome = await Self.outcome { try await store.ping() }
+        await store.close()
+        guard case .failure(let error) = outcome else {
+            Issue.record("a database that never answers was ready")
+            return
+        }
+        // The store's own deadline is 120 s; the ping's, a second.
+        #expect("\(error)".contains("within 1.0 seconds (ping)"), "\(error)")
     }
 
     @Test("a database started after the server is waited for, then migrated")

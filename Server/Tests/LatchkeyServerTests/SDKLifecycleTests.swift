@@ -6,7 +6,9 @@ import Testing
 /// The SDK's session lifecycle under the races an app meets, against the live server and emulator.
 /// Each race is told step by step through `GateTransport` (an answer held until the test lets it
 /// land), never by timing.
-@Suite("SDK session lifecycle", .timeLimit(.minutes(2)))
+// Five minutes: a race that hangs still fails, and a full PostgreSQL pass on two cores (two
+// Chromium walks beside it) took these tests up to 114 s, and once every one of them past 120.
+@Suite("SDK session lifecycle", .timeLimit(.minutes(5)))
 struct SDKLifecycleTests {
     static let token = "/v1/oauth/token"
 

@@ -92,13 +92,15 @@ struct AdminAuthentication: RouterMiddleware {
     /// Counts a refused key against the client's address and logs it.
     /// - Throws: `429` once the address has guessed too often.
     func refuse(_ request: Request, _ context: Context) async throws {
-        let client = limits.client(request, context)
-        try await limits.enforce(limits.rules.adminPerAddress, key: client)
+        try await limits.enforce(limits.rules.adminPerAddress, key: limits.client(request, context))
         // The address too: who tries keys is an operator's business (the limit's own refusal log
         // never names one, as it counts strangers' sign-ins).
         logger.notice(
             "latchkey.admin.key_refused",
-            metadata: ["latchkey.http.route": "\(context.endpointPath ?? "")", "latchkey.client.address": "\(client)"])
+            metadata: [
+                "latchkey.http.route": "\(context.endpointPath ?? "")",
+                "latchkey.client.address": "\(limits.clientInfo(request, context).address ?? "unknown")",
+            ])
     }
 
     /// Writes `admin.call`. A failure to write is logged, not answered: the call itself already

@@ -15,7 +15,7 @@ struct AdminService: Sendable {
     static let defaultPageSize = 50
     static let maximumPageSize = 200
     /// The most users one page of a property search reads (`name=value` is not indexed): about
-    /// 10–20 ms on SQLite's one connection, which sign-ins wait behind. A page may then hold fewer
+    /// 10–20 ms on SQLite's one connection, which sign-ins wait behind (docs/performance.md). A page may then hold fewer
     /// users than asked, even none, with a `nextCursor` to read on.
     static let searchScanLimit = 10_000
     /// How much of a user's history the user view shows, and of their sessions.

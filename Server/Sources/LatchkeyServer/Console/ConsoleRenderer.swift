@@ -33,12 +33,14 @@ struct ConsoleRenderer: Sendable {
     func page(
         _ template: String, title: String, view: Any, chrome: ConsoleChrome?, status: HTTPResponse.Status = .ok
     ) -> Response {
+        Self.response(status: status, html: html(template, title: title, view: view, chrome: chrome))
+    }
+
+    /// The page's HTML.
+    func html(_ template: String, title: String, view: Any, chrome: ConsoleChrome?) -> String {
         let body = library.render(view, withTemplate: template) ?? ""
-        let html =
-            library.render(
-                ConsoleLayout(title: title, body: body, chrome: chrome), withTemplate: ConsoleTemplates.layoutName)
-            ?? ""
-        return Self.response(status: status, html: html)
+        return library.render(
+            ConsoleLayout(title: title, body: body, chrome: chrome), withTemplate: ConsoleTemplates.layoutName) ?? ""
     }
 
     /// `html` with the console's headers: never cached, framed or indexed, loading only

@@ -11,18 +11,19 @@ import LatchkeyShared
 /// Why sealed in the cookie rather than stored: a console session then costs no table, no
 /// pruning and no write per page, and works on every node at once. Every request reads the admin
 /// key, which is what ends sessions from the server: revoking the key ends each of its console
-/// sessions at once, and a sign-out (`StoredAdminKey.consoleSignedOutAt`) ends every session of
-/// the key signed in before it, copies of the cookie included. A cookie left alone dies after
-/// `idleLifetime`.
+/// sessions at once, and a sign-out (`StoredAdminKey.consoleGeneration` moving on) ends every
+/// session of the key signed in before it, copies of the cookie included. A cookie left alone
+/// dies after `idleLifetime`.
 struct ConsoleSession: Sendable, Equatable {
     /// The admin key that signed in.
     var keyID: String
     /// The first 16 bytes of the key's stored hash: a key made again with the same id (never, but
     /// a restored backup could) is not the one this session signed in with.
     var keyHashPrefix: Data
-    /// When the operator signed in (to the millisecond, so that a sign-out ends exactly the
-    /// sessions before it).
+    /// When the operator signed in.
     var issuedAt: Date
+    /// The key's `consoleGeneration` when the operator signed in: a sign-out since has moved it on.
+    var generation: Int
     /// When the session ends unless used: `idleLifetime` after the last page.
     var expiresAt: Date
     /// The form token: 128 random bits, the same for the session's life, so that a form opened
@@ -45,19 +46,18 @@ struct ConsoleSession: Sendable, Equatable {
     /// "later" is not refused here.
     static let clockLeeway: TimeInterval = 60
 
-    /// A new session for `key`, signed in at `now` (after the key's last sign-out, even one in the
-    /// same millisecond).
+    /// A new session for `key`, signed in at `now`.
     init(key: StoredAdminKey, now: Date) {
-        let issued = max(now, (key.consoleSignedOutAt ?? .distantPast).addingTimeInterval(0.001))
         self.init(
-            keyID: key.id, keyHashPrefix: Data(key.hash.prefix(16)), issuedAt: issued,
+            keyID: key.id, keyHashPrefix: Data(key.hash.prefix(16)), issuedAt: now, generation: key.consoleGeneration,
             expiresAt: now.addingTimeInterval(Self.idleLifetime), formToken: Self.randomToken())
     }
 
-    init(keyID: String, keyHashPrefix: Data, issuedAt: Date, expiresAt: Date, formToken: String) {
+    init(keyID: String, keyHashPrefix: Data, issuedAt: Date, generation: Int, expiresAt: Date, formToken: String) {
         self.keyID = keyID
         self.keyHashPrefix = keyHashPrefix
         self.issuedAt = issuedAt
+        self.generation = generation
         self.expiresAt = expiresAt
         self.formToken = formToken
     }
@@ -81,7 +81,7 @@ struct ConsoleSession: Sendable, Equatable {
         key.revokedAt == nil && key.id == keyID && now < expiresAt
             && issuedAt <= now.addingTimeInterval(Self.clockLeeway)
             && now < issuedAt.addingTimeInterval(Self.absoluteLifetime)
-            && key.consoleSignedOutAt.map { issuedAt > $0 } ?? true
+            && key.consoleGeneration == generation
             && ConstantTime.equals(Hex.encode(Data(key.hash.prefix(16))), Hex.encode(keyHashPrefix))
     }
 
@@ -102,7 +102,7 @@ struct ConsoleSession: Sendable, Equatable {
         try SealedToken.seal(
             [
                 "k": .string(keyID), "h": .string(Base64URL.encode(keyHashPrefix)),
-                "i": .int(Int((issuedAt.timeIntervalSince1970 * 1000).rounded(.down))),
+                "i": .int(Int(issuedAt.timeIntervalSince1970)), "g": .int(generation),
                 "e": .int(Int(expiresAt.timeIntervalSince1970)),
                 "c": .string(formToken),
             ], kind: .consoleSession, key: key)
@@ -112,11 +112,13 @@ struct ConsoleSession: Sendable, Equatable {
     init?(sealed text: String, keys: [Data: SessionSigningKey]) {
         guard let payload = SealedToken.open(text, kind: .consoleSession, keys: keys)?.payload,
             let keyID = payload["k"]?.stringValue, let hash = payload["h"]?.stringValue.flatMap(Base64URL.decode),
-            let issued = payload["i"]?.intValue, let expires = payload["e"]?.intValue,
+            let issued = payload["i"]?.intValue, let generation = payload["g"]?.intValue,
+            let expires = payload["e"]?.intValue,
             let token = payload["c"]?.stringValue
         else { return nil }
         self.init(
-            keyID: keyID, keyHashPrefix: hash, issuedAt: Date(timeIntervalSince1970: TimeInterval(issued) / 1000),
+            keyID: keyID, keyHashPrefix: hash, issuedAt: Date(timeIntervalSince1970: TimeInterval(issued)),
+            generation: generation,
             expiresAt: Date(timeIntervalSince1970: TimeInterval(expires)), formToken: token)
     }
 }

@@ -38,15 +38,16 @@ struct ConsoleSupport: Sendable {
     /// one, or one whose key is revoked or signed out since.
     func session(_ request: Request, now: Date) async throws -> (ConsoleSession, StoredAdminKey)? {
         // Every cookie of the name, not the first: a browser sends one planted under a longer path
-        // first, and it must not hide the real one.
+        // first, and neither it nor an ended session of ours may hide the live one.
         let name = ConsoleSession.cookieName(secure: secureCookies)
-        guard
-            let session = Self.cookies(request, named: name).lazy.compactMap({
-                ConsoleSession(sealed: $0, keys: keys.current.requestKeys)
-            }).first,
-            let key = try await authentication.store.adminKey(id: session.keyID), session.isValid(for: key, now: now)
-        else { return nil }
-        return (session, key)
+        for value in Self.cookies(request, named: name) {
+            guard let session = ConsoleSession(sealed: value, keys: keys.current.requestKeys),
+                let key = try await authentication.store.adminKey(id: session.keyID),
+                session.isValid(for: key, now: now)
+            else { continue }
+            return (session, key)
+        }
+        return nil
     }
 
     /// The values of every cookie named `name` the request carries, at most 8.

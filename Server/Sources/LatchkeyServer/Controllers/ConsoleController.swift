@@ -31,7 +31,7 @@ struct ConsoleController: Controller {
             // Ends every console session of the key signed in until now, copies of this cookie
             // included, on every node (each reads the key).
             let now = console.clock()
-            if let key = context.adminKey { try await admin.store.endConsoleSessions(keyID: key.id, now: now) }
+            if let key = context.adminKey { try await admin.store.endConsoleSessions(keyID: key.id) }
             var response = Self.redirect("/admin/sign-in")
             response.setCookie(try console.cookie(nil, now: now))
             return response

@@ -18,14 +18,15 @@ package struct StoredAdminKey: Sendable, Equatable {
     package var lastUsedAt: Date?
     /// When it was revoked; a revoked key authenticates nothing.
     package var revokedAt: Date?
-    /// When the console was last signed out with this key: every console session of the key
-    /// signed in before then has ended.
-    package var consoleSignedOutAt: Date?
+    /// How many times the console was signed out with this key: a console session carries the
+    /// generation it was signed in under and ends when the key's moves on. A counter rather than
+    /// a time, so that nodes' clocks never decide which sessions a sign-out ends.
+    package var consoleGeneration: Int
 
     /// Creates a stored key.
     package init(
         id: String, name: String, hash: Data, createdAt: Date, lastUsedAt: Date? = nil, revokedAt: Date? = nil,
-        consoleSignedOutAt: Date? = nil
+        consoleGeneration: Int = 0
     ) {
         self.id = id
         self.name = name
@@ -33,7 +34,7 @@ package struct StoredAdminKey: Sendable, Equatable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.revokedAt = revokedAt
-        self.consoleSignedOutAt = consoleSignedOutAt
+        self.consoleGeneration = consoleGeneration
     }
 }
 

@@ -323,9 +323,9 @@ package protocol LatchkeyStore: Sendable {
     /// Records an admin call (`AuditEvent.Kind.adminCall`) and the key's last use, together.
     func recordAdminCall(_ event: AuditEvent, keyID: String, now: Date) async throws
 
-    /// Ends every console session of the admin key `keyID` signed in before `now` (a sign-out):
-    /// `StoredAdminKey.consoleSignedOutAt` becomes `now`, never earlier than it was.
-    func endConsoleSessions(keyID: String, now: Date) async throws
+    /// Ends every console session of the admin key `keyID` (a sign-out): its
+    /// `StoredAdminKey.consoleGeneration` goes up by one.
+    func endConsoleSessions(keyID: String) async throws
 
     /// Users matching `search`, newest first (ties by id), with identities, at most `limit`; only
     /// those after `cursor` when given. A property search (not indexed) reads at most `scanning`

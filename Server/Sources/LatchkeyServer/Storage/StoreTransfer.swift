@@ -113,7 +113,7 @@ package struct TransferTable: Sendable, Equatable {
             "admin_keys",
             [
                 ("id", .text), ("name", .text), ("hash", .bytes), ("created_at", .date), ("last_used_at", .date),
-                ("revoked_at", .date), ("console_signed_out_at", .date),
+                ("revoked_at", .date), ("console_generation", .integer),
             ]),
     ]
 }

@@ -108,6 +108,11 @@ struct Stack: Sendable {
             // HummingbirdTesting's live client opens its one connection when the test starts, and a
             // loaded pass may first use it many seconds later; the first-head deadline is a
             // stranger's, not this client's. Tests of the deadline set their own.
+            // Idle keep-alive too: a test may spend minutes of a loaded pass on the emulator alone
+            // (FacebookUsageTests spends 198 calls on it, 189 s in one full pass here) before its
+            // next request on that connection, which the 75 s default would have closed ("I/O on
+            // closed channel"). Tests of idleness set their own.
+            configuration.http.idleTimeout = 900
             configuration.http.firstRequestTimeout = configuration.http.idleTimeout
             // Background jobs run when a test says (`JobService.runOnce()` on the test clock), never
             // on the server's own real-time interval, which a loaded pass could reach mid-test.
