@@ -86,9 +86,7 @@ struct KeysCommand: AsyncParsableCommand {
             print("KID                     ROLE       CREATED                RETIRED")
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
                 let role = roles[key.kid]
-                // A key goes on signing until its successor is old enough: its stored retirement
-                // (the rotation's time) means nothing while it still signs or waits to.
-                let retired = role == .signing || role == .pending ? nil : key.retiredAt
+                let retired = role.map { $0.shownRetirement(key.retiredAt) } ?? key.retiredAt
                 print(
                     key.kid.padding(toLength: 24, withPad: " ", startingAt: 0)
                         + (role?.rawValue ?? "?").padding(toLength: 11, withPad: " ", startingAt: 0)

@@ -84,8 +84,7 @@ enum AdminJSON {
         [
             "kid": .string(key.kid), "role": role.map { .string($0.rawValue) } ?? .null,
             "createdAt": time(key.createdAt),
-            // Stored at the rotation, but the key signs on until its successor is old enough.
-            "retiredAt": role == .signing || role == .pending ? .null : time(key.retiredAt),
+            "retiredAt": time(role.map { $0.shownRetirement(key.retiredAt) } ?? key.retiredAt),
         ]
     }
 

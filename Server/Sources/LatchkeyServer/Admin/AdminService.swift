@@ -69,10 +69,9 @@ struct AdminService: Sendable {
 
     /// `GET /admin/v1/users/{id}`.
     func view(userID: String) async throws -> UserView {
-        let user = try await existing(userID)
         let now = configuration.clock()
         return UserView(
-            user: user, factors: try await store.factors(userID: userID),
+            user: try await user(userID), factors: try await store.factors(userID: userID),
             recoveryCodesLeft: try await store.recoveryCodesLeft(userID: userID),
             sessions: try await store.sessions(userID: userID, now: now, limit: Self.listedSessions),
             events: try await store.auditEvents(userID: userID, limit: Self.recentEvents))
@@ -111,7 +110,7 @@ struct AdminService: Sendable {
 
     /// Ends every session of a user; how many were active.
     func endSessions(userID: String) async throws -> Int {
-        _ = try await existing(userID)
+        _ = try await user(userID)
         return try await store.revokeSessions(userID: userID, now: configuration.clock(), by: .admin)
     }
 
@@ -143,7 +142,7 @@ struct AdminService: Sendable {
 
     /// Removes every second factor of a user (with recovery codes); how many there were.
     func resetFactors(userID: String) async throws -> Int {
-        _ = try await existing(userID)
+        _ = try await user(userID)
         return try await store.removeFactors(userID: userID, now: configuration.clock(), by: .admin)
     }
 
@@ -212,7 +211,7 @@ struct AdminService: Sendable {
     }
 
     /// The user `id`, or `404`.
-    private func existing(_ id: String) async throws -> StoredUser {
+    func user(_ id: String) async throws -> StoredUser {
         guard id.utf8.count <= 64, let user = try await store.user(id: id) else { throw Self.noUser }
         return user
     }

@@ -46,17 +46,10 @@ struct ConsoleRenderer: Sendable {
     /// `html` with the console's headers: never cached, framed or indexed, loading only
     /// `/admin/console.css`, posting forms only to itself, naming itself to no other site.
     static func response(status: HTTPResponse.Status, html: String) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = "text/html; charset=utf-8"
-        headers[.cacheControl] = "no-store"
-        headers[.contentSecurityPolicy] = contentSecurityPolicy
-        headers[.init("X-Frame-Options")!] = "DENY"
-        headers[.init("X-Content-Type-Options")!] = "nosniff"
         // Not `no-referrer`: under it a browser sends `Origin: null` with the console's own forms,
         // and the origin check must see the console's origin. Nothing leaves for another site.
-        headers[.init("Referrer-Policy")!] = "same-origin"
-        headers[.init("X-Robots-Tag")!] = "noindex"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: html)))
+        HTMLPage.response(
+            status: status, html: html, contentSecurityPolicy: contentSecurityPolicy, referrerPolicy: "same-origin")
     }
 
     /// No script at all, styles from the console's own file, forms to the console only.

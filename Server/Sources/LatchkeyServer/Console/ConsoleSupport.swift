@@ -105,13 +105,11 @@ struct ConsoleSupport: Sendable {
 
     /// A refusal as a console page, with the navigation when a session exists.
     func refusal(
-        _ status: HTTPResponse.Status, _ message: String, session: ConsoleSession?, _ key: StoredAdminKey?
+        _ status: HTTPResponse.Status, _ message: String, session: ConsoleSession, _ key: StoredAdminKey
     ) -> Response {
-        let chrome = session.flatMap { session in
-            key.map { ConsoleChrome(keyName: $0.name, formToken: session.formToken, section: .none) }
-        }
-        return renderer.page(
+        renderer.page(
             "message", title: status.code == 404 ? "Not found" : "Not done",
-            view: ConsoleViews.Message(kind: "error", text: message, back: nil), chrome: chrome, status: status)
+            view: ConsoleViews.Message(text: message),
+            chrome: ConsoleChrome(keyName: key.name, formToken: session.formToken, section: .none), status: status)
     }
 }

@@ -44,10 +44,9 @@ enum ConsoleTemplates {
         </form>
         """
 
-    /// A result or a refusal, with where to go next.
+    /// A refusal (the navigation is around it).
     static let message = """
-        <p class="{{kind}}" role="status">{{text}}</p>
-        {{#back}}<p><a href="{{back}}">Back</a></p>{{/back}}
+        <p class="error" role="alert">{{text}}</p>
         """
 
     static let dashboard = """

@@ -13,11 +13,9 @@ enum ConsoleViews {
         let problem: String?
     }
 
-    /// A result or refusal page.
+    /// A refusal page.
     struct Message {
-        let kind: String
         let text: String
-        let back: String?
     }
 
     /// The users page.
@@ -257,8 +255,7 @@ enum ConsoleViews {
             kid = key.kid
             self.role = role?.rawValue ?? "retired"
             created = ConsoleFormat.time(key.createdAt)
-            // As the API says it: a key still signing, or about to, is not retired yet.
-            retired = role == .signing || role == .pending ? "" : ConsoleFormat.time(key.retiredAt)
+            retired = ConsoleFormat.time(role.map { $0.shownRetirement(key.retiredAt) } ?? key.retiredAt)
         }
     }
 

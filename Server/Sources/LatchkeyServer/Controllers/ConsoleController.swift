@@ -110,7 +110,7 @@ struct ConsoleController: Controller {
             }
             // The box shows every property, so one missing from it was removed; unless the page
             // was opened before another change, which the box does not show.
-            let before = try await admin.view(userID: id).user.properties
+            let before = try await admin.user(id).properties
             guard let version = fields["version"], ConstantTime.equals(version, ConsoleFormat.version(before)) else {
                 throw APIError(
                     .conflict, .invalidRequest,

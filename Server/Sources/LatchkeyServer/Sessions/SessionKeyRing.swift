@@ -217,6 +217,13 @@ package enum SigningKeyRole: String, Sendable {
     /// Its tokens have all expired; no longer published.
     case retired
 
+    /// When a key in this role retired, as lists show it: a key goes on signing until its
+    /// successor is old enough, so its stored retirement (the rotation's time) means nothing while
+    /// it still signs or waits to. `keys list`, the admin API and the console alike.
+    package func shownRetirement(_ retiredAt: Date?) -> Date? {
+        self == .signing || self == .pending ? nil : retiredAt
+    }
+
     /// Each key's role at `now`.
     ///
     /// A key signs once it is `activationDelay` old (the newest such key), so that every server
