@@ -143,7 +143,34 @@ struct AppleIdentityTests {
         try await stack.post("/v1/apple/notifications", json: ["payload": .string(payload)])
     }
 
-    @Test("notifications: consent revoked, email forwarding, account deleted; replayed and forged ones refused")
+    @Test("a consent-revoked older than the identity's last sign-in ends no session and keeps the token")
+    func lateRevocation() async throws {
+        try await Stack.run(apple: true, IdentityTests.configure) { stack in
+            _ = try await Self.signIn(stack, "alice")
+            // Issued now, delivered late (or retried) after the person signed in again.
+            let late = try await Self.notification(stack, "alice", type: "consent-revoked")
+            stack.clock.advance(120)
+            let again = try await Self.signIn(stack, "alice")
+            let subject = try #require(try await stack.appleTokens().last?["user"]?.stringValue)
+            let delivered = try await Self.deliver(stack, late)
+            #expect(delivered.status == .ok, "\(String(buffer: delivered.body))")
+            #expect(try await stack.get("/v1/users/me", bearer: try IdentityTests.bearer(again)).status == .ok)
+            #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.revokedAt == nil)
+            #expect(
+                try await stack.store.providerTokenSavedAt(
+                    provider: "apple", subject: subject, clientID: AppleDemo.clientID) != nil,
+                "the newer authorization's token is kept, to be revoked at account deletion")
+            // A newer one applies.
+            stack.clock.advance(60)
+            #expect(
+                try await Self.deliver(stack, try await Self.notification(stack, "alice", type: "consent-revoked"))
+                    .status == .ok)
+            #expect(
+                try await stack.get("/v1/users/me", bearer: try IdentityTests.bearer(again)).status == .unauthorized)
+        }
+    }
+
+    @Test("notifications: consent revoked, email forwarding, account deleted; replays answered 200, forged refused")
     func notifications() async throws {
         try await Stack.run(apple: true, IdentityTests.configure) { stack in
             let alice = try await Self.signIn(stack, "alice")
@@ -155,9 +182,10 @@ struct AppleIdentityTests {
             #expect(
                 try await stack.get("/v1/users/me", bearer: try IdentityTests.bearer(alice)).status == .unauthorized)
             #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.revokedAt != nil)
-            // The same notification again is a replay: refused, audited, nothing changed.
+            // The same notification again (Apple retries until it gets a 2xx): answered 200,
+            // nothing changed.
             let replay = try await Self.deliver(stack, revoked)
-            #expect(replay.status == .badRequest && replay.errorCode == "apple_notification_invalid")
+            #expect(replay.status == .ok, "\(String(buffer: replay.body))")
             let again = try await Self.signIn(stack, "alice")
             #expect(again["user"]?["id"] == .string(aliceID))
             #expect(try await stack.store.identityState(provider: "apple", subject: subject)?.revokedAt == nil)

@@ -34,7 +34,8 @@ struct AppleNotificationService: Sendable {
         do {
             guard let event = try await verify(payload, now: now) else { return nil }
             let outcome = try await store.applyProviderEvent(event, now: now)
-            if outcome == .replayed { throw Refusal(reason: "replayed") }
+            // Apple retries until it gets a 2xx: a notification applied already is answered as
+            // done, and changes nothing.
             logger.info(
                 "latchkey.apple.notification",
                 metadata: ["latchkey.apple.event": "\(event.kind.rawValue)", "latchkey.apple.outcome": "\(outcome)"])
@@ -117,13 +118,26 @@ struct AppleNotificationService: Sendable {
             return nil
         }
         var detail: [String: JSONValue] = ["type": .string(type)]
-        if let milliseconds = events["event_time"]?.intValue { detail["event_time_ms"] = .int(milliseconds) }
+        let milliseconds = events["event_time"]?.intValue
+        if let milliseconds { detail["event_time_ms"] = .int(milliseconds) }
         if let privateEmail = AppleIDTokenVerifier.flag(events["is_private_email"]) {
             detail["is_private_email"] = .bool(privateEmail)
         }
         return ProviderEvent(
             kind: kind, provider: "apple", subject: subject, eventID: "apple:\(jti)",
             eventIDExpiresAt: Date(timeIntervalSince1970: max(expires, iat + Self.maximumAge) + skew),
-            detail: .object(detail), endsAllSessions: configuration.facebook.deauthorizeEnds == .allSessions)
+            detail: .object(detail), endsAllSessions: configuration.facebook.deauthorizeEnds == .allSessions,
+            issuedAt: Self.issuedAt(eventTimeMilliseconds: milliseconds, iat: iat))
+    }
+
+    /// When the event happened: `events.event_time` (milliseconds) when Apple gives it, else the
+    /// token's `iat`. A delayed or retried `consent-revoked` older than the identity's last
+    /// sign-in is out of date (`Verdicts.providerEvent`), as Facebook's deauthorize is by its
+    /// `issued_at`. A time far from `iat` (before 2001, or after the token) is not believed.
+    static func issuedAt(eventTimeMilliseconds: Int?, iat: TimeInterval) -> Date {
+        guard let milliseconds = eventTimeMilliseconds else { return Date(timeIntervalSince1970: iat) }
+        let seconds = TimeInterval(milliseconds) / 1000
+        guard seconds >= 978_307_200, seconds <= iat + 1 else { return Date(timeIntervalSince1970: iat) }
+        return Date(timeIntervalSince1970: seconds)
     }
 }
