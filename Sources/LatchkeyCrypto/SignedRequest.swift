@@ -53,7 +53,9 @@ public enum SignedRequest {
         guard let payloadData = Base64URL.decode(encodedPayload), let payload = try? JSONValue.decode(payloadData),
             payload.isObject
         else { throw .malformed }
-        guard payload["algorithm"]?.stringValue?.uppercased() == "HMAC-SHA256" else { throw .algorithm }
+        // Exactly Facebook's spelling: a re-spelling (`hmac-sha256`, a Turkish dotless `ı` that
+        // upper-cases to `I`) is not something Facebook sends, so it is not something to accept.
+        guard payload["algorithm"]?.stringValue == "HMAC-SHA256" else { throw .algorithm }
         return payload
     }
 

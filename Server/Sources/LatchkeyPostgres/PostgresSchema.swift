@@ -237,6 +237,12 @@ enum PostgresSchema {
             // A console sign-out ends the key's console sessions (`endConsoleSessions`).
             "ALTER TABLE admin_keys ADD COLUMN console_generation integer NOT NULL DEFAULT 0"
         ],
+        [
+            // A session's latest step-up (`Verdicts.factorChange`), and the user id a recovery code
+            // was hashed for when a merge moved it (SQLite's migration 17 says why).
+            "ALTER TABLE sessions ADD COLUMN stepped_up_at timestamptz",
+            "ALTER TABLE recovery_codes ADD COLUMN salt text",
+        ],
     ]
 
     /// The indexed email: the property's JSON text lowered in ASCII only (what SQLite's `lower`

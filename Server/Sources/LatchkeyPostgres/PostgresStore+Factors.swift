@@ -145,6 +145,18 @@ extension PostgresStore {
         }
     }
 
+    /// See `LatchkeyStore.recoveryCodeSalts`.
+    package func recoveryCodeSalts(userID: String) async throws -> [String] {
+        try await withConnection("recovery code salts") { connection in
+            try await connection.rows(
+                """
+                SELECT DISTINCT COALESCE(salt, user_id) FROM recovery_codes
+                WHERE user_id = \(userID) AND used_at IS NULL ORDER BY 1
+                """
+            ).map { try $0.decode(String.self) }
+        }
+    }
+
     /// See `LatchkeyStore.createFactorChallenge`.
     package func createFactorChallenge(_ challenge: NewFactorChallenge, userID: String) async throws -> Bool {
         try await transaction("create factor challenge") { connection in
@@ -230,6 +242,7 @@ extension PostgresStore {
                 facts.failuresInARow = failures
                 facts.lockedUntil = lockedUntil
             }
+            var matchedCode: Data?
             switch proof {
             case .totp(let factorID, let step):
                 facts.proofAccepted = try await !connection.rows(
@@ -238,13 +251,17 @@ extension PostgresStore {
                         AND (last_step IS NULL OR last_step < \(step)) FOR UPDATE
                     """
                 ).isEmpty
-            case .recoveryCode(let code):
-                facts.proofAccepted = try await !connection.rows(
-                    """
-                    SELECT 1 FROM recovery_codes WHERE user_id = \(userID) AND hash = \(code) AND used_at IS NULL
-                    FOR UPDATE
-                    """
-                ).isEmpty
+            case .recoveryCode(let hashes):
+                for hash in hashes where matchedCode == nil {
+                    let found = try await !connection.rows(
+                        """
+                        SELECT 1 FROM recovery_codes WHERE user_id = \(userID) AND hash = \(hash) AND used_at IS NULL
+                        FOR UPDATE
+                        """
+                    ).isEmpty
+                    if found { matchedCode = hash }
+                }
+                facts.proofAccepted = matchedCode != nil
             case .none: break
             }
             switch Verdicts.factorAttempt(facts, maximumAttempts: maximumAttempts, now: now) {
@@ -286,7 +303,11 @@ extension PostgresStore {
                 by = .totp
                 try await connection.run(
                     "UPDATE factors SET last_step = \(step), last_used_at = \(now) WHERE id = \(factorID)")
-            case .recoveryCode(let code):
+            case .recoveryCode:
+                guard let code = matchedCode else {
+                    throw PostgresStoreError(
+                        operation: "attempt factor challenge", sqlState: "", message: "no recovery code matched")
+                }
                 by = .recoveryCode
                 try await connection.run(
                     "UPDATE recovery_codes SET used_at = \(now) WHERE user_id = \(userID) AND hash = \(code)")
@@ -310,7 +331,7 @@ extension PostgresStore {
                 try await connection.run(
                     """
                     WITH raised AS (
-                        UPDATE sessions SET second_factor = \(by.rawValue), expires_at = \(expiresAt)
+                        UPDATE sessions SET second_factor = \(by.rawValue), expires_at = \(expiresAt), stepped_up_at = \(now)
                         WHERE id = \(sessionID)),
                     -- Deleted, not spent: see `SQLiteStore.raise`.
                     replaced AS (DELETE FROM refresh_tokens WHERE session_id = \(sessionID) AND used_at IS NULL)

@@ -64,14 +64,29 @@ extension PostgresStore {
                 recent = try await Self.isRecent(
                     session: proving, of: link.userID, now: now, window: link.reauthenticationWindow, connection)
             }
+            var sibling: (userID: String, name: IdentityName)?
+            if let token = link.businessToken {
+                sibling = try await connection.rows(
+                    """
+                    SELECT user_id, provider, subject FROM identities
+                    WHERE business_token = \(token) AND user_id <> \(link.userID)
+                    ORDER BY first_seen, provider, subject LIMIT 1
+                    """
+                ).first.map { row in
+                    let (userID, provider, subject) = try row.decode((String, String, String).self)
+                    return (userID, IdentityName(provider: provider, subject: subject))
+                }
+            }
             let facts = LinkFacts(
                 jtiSpent: spent.jti, nonceInvalid: spent.nonce, userExists: user != nil,
                 userDisabled: user?.0 ?? false, owner: LinkFacts.Owner(owner, caller: link.userID),
-                anonymous: user?.2 ?? false, sessionRecent: recent ?? true)
+                anonymous: user?.2 ?? false, sessionRecent: recent ?? true,
+                businessOwner: sibling == nil ? .nobody : .another)
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
             case .conflict: return (.conflict(owner: owner ?? ""), false)
+            case .businessConflict: return (.conflict(owner: sibling?.userID ?? "", through: sibling?.name), false)
             case .touch, .link: break
             }
             let granted = Self.json(identity.grantedPermissions)
@@ -217,6 +232,44 @@ extension PostgresStore {
                     window: merge.reauthenticationWindow, connection))
             if let refusal = Verdicts.merge(facts) { throw refusal }
             guard let source else { throw IdentityRefusal.ticketInvalid }
+            let sourceFactors = try await connection.rows(
+                "SELECT id, secret FROM factors WHERE user_id = \(merge.sourceUserID) AND activated_at IS NOT NULL"
+            ).map { row in
+                let (id, secret) = try row.decode((String, Data).self)
+                return (id: id, secret: secret)
+            }
+            let targetProven = try await connection.rows(
+                """
+                SELECT second_factor IS NOT NULL FROM sessions
+                WHERE id = \(merge.targetSessionID) AND user_id = \(merge.targetUserID)
+                """
+            ).first.map { try $0.decode(Bool.self) }
+            let factors = Verdicts.mergeFactors(
+                MergeFactorFacts(
+                    sourceHasFactor: !sourceFactors.isEmpty,
+                    targetHasFactor: try await Self.activeFactors(of: merge.targetUserID, connection) > 0,
+                    targetSessionProven: targetProven ?? false,
+                    sourceFactorsResealed: StorageRules.coversExactly(merge.resealedFactors, stored: sourceFactors)))
+            switch factors {
+            case .stepUp: throw MergeFactorRefusal.stepUp
+            case .stale: throw MergeFactorRefusal.stale
+            case .dropSource: break
+            case .moveSource:
+                // See `SQLiteStore.merge`.
+                try await connection.run("DELETE FROM recovery_codes WHERE user_id = \(merge.targetUserID)")
+                for factor in merge.resealedFactors {
+                    try await connection.run(
+                        """
+                        UPDATE factors SET user_id = \(merge.targetUserID), secret = \(factor.sealed)
+                        WHERE id = \(factor.id) AND user_id = \(merge.sourceUserID)
+                        """)
+                }
+                try await connection.run(
+                    """
+                    UPDATE recovery_codes SET salt = COALESCE(salt, user_id), user_id = \(merge.targetUserID)
+                    WHERE user_id = \(merge.sourceUserID) AND used_at IS NULL
+                    """)
+            }
             try await connection.run(
                 """
                 INSERT INTO single_use (kind, value, expires_at) VALUES ('link_ticket', \(merge.ticketID),
@@ -243,7 +296,9 @@ extension PostgresStore {
             // cascades): nothing it issued works any more.
             try await connection.run("DELETE FROM users WHERE id = \(merge.sourceUserID)")
             try await Self.record(
-                .merged(from: merge.sourceUserID, into: merge.targetUserID, identities: moved), at: now, connection)
+                .merged(
+                    from: merge.sourceUserID, into: merge.targetUserID, identities: moved, factors: factors,
+                    factorsOfSource: sourceFactors.count), at: now, connection)
             guard let after = try await Self.loadUser(merge.targetUserID, connection) else {
                 throw IdentityRefusal.sessionEnded
             }

@@ -214,5 +214,13 @@ enum SQLiteSchema {
             // A console sign-out ends the key's console sessions (`endConsoleSessions`).
             "ALTER TABLE admin_keys ADD COLUMN console_generation INTEGER NOT NULL DEFAULT 0"
         ],
+        [
+            // A session's latest step-up: a recent sign-in for changes of a second factor
+            // (`Verdicts.factorChange`), not for the other changes of a way in.
+            "ALTER TABLE sessions ADD COLUMN stepped_up_at REAL",
+            // The user id a recovery code was hashed for (NULL: its row's user): a merge moves a
+            // person's codes to another account, and a hash cannot be made again without the code.
+            "ALTER TABLE recovery_codes ADD COLUMN salt TEXT",
+        ],
     ]
 }

@@ -200,6 +200,7 @@ extension SQLiteStore {
             ).first
             facts.failuresInARow = lockout?.column("failures")?.integer ?? 0
             facts.lockedUntil = lockout?.column("locked_until")?.double.map(Date.init(timeIntervalSince1970:))
+            var matchedCode: Data?
             switch proof {
             case .totp(let factorID, let step):
                 facts.proofAccepted = try !db.query(
@@ -208,11 +209,14 @@ extension SQLiteStore {
                         AND (last_step IS NULL OR last_step < ?)
                     """, [.text(factorID), .text(userID), .integer(Int(step))]
                 ).isEmpty
-            case .recoveryCode(let code):
-                facts.proofAccepted = try !db.query(
-                    "SELECT 1 FROM recovery_codes WHERE user_id = ? AND hash = ? AND used_at IS NULL",
-                    [.text(userID), .blob(code)]
-                ).isEmpty
+            case .recoveryCode(let hashes):
+                matchedCode = try hashes.first { hash in
+                    try !db.query(
+                        "SELECT 1 FROM recovery_codes WHERE user_id = ? AND hash = ? AND used_at IS NULL",
+                        [.text(userID), .blob(hash)]
+                    ).isEmpty
+                }
+                facts.proofAccepted = matchedCode != nil
             case .none: break
             }
             switch Verdicts.factorAttempt(facts, maximumAttempts: maximumAttempts, now: now) {
@@ -255,7 +259,8 @@ extension SQLiteStore {
                 try db.execute(
                     "UPDATE factors SET last_step = ?, last_used_at = ? WHERE id = ?",
                     [.integer(Int(step)), stamp, .text(factorID)])
-            case .recoveryCode(let code):
+            case .recoveryCode:
+                guard let code = matchedCode else { throw SQLiteStoreError.inconsistent }
                 by = .recoveryCode
                 try db.execute(
                     "UPDATE recovery_codes SET used_at = ? WHERE user_id = ? AND hash = ?",
@@ -282,6 +287,18 @@ extension SQLiteStore {
             if let left { detail["recovery_codes_left"] = .int(left) }
             try Self.record(AuditEvent(type: .factorUsed, userID: userID, detail: .object(detail)), at: now, db)
             return .passed(userID: userID, by: by, recoveryCodesLeft: left, sessionMethod: method)
+        }
+    }
+
+    /// See `LatchkeyStore.recoveryCodeSalts`.
+    package func recoveryCodeSalts(userID: String) async throws -> [String] {
+        try await transaction { db in
+            try db.query(
+                """
+                SELECT DISTINCT COALESCE(salt, user_id) AS salt FROM recovery_codes
+                WHERE user_id = ? AND used_at IS NULL ORDER BY 1
+                """, [.text(userID)]
+            ).compactMap { $0.column("salt")?.string }
         }
     }
 
@@ -384,8 +401,8 @@ extension SQLiteStore {
     ) throws {
         let stamp = SQLiteValue.float(now.timeIntervalSince1970)
         try db.execute(
-            "UPDATE sessions SET second_factor = ?, expires_at = ? WHERE id = ?",
-            [.text(factor.rawValue), .float(expiresAt.timeIntervalSince1970), .text(sessionID)])
+            "UPDATE sessions SET second_factor = ?, expires_at = ?, stepped_up_at = ? WHERE id = ?",
+            [.text(factor.rawValue), .float(expiresAt.timeIntervalSince1970), stamp, .text(sessionID)])
         try db.execute(
             "DELETE FROM refresh_tokens WHERE session_id = ? AND used_at IS NULL", [.text(sessionID)])
         try db.execute(

@@ -32,17 +32,32 @@ extension SQLiteStore {
             let recent = try link.provingSessionID.map {
                 try Self.isRecent(session: $0, of: link.userID, now: now, window: link.reauthenticationWindow, db)
             }
+            let sibling = try link.businessToken.flatMap { token in
+                try db.query(
+                    """
+                    SELECT user_id, provider, subject FROM identities WHERE business_token = ? AND user_id != ?
+                    ORDER BY first_seen, provider, subject LIMIT 1
+                    """, [.text(token), .text(link.userID)]
+                ).first.map {
+                    (
+                        userID: $0.column("user_id")?.string ?? "",
+                        name: IdentityName(
+                            provider: $0.column("provider")?.string ?? "", subject: $0.column("subject")?.string ?? "")
+                    )
+                }
+            }
             let facts = LinkFacts(
                 jtiSpent: try link.singleUse.map { try Self.isSpent(kind: "jti", value: $0.jti, now: now, db) }
                     ?? false,
                 nonceInvalid: try link.singleUse?.serverNonce.map { try !Self.nonceIsLive($0, now: now, db) } ?? false,
                 userExists: user != nil, userDisabled: user?.disabled ?? false,
                 owner: LinkFacts.Owner(owner, caller: link.userID), anonymous: user?.anonymous ?? false,
-                sessionRecent: recent ?? true)
+                sessionRecent: recent ?? true, businessOwner: sibling == nil ? .nobody : .another)
             let verdict = Verdicts.link(facts)
             switch verdict {
             case .refuse(let refusal): throw refusal
             case .conflict: return (.conflict(owner: owner ?? ""), false)
+            case .businessConflict: return (.conflict(owner: sibling?.userID ?? "", through: sibling?.name), false)
             case .touch, .link: break
             }
             if let once = link.singleUse {
@@ -165,6 +180,36 @@ extension SQLiteStore {
                     window: merge.reauthenticationWindow, db))
             if let refusal = Verdicts.merge(facts) { throw refusal }
             guard let source else { throw IdentityRefusal.ticketInvalid }
+            let sourceFactors = try db.query(
+                "SELECT id, secret FROM factors WHERE user_id = ? AND activated_at IS NOT NULL", [.text(source.id)]
+            ).map { (id: $0.column("id")?.string ?? "", secret: $0.column("secret")?.blob ?? Data()) }
+            let factors = Verdicts.mergeFactors(
+                MergeFactorFacts(
+                    sourceHasFactor: !sourceFactors.isEmpty,
+                    targetHasFactor: try Self.activeFactors(of: target.id, db) > 0,
+                    targetSessionProven: try Self.session(merge.targetSessionID, db).map {
+                        $0.userID == target.id && $0.assurance.secondFactor != nil
+                    } ?? false,
+                    sourceFactorsResealed: StorageRules.coversExactly(merge.resealedFactors, stored: sourceFactors)))
+            switch factors {
+            case .stepUp: throw MergeFactorRefusal.stepUp
+            case .stale: throw MergeFactorRefusal.stale
+            case .dropSource: break
+            case .moveSource:
+                // The target has no active factor, so any codes it kept are from none: the
+                // source's unused ones replace them, keeping the id they were hashed for.
+                try db.execute("DELETE FROM recovery_codes WHERE user_id = ?", [.text(target.id)])
+                for factor in merge.resealedFactors {
+                    try db.execute(
+                        "UPDATE factors SET user_id = ?, secret = ? WHERE id = ? AND user_id = ?",
+                        [.text(target.id), .blob(factor.sealed), .text(factor.id), .text(source.id)])
+                }
+                try db.execute(
+                    """
+                    UPDATE recovery_codes SET salt = COALESCE(salt, user_id), user_id = ?
+                    WHERE user_id = ? AND used_at IS NULL
+                    """, [.text(target.id), .text(source.id)])
+            }
             _ = try Self.spend(
                 kind: "link_ticket", value: merge.ticketID, expiresAt: merge.ticketExpiresAt, now: now, db)
             let stamp = SQLiteValue.float(now.timeIntervalSince1970)
@@ -183,7 +228,10 @@ extension SQLiteStore {
             // The merged account's sessions, refresh tokens and codes go with it (the schema's
             // cascades): nothing it issued works any more.
             try db.execute("DELETE FROM users WHERE id = ?", [.text(source.id)])
-            try Self.record(.merged(from: source.id, into: target.id, identities: moved), at: now, db)
+            try Self.record(
+                .merged(
+                    from: source.id, into: target.id, identities: moved, factors: factors,
+                    factorsOfSource: sourceFactors.count), at: now, db)
             guard let after = try Self.loadUser(target.id, db) else { throw SQLiteStoreError.inconsistent }
             return after
         }

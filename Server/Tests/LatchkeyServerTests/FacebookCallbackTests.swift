@@ -120,6 +120,9 @@ struct FacebookCallbackTests {
                 (Self.signed(subject, issuedAt: now.addingTimeInterval(-86_401)), "signed_request_expired"),
                 (Self.signed(subject, issuedAt: now.addingTimeInterval(120)), "signed_request_expired"),
                 (Self.signed(subject, issuedAt: now, algorithm: "HMAC-SHA1"), "signed_request_invalid"),
+                // Facebook writes it one way only: a re-spelling is not Facebook.
+                (Self.signed(subject, issuedAt: now, algorithm: "hmac-sha256"), "signed_request_invalid"),
+                (Self.signed(subject, issuedAt: now, algorithm: "HMAC-SHA256 "), "signed_request_invalid"),
                 (
                     SignedRequest.sign(
                         payload: ["user_id": .string(subject), "algorithm": "HMAC-SHA256"], secret: Demo.secret),

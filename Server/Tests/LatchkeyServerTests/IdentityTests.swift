@@ -396,6 +396,34 @@ struct BusinessJoinTests {
         }
     }
 
+    @Test("linking a person's second-app identity to another account is the conflict it is, with a ticket")
+    func linkSplittingAPerson() async throws {
+        try await Stack.run(IdentityTests.configure) { stack in
+            let alice = try await IdentityTests.signIn(stack, "alice")
+            let aliceID = try #require(alice["user"]?["id"]?.stringValue)
+            let bob = try await IdentityTests.signIn(stack, "bob")
+            let bobID = try #require(bob["user"]?["id"]?.stringValue)
+            // Bob's account links Alice's identity in the business's other app.
+            let split = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: try IdentityTests.bearer(bob),
+                json: ["accessToken": .string(try await stack.facebookToken("alice", app: Demo.otherAppID))])
+            #expect(split.status == .conflict && split.errorCode == "identity_already_linked")
+            #expect(!String(buffer: split.body).contains(aliceID))
+            let ticket = try #require(try split.json()["error"]?["linkTicket"]?.stringValue)
+            #expect(try await stack.store.user(id: bobID)?.identities.count == 1, "nothing linked")
+            // Alice completes it: Bob's account is merged into hers.
+            let merged = try await stack.send(
+                .post, "/v1/users/me/identities/complete",
+                bearer: try IdentityTests.bearer(try await IdentityTests.signIn(stack, "alice")),
+                json: ["linkTicket": .string(ticket)])
+            #expect(merged.status == .ok, "\(String(buffer: merged.body))")
+            #expect(try merged.json()["mergedUserId"]?.stringValue == bobID)
+            // Her second-app identity signs in to her one account.
+            let second = try await IdentityTests.signIn(stack, "alice", app: Demo.otherAppID)
+            #expect(second["user"]?["id"]?.stringValue == aliceID)
+        }
+    }
+
     @Test("off, or for an app outside any business, each app's identity gets its own user")
     func offAndOutside() async throws {
         try await Stack.run({

@@ -85,6 +85,13 @@ struct SDKSecondFactorTests {
             // The raised session survives a refresh (the client holds the new refresh token).
             stack.clock.advance(1000)
             #expect(try IdentityTests.claims(try await client.validAccessToken())["aal"] == 2)
+            // Past the reauthentication window, a factor change asks for the factor again.
+            let stale = await SDKIdentityTests.failure { () async throws(LatchkeyError) in
+                _ = try await client.regenerateRecoveryCodes()
+            }
+            #expect(stale?.code == .secondFactorRequired)
+            stack.clock.advance(30)
+            try await try #require(stale?.resolver).resolve(code: authenticator.code())
             let fresh = try await client.regenerateRecoveryCodes()
             #expect(fresh.count == 10)
             try await client.removeSecondFactor(id: enrollment.factorID)

@@ -227,12 +227,26 @@ struct SecondFactorTests {
         }
     }
 
-    @Test("a guest with a second factor: the upgrade's session waits for it too")
+    @Test("a guest with a second factor (enrolled before guests were refused one): the upgrade waits for it too")
     func guestUpgrade() async throws {
         try await Stack.run(Self.configure) { stack in
             let guest = try await stack.post("/v1/auth/anonymous", json: [:]).json()
             let bearer = try #require(guest["session"]?["access_token"]?.stringValue)
-            let enrolled = try await Self.enroll(stack, bearer: bearer)
+            // A guest cannot enrol one now (`Verdicts.factorChange`); one from before is honoured.
+            let guestID = try #require(guest["user"]?["id"]?.stringValue)
+            let secret = Data((0..<20).map { UInt8($0 * 7 % 251) })
+            #expect(
+                try await stack.store.addFactor(
+                    NewFactor(
+                        id: "legacy-factor", userID: guestID, type: .totp, displayName: nil, secret: secret,
+                        createdAt: stack.clock.now),
+                    pendingSince: stack.clock.now - 3600, limit: 10, now: stack.clock.now))
+            _ = try await stack.store.activateFactor(
+                id: "legacy-factor", userID: guestID, step: 0, recoveryCodes: [], now: stack.clock.now)
+            let enrolled = Enrolled(
+                factorID: "legacy-factor",
+                authenticator: try TestAuthenticator(base32: Base32.encode(secret), clock: stack.clock),
+                recoveryCodes: [])
             let upgrade = try await stack.signIn(
                 ["accessToken": .string(try await stack.facebookToken("bob"))], bearer: bearer)
             let done = try await Self.complete(

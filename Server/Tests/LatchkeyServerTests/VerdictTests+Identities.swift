@@ -52,6 +52,18 @@ extension VerdictTests {
         #expect(Verdicts.link(LinkFacts(owner: .another, sessionRecent: false)) == .refuse(.reauthenticationRequired))
         #expect(Verdicts.link(LinkFacts(owner: .caller, sessionRecent: false)) == .touch)
         #expect(Verdicts.link(LinkFacts(owner: .nobody, anonymous: true, sessionRecent: false)) == .link)
+        // The same person's identity in another app of the business is another account's: a new
+        // identity is that conflict; one the caller has, or that another owns, is as before; and
+        // the refusals still come first.
+        #expect(Verdicts.link(LinkFacts(businessOwner: .another)) == .businessConflict)
+        #expect(Verdicts.link(LinkFacts(businessOwner: .caller)) == .link)
+        #expect(Verdicts.link(LinkFacts(owner: .caller, businessOwner: .another)) == .touch)
+        #expect(Verdicts.link(LinkFacts(owner: .another, businessOwner: .another)) == .conflict)
+        #expect(
+            Verdicts.link(LinkFacts(sessionRecent: false, businessOwner: .another))
+                == .refuse(.reauthenticationRequired))
+        #expect(Verdicts.link(LinkFacts(jtiSpent: true, businessOwner: .another)) == .refuse(.replayed))
+        #expect(Verdicts.link(LinkFacts(anonymous: true, businessOwner: .another)) == .businessConflict)
     }
 
     static let unlinkTable: [(UnlinkFacts, IdentityRefusal?)] = [

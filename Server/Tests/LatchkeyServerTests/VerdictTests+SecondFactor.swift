@@ -67,4 +67,61 @@ struct SecondFactorVerdictTests {
         #expect(SessionAssurance.unrecorded.amr.isEmpty && SessionAssurance.unrecorded.aal == 1)
         #expect(SessionAssurance(method: .limitedLogin, secondFactor: .totp).aal == 2)
     }
+
+    /// Every combination of a factor change's facts, with the verdict the table in
+    /// `Verdicts.factorChange` gives.
+    @Test("a change of a second factor: a recent proof, including the factor once there is one")
+    func factorChange() {
+        var rows = 0
+        for active in [false, true] {
+            for anonymous in [false, true] {
+                for factor in [false, true] {
+                    for proven in [false, true] {
+                        for age in [0.0, 600, 601] {
+                            let facts = FactorChangeFacts(
+                                sessionActive: active, anonymous: anonymous, activeFactor: factor,
+                                secondFactorProven: proven, secondsSinceProof: age, window: 600)
+                            let recent = age <= 600
+                            let expected: FactorChangeVerdict =
+                                !active
+                                ? .sessionEnded
+                                : anonymous
+                                    ? .reauthenticate
+                                    : factor
+                                        ? (proven && recent ? .allow : .stepUp) : (recent ? .allow : .reauthenticate)
+                            #expect(Verdicts.factorChange(facts) == expected, "\(facts)")
+                            rows += 1
+                        }
+                    }
+                }
+            }
+        }
+        #expect(rows == 48)
+        // The rows a reader checks first: the thief's stale session, and the owner's fresh one.
+        #expect(Verdicts.factorChange(FactorChangeFacts(secondsSinceProof: 601)) == .reauthenticate)
+        #expect(Verdicts.factorChange(FactorChangeFacts(secondsSinceProof: 10)) == .allow)
+        #expect(
+            Verdicts.factorChange(
+                FactorChangeFacts(activeFactor: true, secondFactorProven: true, secondsSinceProof: 601))
+                == .stepUp)
+    }
+
+    @Test("a merge's factors: moved when only the merged account has them, dropped under the caller's step-up")
+    func mergeFactors() {
+        let table: [(MergeFactorFacts, MergeFactorVerdict)] = [
+            (MergeFactorFacts(), .dropSource),
+            (MergeFactorFacts(targetHasFactor: true), .dropSource),
+            (MergeFactorFacts(targetHasFactor: true, targetSessionProven: true), .dropSource),
+            (MergeFactorFacts(sourceHasFactor: true, sourceFactorsResealed: true), .moveSource),
+            (
+                MergeFactorFacts(sourceHasFactor: true, targetSessionProven: true, sourceFactorsResealed: true),
+                .moveSource
+            ),
+            (MergeFactorFacts(sourceHasFactor: true), .stale),
+            (MergeFactorFacts(sourceHasFactor: true, targetHasFactor: true, targetSessionProven: true), .dropSource),
+            (MergeFactorFacts(sourceHasFactor: true, targetHasFactor: true), .stepUp),
+            (MergeFactorFacts(sourceHasFactor: true, targetHasFactor: true, sourceFactorsResealed: true), .stepUp),
+        ]
+        for (facts, verdict) in table { #expect(Verdicts.mergeFactors(facts) == verdict, "\(facts)") }
+    }
 }

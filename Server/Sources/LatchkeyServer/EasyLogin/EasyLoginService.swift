@@ -476,7 +476,7 @@ struct EasyLoginService: Sendable {
         do {
             outcome = try await store.linkIdentity(record, now: now)
         } catch let refusal as IdentityRefusal {
-            throw APIError(refusal)
+            throw APIError(refusal, action: .link)
         } catch is SecondFactorRequired {
             // The link is made; the session asking for it proved no second factor, so the one the
             // link would open waits for none (there is no challenge to pass in a token request).
@@ -485,9 +485,9 @@ struct EasyLoginService: Sendable {
                 "The identity is linked, but no session was opened: the session that asked proved no second factor. Sign in again."
             )
         }
-        if case .conflict(let owner) = outcome {
+        if case .conflict(let owner, let through) = outcome {
             throw try IdentityService.conflict(
-                record, owner: owner, now: now, configuration: configuration, tokens: tokens)
+                record, owner: owner, through: through, now: now, configuration: configuration, tokens: tokens)
         }
         var body = try tokens.body(
             userID: userID, sessionID: opening.id, refreshToken: opening.refreshToken,

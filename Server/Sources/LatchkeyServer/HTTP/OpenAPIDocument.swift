@@ -1815,7 +1815,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "The account the ticket was issued to is disabled. Or the caller's session signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW`.",
+                    "description": "The account the ticket was issued to is disabled. Or the caller's session signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW`. Or both accounts have an active second factor and the caller's session proved none (`second_factor_required` with a step-up `challenge`: the caller's factors will protect the merged account).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1830,7 +1830,8 @@ enum OpenAPIDocument {
                                 "code": {
                                   "enum": [
                                     "user_disabled",
-                                    "reauthentication_required"
+                                    "reauthentication_required",
+                                    "second_factor_required"
                                   ]
                                 }
                               }
@@ -3217,7 +3218,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "The person has an active factor and this session proved none: the error carries a step-up `challenge`.",
+                    "description": "A change of a second factor needs a recent proof: without an active factor, a session that signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW` (or a guest's) gets `reauthentication_required`; with one, a session that proved no factor, or proved one (or signed in) longer ago than the window, gets `second_factor_required` carrying a step-up `challenge` (a passed step-up counts as recent).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -3231,7 +3232,8 @@ enum OpenAPIDocument {
                               "properties": {
                                 "code": {
                                   "enum": [
-                                    "second_factor_required"
+                                    "second_factor_required",
+                                    "reauthentication_required"
                                   ]
                                 }
                               }
@@ -3456,6 +3458,32 @@ enum OpenAPIDocument {
                   "401": {
                     "$ref": "#/components/responses/Unauthorized"
                   },
+                  "403": {
+                    "description": "A change of a second factor needs a recent proof: without an active factor, a session that signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW` (or a guest's) gets `reauthentication_required`; with one, a session that proved no factor, or proved one (or signed in) longer ago than the window, gets `second_factor_required` carrying a step-up `challenge` (a passed step-up counts as recent).",
+                    "content": {
+                      "application/json": {
+                        "schema": {
+                          "allOf": [
+                            {
+                              "$ref": "#/components/schemas/Error"
+                            }
+                          ],
+                          "properties": {
+                            "error": {
+                              "properties": {
+                                "code": {
+                                  "enum": [
+                                    "second_factor_required",
+                                    "reauthentication_required"
+                                  ]
+                                }
+                              }
+                            }
+                          }
+                        }
+                      }
+                    }
+                  },
                   "404": {
                     "description": "No pending factor of the person's has this id (or too many wrong codes dropped it).",
                     "content": {
@@ -3526,7 +3554,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "An active factor, and this session proved none: the error carries a step-up `challenge`.",
+                    "description": "A change of a second factor needs a recent proof: without an active factor, a session that signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW` (or a guest's) gets `reauthentication_required`; with one, a session that proved no factor, or proved one (or signed in) longer ago than the window, gets `second_factor_required` carrying a step-up `challenge` (a passed step-up counts as recent).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -3540,7 +3568,8 @@ enum OpenAPIDocument {
                               "properties": {
                                 "code": {
                                   "enum": [
-                                    "second_factor_required"
+                                    "second_factor_required",
+                                    "reauthentication_required"
                                   ]
                                 }
                               }
@@ -3637,7 +3666,7 @@ enum OpenAPIDocument {
                     "$ref": "#/components/responses/Unauthorized"
                   },
                   "403": {
-                    "description": "This session proved no second factor: the error carries a step-up `challenge`.",
+                    "description": "A change of a second factor needs a recent proof: without an active factor, a session that signed in longer ago than `LATCHKEY_REAUTHENTICATION_WINDOW` (or a guest's) gets `reauthentication_required`; with one, a session that proved no factor, or proved one (or signed in) longer ago than the window, gets `second_factor_required` carrying a step-up `challenge` (a passed step-up counts as recent).",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -3651,7 +3680,8 @@ enum OpenAPIDocument {
                               "properties": {
                                 "code": {
                                   "enum": [
-                                    "second_factor_required"
+                                    "second_factor_required",
+                                    "reauthentication_required"
                                   ]
                                 }
                               }

@@ -53,17 +53,25 @@ struct IdentityService: Sendable {
         let record = LinkRecord(
             userID: claims.userID, identity: proven.identity, mappedProperties: proven.mappedProperties,
             singleUse: proven.singleUse, provingSessionID: claims.sessionID,
-            reauthenticationWindow: configuration.identities.reauthenticationWindow)
+            reauthenticationWindow: configuration.identities.reauthenticationWindow, businessToken: proven.businessToken
+        )
         switch try await link(record, limitKey: proven.limitKey, now: now) {
         case .linked(let user), .alreadyLinked(let user): return user
-        case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
+        case .conflict(let owner, let through): throw try conflict(record, owner: owner, through: through, now: now)
         }
     }
 
     /// Proves a Facebook credential for a link or an upgrade.
+    /// When joining by business is on, the person's `token_for_business` comes along: a link of
+    /// an app's identity to one account while the same person's identity in another app of the
+    /// business is another's would split the person, and is answered as the conflict it is.
     func facebook(_ request: FacebookExchangeRequest, client: ClientAddress?) async throws -> ProvenIdentity {
         let (identity, mapping) = try await signIn.verify(request, client: client)
-        return identity.proven(mapping: mapping, at: configuration.clock())
+        var proven = identity.proven(mapping: mapping, at: configuration.clock())
+        if signIn.recorder.joinsByBusiness {
+            proven.businessToken = try await signIn.recorder.business.token(for: identity)
+        }
+        return proven
     }
 
     /// `POST /v1/users/me/identities/link-requests`: a handle for `/v1/oauth/authorize`'s
@@ -110,7 +118,7 @@ struct IdentityService: Sendable {
             // link is held to the reauthentication window like any other.
             provingSessionID: claims.sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
-            session: opening.record)
+            session: opening.record, businessToken: proven.businessToken)
         // A guest who added a second factor: the new session waits for it, as a sign-in would.
         record.provenSecondFactor = claims.secondFactor
         let (challenge, held) = try secondFactor.challenge(.signIn(proven), purpose: .signIn, now: now)
@@ -119,7 +127,7 @@ struct IdentityService: Sendable {
         do {
             switch try await link(record, limitKey: proven.limitKey, now: now) {
             case .linked(let linked), .alreadyLinked(let linked): user = linked
-            case .conflict(let owner): throw try conflict(record, owner: owner, now: now)
+            case .conflict(let owner, let through): throw try conflict(record, owner: owner, through: through, now: now)
             }
         } catch let required as SecondFactorRequired {
             throw try await secondFactor.required(userID: required.userID, token: challenge)
@@ -139,27 +147,32 @@ struct IdentityService: Sendable {
             return try await store.linkIdentity(record, now: now)
         } catch let refusal as IdentityRefusal {
             await limits.refund(limits.rules.signInPerIdentity, key: limitKey)
-            throw APIError(refusal)
+            throw APIError(refusal, action: .link)
         }
     }
 
     /// The `409 identity_already_linked` of a link whose identity another user owns, with a ticket
     /// bound to the caller's account and the identity just proven. It names neither the other
     /// account nor anything of it.
-    private func conflict(_ record: LinkRecord, owner: String, now: Date) throws -> APIError {
-        try Self.conflict(record, owner: owner, now: now, configuration: configuration, tokens: tokens)
+    private func conflict(_ record: LinkRecord, owner: String, through: IdentityName?, now: Date) throws -> APIError {
+        try Self.conflict(
+            record, owner: owner, through: through, now: now, configuration: configuration, tokens: tokens)
     }
 
     /// The conflict of `record` (see `conflict(_:now:)`), for Easy Login's link too.
     /// The ticket names (sealed) the account that owned the identity, and completes for it alone.
+    /// - Parameter through: the owner's identity the conflict was found by, when not the one linked
+    ///   (a business sibling): the one a merge checks the owner still has.
     static func conflict(
-        _ record: LinkRecord, owner: String, now: Date, configuration: ServerConfiguration, tokens: SessionTokens
+        _ record: LinkRecord, owner: String, through: IdentityName? = nil, now: Date,
+        configuration: ServerConfiguration, tokens: SessionTokens
     ) throws -> APIError {
         let expires = Int(now.addingTimeInterval(configuration.identities.linkTicketLifetime).timeIntervalSince1970)
+        let named = through ?? IdentityName(provider: record.identity.provider, subject: record.identity.subject)
         let ticket = try SealedToken.seal(
             [
-                "u": .string(record.userID), "p": .string(record.identity.provider),
-                "s": .string(record.identity.subject), "o": .string(owner), "e": .int(expires),
+                "u": .string(record.userID), "p": .string(named.provider),
+                "s": .string(named.subject), "o": .string(owner), "e": .int(expires),
                 "n": .string(RandomToken.base64URL(bytes: 12)),
             ], kind: .linkTicket, key: tokens.keys.current.signing)
         var error = APIError(
@@ -186,18 +199,27 @@ struct IdentityService: Sendable {
         guard TimeInterval(expires) > now.timeIntervalSince1970 else {
             throw APIError(.badRequest, .linkTicketInvalid, "This link ticket has expired; link again for a new one.")
         }
-        do {
-            let user = try await store.merge(
-                MergeRecord(
-                    sourceUserID: source, targetUserID: claims.userID, provider: provider, subject: subject,
-                    ticketID: opened.useKey, ticketExpiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
-                    targetSessionID: claims.sessionID,
-                    reauthenticationWindow: configuration.identities.reauthenticationWindow),
-                now: now)
-            return LinkCompletionBody(user: UserBody(user), mergedUserID: source)
-        } catch let refusal as IdentityRefusal {
-            throw APIError(refusal)
+        var record = MergeRecord(
+            sourceUserID: source, targetUserID: claims.userID, provider: provider, subject: subject,
+            ticketID: opened.useKey, ticketExpiresAt: Date(timeIntervalSince1970: TimeInterval(expires)),
+            targetSessionID: claims.sessionID, reauthenticationWindow: configuration.identities.reauthenticationWindow)
+        // The merged account's factors may move to the caller's (`Verdicts.mergeFactors`): sealed
+        // for it here, where the key-encryption keys are; the store moves them only if they are
+        // still what was read, else they are read and sealed again.
+        for _ in 0..<3 {
+            record.resealedFactors = try await secondFactor.resealed(factorsOf: source, for: claims.userID)
+            do {
+                let user = try await store.merge(record, now: now)
+                return LinkCompletionBody(user: UserBody(user), mergedUserID: source)
+            } catch let refusal as IdentityRefusal {
+                throw APIError(refusal, action: .merge)
+            } catch MergeFactorRefusal.stepUp {
+                throw secondFactor.required(try await secondFactor.stepUp(claims), status: .forbidden)
+            } catch MergeFactorRefusal.stale {
+                continue
+            }
         }
+        throw APIError(.serviceUnavailable, .unavailable, "The accounts kept changing; try again.", retryAfter: 1)
     }
 
     /// `DELETE /v1/users/me/identities/{provider}/{subject}`.
@@ -207,7 +229,7 @@ struct IdentityService: Sendable {
                 userID: claims.userID, sessionID: claims.sessionID, provider: provider, subject: subject,
                 now: configuration.clock(), reauthenticationWindow: configuration.identities.reauthenticationWindow)
         } catch let refusal as IdentityRefusal {
-            throw APIError(refusal)
+            throw APIError(refusal, action: .unlink)
         }
     }
 
@@ -244,7 +266,8 @@ extension APIError {
     static let userDisabled = APIError(.forbidden, .userDisabled, "This account is disabled.")
 
     /// The typed error of a refused identity operation.
-    init(_ refusal: IdentityRefusal) {
+    /// - Parameter action: what was refused, named in `reauthentication_required`'s message.
+    init(_ refusal: IdentityRefusal, action: ChangeOfWayIn = .deleteAccount) {
         switch refusal {
         case .replayed: self = .idTokenReplayed
         case .nonceInvalid: self = .nonceInvalid
@@ -262,7 +285,7 @@ extension APIError {
         case .reauthenticationRequired:
             self.init(
                 .forbidden, .reauthenticationRequired,
-                "Deleting the account needs a recent sign-in: sign in again, then retry with the new session.")
+                "\(action.rawValue) needs a recent sign-in: sign in again, then retry with the new session.")
         }
     }
 }

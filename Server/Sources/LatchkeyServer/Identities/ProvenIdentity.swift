@@ -18,6 +18,10 @@ struct ProvenIdentity: Sendable {
     var declined: [String]
     /// How the credential was presented: what a session it opens records.
     var method: SessionMethod
+    /// Facebook's `token_for_business` for the person, when a link asked for it (joining by
+    /// business is on): stored with the identity, and a link it would split from the same
+    /// person's account is a conflict (`Verdicts.link`).
+    var businessToken: String? = nil
 }
 
 extension LoginRecord {

@@ -52,12 +52,30 @@ extension SecondFactorService {
         return error
     }
 
-    /// Passes when the session proved a second factor (`aal` 2); otherwise throws
-    /// `403 second_factor_required` with a step-up challenge for it.
+    /// Passes when the session may change the person's second factors (`Verdicts.factorChange`:
+    /// a recent proof, and with an active factor one that includes it); otherwise throws
+    /// `403 reauthentication_required`, or `403 second_factor_required` with a step-up challenge.
     /// - Parameter factors: the user's factors, as the caller just read them (named in the challenge).
-    func requireSecondFactor(_ claims: SessionTokens.AccessClaims, factors: [StoredFactor]) async throws {
-        guard claims.aal < 2 else { return }
-        throw required(try await stepUp(claims, factors: factors), status: .forbidden)
+    func requireFactorChange(_ claims: SessionTokens.AccessClaims, factors: [StoredFactor]) async throws {
+        let now = configuration.clock()
+        guard let proof = try await store.sessionProof(id: claims.sessionID, now: now) else {
+            throw APIError.sessionEnded
+        }
+        let facts = FactorChangeFacts(
+            sessionActive: proof.active && proof.userID == claims.userID, anonymous: proof.anonymous,
+            activeFactor: factors.contains(where: \.active), secondFactorProven: proof.secondFactor != nil,
+            secondsSinceProof: now.timeIntervalSince(proof.latestProof),
+            window: configuration.identities.reauthenticationWindow)
+        switch Verdicts.factorChange(facts) {
+        case .allow: return
+        case .sessionEnded: throw APIError.sessionEnded
+        case .reauthenticate where facts.anonymous:
+            throw APIError(
+                .forbidden, .reauthenticationRequired,
+                "A guest has no way to sign in that a second factor could guard: link a sign-in method first.")
+        case .reauthenticate: throw APIError(IdentityRefusal.reauthenticationRequired, action: .secondFactor)
+        case .stepUp: throw required(try await stepUp(claims, factors: factors), status: .forbidden)
+        }
     }
 
     /// `POST /v1/users/me/factors/challenge`: a challenge whose code raises the caller's session to
@@ -130,7 +148,12 @@ extension SecondFactorService {
     /// hash. A secret that does not open matches nothing.
     private func proof(_ response: FactorChallengeResponse, userID: String, now: Date) async throws -> FactorProof {
         if let typed = response.recoveryCode {
-            return RecoveryCodes.hash(typed, userID: userID).map { .recoveryCode(hash: $0) } ?? .none
+            // Codes kept through a merge were hashed for the merged account's id: one hash per
+            // salt (nearly always just the user's own), each a few milliseconds.
+            guard RecoveryCodes.normalize(typed) != nil else { return .none }
+            let salts = try await store.recoveryCodeSalts(userID: userID)
+            let hashes = (salts.isEmpty ? [userID] : salts).compactMap { RecoveryCodes.hash(typed, userID: $0) }
+            return .recoveryCode(hashes: hashes)
         }
         guard let code = response.code?.replacingOccurrences(of: " ", with: "") else { return .none }
         var found = FactorProof.none

@@ -27,9 +27,9 @@ struct SecondFactorService: Sendable {
 
     // MARK: Enrolment
 
-    /// `POST /v1/users/me/factors`: a new TOTP factor, pending until a code verifies it. Once the
-    /// person has an active factor, another needs a session at `aal` 2: a stolen aal-1 session must
-    /// not add the thief's authenticator.
+    /// `POST /v1/users/me/factors`: a new TOTP factor, pending until a code verifies it, for a
+    /// session that proved itself recently (`requireFactorChange`): a stolen session must not add
+    /// the thief's authenticator.
     func enroll(
         _ claims: SessionTokens.AccessClaims, _ request: FactorEnrollmentRequest
     ) async throws
@@ -40,7 +40,7 @@ struct SecondFactorService: Sendable {
         }
         let displayName = try Self.displayName(request.displayName)
         let factors = try await store.factors(userID: claims.userID)
-        if factors.contains(where: \.active) { try await requireSecondFactor(claims, factors: factors) }
+        try await requireFactorChange(claims, factors: factors)
         guard let user = try await store.user(id: claims.userID) else { throw APIError.sessionEnded }
         let now = configuration.clock()
         let secret = TOTP.newSecret()
@@ -60,8 +60,9 @@ struct SecondFactorService: Sendable {
             uri: TOTP.uri(secret: secret, issuer: settings.totpIssuer, account: Self.accountLabel(user)))
     }
 
-    /// `POST /v1/users/me/factors/{id}/verify`: activates a pending factor with a code it shows;
-    /// the person's first active factor comes with their recovery codes.
+    /// `POST /v1/users/me/factors/{id}/verify`: activates a pending factor with a code it shows,
+    /// for a session that proved itself recently (`requireFactorChange`); the person's first
+    /// active factor comes with their recovery codes.
     func verify(
         _ claims: SessionTokens.AccessClaims, factorID: String, code: String
     ) async throws
@@ -72,7 +73,7 @@ struct SecondFactorService: Sendable {
         guard let factor = factors.first(where: { $0.id == factorID && !$0.active }) else { throw notPending }
         // A factor added by a session before the person's first one was active (a thief's, say) is
         // activated only by a session that proved that one.
-        if factors.contains(where: \.active) { try await requireSecondFactor(claims, factors: factors) }
+        try await requireFactorChange(claims, factors: factors)
         let now = configuration.clock()
         guard let secret = sealing.open(factor.secret, userID: factor.userID, factorID: factor.id),
             let step = TOTP.matchingStep(code, secret: secret, at: now, skew: settings.skewSteps)
@@ -110,24 +111,25 @@ struct SecondFactorService: Sendable {
                 ? try await store.recoveryCodesLeft(userID: claims.userID) : 0)
     }
 
-    /// `DELETE /v1/users/me/factors/{id}`: an active factor only from a session at `aal` 2 (a
-    /// pending one guards nothing, so any session of the person may drop it).
+    /// `DELETE /v1/users/me/factors/{id}`, for a session that proved itself recently
+    /// (`requireFactorChange`): removing the owner's factor, or the pending one they are setting
+    /// up, is a change of their way in too.
     func remove(_ claims: SessionTokens.AccessClaims, factorID: String) async throws {
         let notFound = APIError(.notFound, .factorNotFound, "No factor of yours has this id.")
         let factors = try await store.factors(userID: claims.userID)
-        guard let factor = factors.first(where: { $0.id == factorID }) else { throw notFound }
-        if factor.active { try await requireSecondFactor(claims, factors: factors) }
+        guard factors.contains(where: { $0.id == factorID }) else { throw notFound }
+        try await requireFactorChange(claims, factors: factors)
         guard try await store.removeFactor(id: factorID, userID: claims.userID, now: configuration.clock()) else {
             throw notFound
         }
     }
 
-    /// `POST /v1/users/me/recovery-codes`: ten new codes replace the old ones, from a session at
-    /// `aal` 2.
+    /// `POST /v1/users/me/recovery-codes`: ten new codes replace the old ones, for a session that
+    /// proved the factor recently (`requireFactorChange`).
     func regenerateRecoveryCodes(_ claims: SessionTokens.AccessClaims) async throws -> RecoveryCodesBody {
         let factors = try await store.factors(userID: claims.userID)
         guard factors.contains(where: \.active) else { throw Self.notEnrolled }
-        try await requireSecondFactor(claims, factors: factors)
+        try await requireFactorChange(claims, factors: factors)
         let codes = RecoveryCodes.generate()
         guard
             try await store.replaceRecoveryCodes(
@@ -135,6 +137,18 @@ struct SecondFactorService: Sendable {
                 now: configuration.clock())
         else { throw Self.notEnrolled }
         return RecoveryCodesBody(recoveryCodes: codes)
+    }
+
+    /// The active factors of `source`, each sealed again for `target` (a merge moves them): a
+    /// secret that does not open (a key-encryption key retired without a reseal) moves as it is,
+    /// and matches no code there either, as it matched none before.
+    func resealed(factorsOf source: String, for target: String) async throws -> [ResealedFactor] {
+        try await store.factors(userID: source).filter(\.active).map { factor in
+            let sealed = try sealing.open(factor.secret, userID: source, factorID: factor.id).map {
+                try sealing.seal($0, userID: target, factorID: factor.id)
+            }
+            return ResealedFactor(id: factor.id, stored: factor.secret, sealed: sealed ?? factor.secret)
+        }
     }
 
     static let notEnrolled = APIError(

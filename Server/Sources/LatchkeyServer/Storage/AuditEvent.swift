@@ -137,10 +137,18 @@ package struct AuditEvent: Sendable, Equatable {
     }
 
     /// What a merge records on the account that stays.
-    package static func merged(from source: String, into target: String, identities: Int) -> AuditEvent {
-        AuditEvent(
-            type: .userMerged, userID: target,
-            detail: ["from": .string(source), "to": .string(target), "identities_moved": .int(identities)])
+    /// - Parameter factors: what became of the merged account's active factors, if it had any.
+    package static func merged(
+        from source: String, into target: String, identities: Int, factors: MergeFactorVerdict? = nil,
+        factorsOfSource: Int = 0
+    ) -> AuditEvent {
+        var detail: [String: JSONValue] = [
+            "from": .string(source), "to": .string(target), "identities_moved": .int(identities),
+        ]
+        if factorsOfSource > 0 {
+            detail[factors == .moveSource ? "factors_moved" : "factors_dropped"] = .int(factorsOfSource)
+        }
+        return AuditEvent(type: .userMerged, userID: target, detail: .object(detail))
     }
 
     /// The tombstone of a deleted account: its id, the time (the row's), and who deleted it.

@@ -169,8 +169,9 @@ package enum FactorProof: Sendable, Equatable {
     /// A code matched this factor's secret at `step`: accepted only when the factor is the user's,
     /// active, and `step` is newer than its last accepted one.
     case totp(factorID: String, step: Int64)
-    /// A recovery code's hash: accepted only when the user holds it unused.
-    case recoveryCode(hash: Data)
+    /// A recovery code's hashes, one per salt the user's codes have (`recoveryCodeSalts`):
+    /// accepted only when the user holds one of them unused.
+    case recoveryCode(hashes: [Data])
     /// Nothing matched.
     case none
 }

@@ -64,7 +64,23 @@ package enum LinkOutcome: Sendable, Equatable {
     case alreadyLinked(StoredUser)
     /// The identity belongs to another user (`owner`): nothing changed. The caller is never told
     /// who: the id goes only into the sealed link ticket, which completes for that owner alone.
-    case conflict(owner: String)
+    /// `through` names the owner's identity the conflict was found by when it is not the one
+    /// linked (the same person's identity in another app of the business): the ticket names it.
+    case conflict(owner: String, through: IdentityName? = nil)
+}
+
+/// An identity's name: its provider and subject.
+package struct IdentityName: Sendable, Hashable {
+    /// `facebook`, `apple`.
+    package var provider: String
+    /// The provider's id of the person.
+    package var subject: String
+
+    /// Creates a name.
+    package init(provider: String, subject: String) {
+        self.provider = provider
+        self.subject = subject
+    }
 }
 
 /// Why a link, a merge or a deletion was refused; nothing was written.
@@ -108,6 +124,9 @@ package struct MergeRecord: Sendable {
     package var reauthenticationWindow: TimeInterval = 600
     /// Until when the ticket's spend is remembered (its expiry).
     package var ticketExpiresAt: Date
+    /// The source's active factors sealed again for the target, each with the stored secret it was
+    /// opened from: what moves when only the source has factors (`Verdicts.mergeFactors`).
+    package var resealedFactors: [ResealedFactor] = []
 
     /// Creates a merge record.
     package init(
@@ -123,6 +142,33 @@ package struct MergeRecord: Sendable {
         self.ticketID = ticketID
         self.ticketExpiresAt = ticketExpiresAt
     }
+}
+
+/// A factor's secret sealed again for another user (a merge moves it): the row's id, its sealed
+/// secret as read, and the new one.
+package struct ResealedFactor: Sendable, Hashable {
+    /// The factor's id.
+    package var id: String
+    /// Its secret as stored when read: the move happens only if it is still this.
+    package var stored: Data
+    /// Its secret sealed for the target user.
+    package var sealed: Data
+
+    /// Creates a resealed factor.
+    package init(id: String, stored: Data, sealed: Data) {
+        self.id = id
+        self.stored = stored
+        self.sealed = sealed
+    }
+}
+
+/// A merge that cannot go through as the caller sent it (`Verdicts.mergeFactors`); nothing was
+/// written.
+package enum MergeFactorRefusal: Error, Sendable, Equatable {
+    /// Both accounts have factors: the caller's session must prove one of its own first.
+    case stepUp
+    /// The merged account's factors changed since the caller sealed them: read and seal again.
+    case stale
 }
 
 /// Background work kept in the database (`jobs`): it survives restarts, runs on one node at a

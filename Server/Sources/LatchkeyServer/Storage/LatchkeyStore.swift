@@ -65,6 +65,10 @@ package protocol LatchkeyStore: Sendable {
     /// Whether the session exists, is not revoked, and its user is not disabled.
     func isSessionActive(id: String) async throws -> Bool
 
+    /// How the session `id` proved who holds it, as of `now` (`SessionProof.active`); `nil` when
+    /// there is no such session.
+    func sessionProof(id: String, now: Date) async throws -> SessionProof?
+
     /// Revokes one session (sign-out). Returns whether it was active.
     @discardableResult
     func revokeSession(id: String, now: Date) async throws -> Bool
@@ -238,6 +242,10 @@ package protocol LatchkeyStore: Sendable {
 
     /// How many unused recovery codes the user holds.
     func recoveryCodesLeft(userID: String) async throws -> Int
+
+    /// The user ids the user's unused recovery codes were hashed for (`RecoveryCodes.hash`): the
+    /// user's own, and that of each account merged into theirs whose codes they kept.
+    func recoveryCodeSalts(userID: String) async throws -> [String]
 
     /// Up to `limit` factors whose secret does not begin with `sealedPrefix` (stored plain, or
     /// sealed under another key-encryption key), in id order, skipping the first `skip` (ones that

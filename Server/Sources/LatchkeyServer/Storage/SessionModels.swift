@@ -117,3 +117,36 @@ package struct SessionAssurance: Sendable, Equatable {
     /// `aal`: 2 with a second factor, else 1.
     package var aal: Int { secondFactor == nil ? 1 : 2 }
 }
+
+/// What a store knows of how a session proved who holds it: what a change of a second factor
+/// is judged on (`Verdicts.factorChange`).
+package struct SessionProof: Sendable, Equatable {
+    /// The session's user.
+    package var userID: String
+    /// Live (not past its end), not revoked, and its user present and enabled.
+    package var active: Bool
+    /// Its user is a guest.
+    package var anonymous: Bool
+    /// Its sign-in, or the latest re-proof of an identity it holds.
+    package var authenticatedAt: Date
+    /// Its latest passed step-up, if any.
+    package var steppedUpAt: Date?
+    /// The second factor it proved (`aal` 2), at sign-in or a step-up.
+    package var secondFactor: SecondFactorKind?
+
+    /// Creates a proof.
+    package init(
+        userID: String, active: Bool, anonymous: Bool, authenticatedAt: Date, steppedUpAt: Date?,
+        secondFactor: SecondFactorKind?
+    ) {
+        self.userID = userID
+        self.active = active
+        self.anonymous = anonymous
+        self.authenticatedAt = authenticatedAt
+        self.steppedUpAt = steppedUpAt
+        self.secondFactor = secondFactor
+    }
+
+    /// The latest proof of a credential: the sign-in's or the step-up's.
+    package var latestProof: Date { max(authenticatedAt, steppedUpAt ?? authenticatedAt) }
+}

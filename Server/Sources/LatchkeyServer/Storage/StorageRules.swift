@@ -84,6 +84,14 @@ package enum StorageRules {
         }
     }
 
+    /// Whether `resealed` covers exactly the factors `stored` (id and sealed secret, as read in the
+    /// merge's transaction): a factor added, removed or resealed since the caller read them leaves
+    /// one behind or moves a stale secret.
+    package static func coversExactly(_ resealed: [ResealedFactor], stored: [(id: String, secret: Data)]) -> Bool {
+        Set(resealed.map { [Data($0.id.utf8), $0.stored] }) == Set(stored.map { [Data($0.id.utf8), $0.secret] })
+            && resealed.count == stored.count
+    }
+
     /// Whether a session whose latest sign-in (or re-proof of a linked identity) was at
     /// `authenticatedAt` counts as recent at `now`; `nil` (no such active session) never does.
     package static func isRecent(authenticatedAt: Date?, now: Date, window: TimeInterval) -> Bool {

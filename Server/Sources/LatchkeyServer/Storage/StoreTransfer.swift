@@ -50,6 +50,7 @@ package struct TransferTable: Sendable, Equatable {
                 ("id", .text), ("user_id", .text), ("created_at", .date), ("expires_at", .date), ("revoked_at", .date),
                 ("authenticated_at", .date), ("method", .text), ("provider", .text), ("subject", .text),
                 ("client_address", .text), ("user_agent", .text), ("refreshed_at", .date), ("second_factor", .text),
+                ("stepped_up_at", .date),
             ]),
         TransferTable(
             "refresh_tokens",
@@ -101,7 +102,8 @@ package struct TransferTable: Sendable, Equatable {
                 ("failed_verifications", .integer),
             ]),
         TransferTable(
-            "recovery_codes", [("user_id", .text), ("hash", .bytes), ("created_at", .date), ("used_at", .date)]),
+            "recovery_codes",
+            [("user_id", .text), ("hash", .bytes), ("created_at", .date), ("used_at", .date), ("salt", .text)]),
         TransferTable(
             "factor_challenges",
             [

@@ -84,7 +84,7 @@ struct SignInService: Sendable {
         } catch let refusal as IdentityRefusal {
             count(login, "refused")
             await limits.refund(limits.rules.signInPerIdentity, key: proven.limitKey)
-            throw APIError(refusal)
+            throw APIError(refusal, action: .link)
         }
         logger.info(
             "latchkey.signin",

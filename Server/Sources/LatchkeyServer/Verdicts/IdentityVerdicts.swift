@@ -32,12 +32,16 @@ package struct LinkFacts: Sendable, Hashable {
     /// The caller's session signed in within the reauthentication window; `true` for a link
     /// without a caller's session (a sign-in that links).
     package var sessionRecent = true
+    /// Who owns another identity with the link's business token (Facebook's `token_for_business`:
+    /// the same person in another app of the business); `.nobody` without one.
+    package var businessOwner = Owner.nobody
 
     /// Creates the facts; each defaults to the one that lets a link through.
     package init(
         jtiSpent: Bool = false, nonceInvalid: Bool = false, userExists: Bool = true, userDisabled: Bool = false,
-        owner: Owner = .nobody, anonymous: Bool = false, sessionRecent: Bool = true
+        owner: Owner = .nobody, anonymous: Bool = false, sessionRecent: Bool = true, businessOwner: Owner = .nobody
     ) {
+        self.businessOwner = businessOwner
         self.jtiSpent = jtiSpent
         self.nonceInvalid = nonceInvalid
         self.userExists = userExists
@@ -54,6 +58,10 @@ package enum LinkVerdict: Sendable, Equatable {
     case refuse(IdentityRefusal)
     /// Someone else owns the identity: nothing is written, the caller gets a ticket.
     case conflict
+    /// Nobody owns the identity, but someone else owns the same person's identity in another app
+    /// of the business: linking would split the person across two accounts, so it is the conflict
+    /// it is, with a ticket naming that other identity.
+    case businessConflict
     /// The caller has it already: its last sign-in is noted and the single-use values spent.
     case touch
     /// The identity is added, the properties filled, a guest made a full user.
@@ -148,7 +156,7 @@ extension Verdicts {
         switch facts.owner {
         case .another: return .conflict
         case .caller: return .touch
-        case .nobody: return .link
+        case .nobody: return facts.businessOwner == .another ? .businessConflict : .link
         }
     }
 
