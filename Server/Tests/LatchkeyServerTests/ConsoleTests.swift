@@ -146,6 +146,24 @@ struct ConsoleTests {
         }
     }
 
+    @Test("wrong keys at the sign-in form are limited per address, and the right key still gets in")
+    func signInLimit() async throws {
+        try await Stack.run { stack in
+            let key = try await AdminAPITests.adminKey(stack)
+            let limit = try #require(stack.configuration.limits.adminPerAddress?.limit)
+            let console = ConsoleClient(stack)
+            for _ in 0..<limit {
+                #expect(try await console.signIn("lka_nonsense").status == .unauthorized)
+            }
+            let limited = try await console.signIn("lka_nonsense")
+            #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil)
+            // What the limit bounds is the cost of refusals, not guessing (a key has 256 random
+            // bits): the operator behind the same address is never locked out.
+            #expect(try await console.signIn(key).status == .seeOther)
+            #expect(console.cookies["latchkey_console"] != nil)
+        }
+    }
+
     @Test("a change without the form token, or from another site, changes nothing")
     func forgedForms() async throws {
         try await Stack.run { stack in

@@ -198,7 +198,10 @@ struct ConsoleController: Controller {
             do {
                 try await console.authentication.refuse(request, context)
             } catch let error as APIError {
-                return try await signInPage(request, problem: error.message, status: error.status)
+                // The limit's 429 says when to try again, as the admin API's does.
+                var page = try await signInPage(request, problem: error.message, status: error.status)
+                if let retryAfter = error.retryAfter { page.headers[.retryAfter] = String(retryAfter) }
+                return page
             }
             return try await signInPage(
                 request, problem: "This admin key is not valid, or was revoked.", status: .unauthorized)
