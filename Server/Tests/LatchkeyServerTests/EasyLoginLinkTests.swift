@@ -70,6 +70,29 @@ struct EasyLoginLinkTests {
         }
     }
 
+    @Test("linking a person whose other app's identity is another account's is that conflict, with a ticket")
+    func businessConflict() async throws {
+        try await Stack.run(browsable: true, { IdentityTests.configure(&$0) }) { stack in
+            // Alice is known through the business's other app only.
+            let alice = try await IdentityTests.signIn(stack, "alice", app: Demo.otherAppID)
+            let bob = try await IdentityTests.signIn(stack, "bob")
+            var request = AuthorizeRequest()
+            let handle = try await Self.linkRequest(stack, bearer: try IdentityTests.bearer(bob), for: request)
+            request.extra = [("link_request", handle)]
+            let answer = try await EasyLoginTests.redirect(stack, request, choose: "emulator_user=alice")
+            let redeemed = try await stack.postForm(
+                "/v1/oauth/token", request.tokenForm(code: try #require(answer["code"])))
+            #expect(redeemed.status == .badRequest && redeemed.errorCode == "identity_already_linked")
+            let bobID = try #require(bob["user"]?["id"]?.stringValue)
+            #expect(try await stack.store.user(id: bobID)?.identities.count == 1, "nothing linked")
+            let ticket = try #require(try redeemed.json()["link_ticket"]?.stringValue)
+            let merged = try await stack.send(
+                .post, "/v1/users/me/identities/complete", bearer: try IdentityTests.bearer(alice),
+                json: ["linkTicket": .string(ticket)])
+            #expect(try merged.json()["mergedUserId"]?.stringValue == bobID)
+        }
+    }
+
     @Test("a forged, expired or ended link request is refused before Facebook, or at the callback")
     func refusals() async throws {
         try await Stack.run(browsable: true, { IdentityTests.configure(&$0) }) { stack in

@@ -419,6 +419,9 @@ struct EasyLoginService: Sendable {
             throw Self.linkRequestInvalid
         }
         let expires = now.addingTimeInterval(configuration.easyLogin.authorizationCodeLifetime)
+        // As `POST /v1/users/me/identities` does: a link that would split a person across the
+        // business's apps is a conflict at redemption (`Verdicts.link`).
+        let business = recorder.joinsByBusiness ? try await recorder.business.token(for: identity) : nil
         return try SealedToken.seal(
             [
                 "u": .string(request.userID), "s": .string(request.sessionID), "c": .string(pending.codeChallenge),
@@ -427,6 +430,7 @@ struct EasyLoginService: Sendable {
                 "app": .string(identity.appID), "g": .array(identity.granted.map(JSONValue.string)),
                 "m": .object(mapping.apply(to: identity.profile)), "n": .string(RandomToken.base64URL(bytes: 12)),
                 "f": request.secondFactor.map { .string($0.rawValue) } ?? .null,
+                "b": business.map(JSONValue.string) ?? .null,
             ], kind: .linkCode, key: tokens.keys.current.signing)
     }
 
@@ -470,7 +474,7 @@ struct EasyLoginService: Sendable {
                 lastSeen: now),
             mappedProperties: payload["m"]?.objectValue ?? [:], provingSessionID: sessionID,
             reauthenticationWindow: configuration.identities.reauthenticationWindow,
-            session: opening.record)
+            session: opening.record, businessToken: payload["b"]?.stringValue)
         record.provenSecondFactor = proven
         let outcome: LinkOutcome
         do {
