@@ -65,7 +65,8 @@ extension PostgresStore {
                     session: proving, of: link.userID, now: now, window: link.reauthenticationWindow, connection)
             }
             var sibling: (userID: String, name: IdentityName)?
-            if let token = link.businessToken {
+            // Only a link a caller asked for: a sign-in joining by business is the join itself.
+            if let token = link.businessToken, link.provingSessionID != nil {
                 sibling = try await connection.rows(
                     """
                     SELECT user_id, provider, subject FROM identities
@@ -233,7 +234,10 @@ extension PostgresStore {
             if let refusal = Verdicts.merge(facts) { throw refusal }
             guard let source else { throw IdentityRefusal.ticketInvalid }
             let sourceFactors = try await connection.rows(
-                "SELECT id, secret FROM factors WHERE user_id = \(merge.sourceUserID) AND activated_at IS NOT NULL"
+                """
+                SELECT id, secret FROM factors WHERE user_id = \(merge.sourceUserID) AND activated_at IS NOT NULL
+                FOR UPDATE
+                """
             ).map { row in
                 let (id, secret) = try row.decode((String, Data).self)
                 return (id: id, secret: secret)
@@ -261,7 +265,7 @@ extension PostgresStore {
                     try await connection.run(
                         """
                         UPDATE factors SET user_id = \(merge.targetUserID), secret = \(factor.sealed)
-                        WHERE id = \(factor.id) AND user_id = \(merge.sourceUserID)
+                        WHERE id = \(factor.id) AND user_id = \(merge.sourceUserID) AND secret = \(factor.stored)
                         """)
                 }
                 try await connection.run(

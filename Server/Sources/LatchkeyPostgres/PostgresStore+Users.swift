@@ -71,16 +71,17 @@ extension PostgresStore {
                 let row = try await connection.rows(
                     """
                     SELECT s.user_id, COALESCE(s.revoked_at IS NULL AND s.expires_at > \(now) AND NOT u.disabled, false),
-                        COALESCE(u.anonymous, false), COALESCE(s.authenticated_at, s.created_at), s.stepped_up_at,
-                        s.second_factor
+                        COALESCE(u.anonymous, false), s.created_at, COALESCE(s.authenticated_at, s.created_at),
+                        s.stepped_up_at, s.second_factor
                     FROM sessions s LEFT JOIN users u ON u.id = s.user_id WHERE s.id = \(id)
                     """
                 ).first
             else { return nil }
-            let (userID, active, anonymous, authenticatedAt, steppedUpAt, secondFactor) = try row.decode(
-                (String, Bool, Bool, Date, Date?, String?).self)
+            let (userID, active, anonymous, createdAt, authenticatedAt, steppedUpAt, secondFactor) = try row.decode(
+                (String, Bool, Bool, Date, Date, Date?, String?).self)
             return SessionProof(
-                userID: userID, active: active, anonymous: anonymous, authenticatedAt: authenticatedAt,
+                userID: userID, active: active, anonymous: anonymous, createdAt: createdAt,
+                authenticatedAt: authenticatedAt,
                 steppedUpAt: steppedUpAt, secondFactor: secondFactor.flatMap(SecondFactorKind.init(rawValue:)))
         }
     }

@@ -32,7 +32,8 @@ extension SQLiteStore {
             let recent = try link.provingSessionID.map {
                 try Self.isRecent(session: $0, of: link.userID, now: now, window: link.reauthenticationWindow, db)
             }
-            let sibling = try link.businessToken.flatMap { token in
+            // Only a link a caller asked for: a sign-in joining by business is the join itself.
+            let sibling = try link.businessToken.flatMap { link.provingSessionID == nil ? nil : $0 }.flatMap { token in
                 try db.query(
                     """
                     SELECT user_id, provider, subject FROM identities WHERE business_token = ? AND user_id != ?
@@ -201,8 +202,11 @@ extension SQLiteStore {
                 try db.execute("DELETE FROM recovery_codes WHERE user_id = ?", [.text(target.id)])
                 for factor in merge.resealedFactors {
                     try db.execute(
-                        "UPDATE factors SET user_id = ?, secret = ? WHERE id = ? AND user_id = ?",
-                        [.text(target.id), .blob(factor.sealed), .text(factor.id), .text(source.id)])
+                        "UPDATE factors SET user_id = ?, secret = ? WHERE id = ? AND user_id = ? AND secret = ?",
+                        [
+                            .text(target.id), .blob(factor.sealed), .text(factor.id), .text(source.id),
+                            .blob(factor.stored),
+                        ])
                 }
                 try db.execute(
                     """

@@ -387,12 +387,14 @@ package final class SQLiteStore: LatchkeyStore {
     package func sessionProof(id: String, now: Date) async throws -> SessionProof? {
         try await transaction { db in
             guard let session = try Self.session(id, db) else { return nil }
-            let steppedUp = try db.query("SELECT stepped_up_at FROM sessions WHERE id = ?", [.text(id)]).first?
-                .column("stepped_up_at")?.double
+            let times = try db.query("SELECT created_at, stepped_up_at FROM sessions WHERE id = ?", [.text(id)]).first
+            let steppedUp = times?.column("stepped_up_at")?.double
             let live = try Self.sessionLive(id, at: now, db)
             return SessionProof(
                 userID: session.userID, active: !session.revoked && !session.userDisabled && live,
-                anonymous: session.anonymous, authenticatedAt: Date(timeIntervalSince1970: session.authenticatedAt),
+                anonymous: session.anonymous,
+                createdAt: Date(timeIntervalSince1970: times?.column("created_at")?.double ?? 0),
+                authenticatedAt: Date(timeIntervalSince1970: session.authenticatedAt),
                 steppedUpAt: steppedUp.map(Date.init(timeIntervalSince1970:)),
                 secondFactor: session.assurance.secondFactor)
         }

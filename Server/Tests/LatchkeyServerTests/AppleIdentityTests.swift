@@ -143,6 +143,20 @@ struct AppleIdentityTests {
         try await stack.post("/v1/apple/notifications", json: ["payload": .string(payload)])
     }
 
+    @Test("a notification's time: event_time in milliseconds, else iat; one not believable is iat")
+    func notificationTime() {
+        let iat: TimeInterval = 1_800_000_000
+        let at = { (ms: Int?) in AppleNotificationService.issuedAt(eventTimeMilliseconds: ms, iat: iat) }
+        #expect(at(nil) == Date(timeIntervalSince1970: iat))
+        #expect(at(1_799_999_000_250) == Date(timeIntervalSince1970: 1_799_999_000.25))
+        // Up to a second after iat (rounding), not later: a time after the token is not believed.
+        #expect(at(1_800_000_000_999) == Date(timeIntervalSince1970: 1_800_000_000.999))
+        #expect(at(1_800_000_002_000) == Date(timeIntervalSince1970: iat))
+        // Before 2001, or in seconds by mistake (1.8e9 ms is 1970): not believed.
+        #expect(at(1_800_000_000) == Date(timeIntervalSince1970: iat))
+        #expect(at(-5) == Date(timeIntervalSince1970: iat))
+    }
+
     @Test("a consent-revoked older than the identity's last sign-in ends no session and keeps the token")
     func lateRevocation() async throws {
         try await Stack.run(apple: true, IdentityTests.configure) { stack in

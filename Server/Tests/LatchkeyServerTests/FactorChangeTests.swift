@@ -109,6 +109,29 @@ struct FactorChangeTests {
         }
     }
 
+    @Test("re-proving Facebook renews the sign-in, not the factor: a factor change still steps up")
+    func reprovenIdentityIsNoFactorProof() async throws {
+        try await Stack.run(SecondFactorTests.configure) { stack in
+            let session = try await SecondFactorTests.signIn(stack)
+            let enrolled = try await SecondFactorTests.enroll(
+                stack, bearer: try #require(session["access_token"]?.stringValue))
+            let held = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+            let passed = try await SecondFactorTests.complete(
+                stack, try SecondFactorTests.challenge(of: held), code: enrolled.authenticator.code())
+            // Days later, a stolen phone: its session and its Facebook token.
+            let stale = try await Self.staleSession(stack, try #require(try passed.json()["session"]))
+            let bearer = try #require(stale["access_token"]?.stringValue)
+            let reproven = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: bearer,
+                json: ["accessToken": .string(try await stack.facebookToken())])
+            #expect(reproven.status == .ok, "\(String(buffer: reproven.body))")
+            let removed = try await stack.send(.delete, "/v1/users/me/factors/\(enrolled.factorID)", bearer: bearer)
+            #expect(removed.status == .forbidden && removed.errorCode == "second_factor_required")
+            let codes = try await stack.send(.post, "/v1/users/me/recovery-codes", bearer: bearer, json: [:])
+            #expect(codes.errorCode == "second_factor_required")
+        }
+    }
+
     @Test("a guest changes no factor: 403 reauthentication_required")
     func guests() async throws {
         try await Stack.run(SecondFactorTests.configure) { stack in

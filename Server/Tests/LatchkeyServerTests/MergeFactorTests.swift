@@ -71,6 +71,26 @@ struct MergeFactorTests {
         }
     }
 
+    @Test("a linker with a factor gets a ticket only from a session that proved it: an aal-1 one steps up")
+    func linkerProvesItsFactor() async throws {
+        try await Stack.run(IdentityTests.configure) { stack in
+            _ = try await IdentityTests.signIn(stack, "alice")
+            // Bob enrols in a session that stays aal 1 (a thief's copy of it, say).
+            let bob = try await IdentityTests.signIn(stack, "bob")
+            let bobBearer = try IdentityTests.bearer(bob)
+            let enrolled = try await SecondFactorTests.enroll(stack, bearer: bobBearer)
+            let refused = try await stack.send(
+                .post, "/v1/users/me/identities", bearer: bobBearer,
+                json: ["accessToken": .string(try await stack.facebookToken("alice"))])
+            let challenge = try SecondFactorTests.challenge(of: refused, status: .forbidden)
+            #expect(try refused.json()["error"]?["linkTicket"] == nil, "no ticket")
+            stack.clock.advance(30)
+            let raised = try await SecondFactorTests.complete(stack, challenge, code: enrolled.authenticator.code())
+            let strong = try #require(try raised.json()["access_token"]?.stringValue)
+            _ = try await Self.conflict(stack, bobBearer: strong)
+        }
+    }
+
     @Test("both have factors: an aal-1 caller steps up first, then the caller's factors protect the account")
     func bothHaveFactors() async throws {
         try await Stack.run(IdentityTests.configure) { stack in

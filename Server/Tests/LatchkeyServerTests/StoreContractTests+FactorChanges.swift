@@ -14,7 +14,8 @@ extension StoreContractTests {
             let before = try #require(try await store.sessionProof(id: "first-p", now: Self.now), "\(name)")
             #expect(before.userID == "u-p" && before.active && !before.anonymous, "\(name)")
             #expect(before.authenticatedAt == Self.now && before.steppedUpAt == nil, "\(name)")
-            #expect(before.secondFactor == nil, "\(name)")
+            #expect(before.createdAt == Self.now && before.secondFactor == nil, "\(name)")
+            #expect(before.factorProvenAt == nil, "\(name): it proved no factor")
             #expect(try await store.sessionProof(id: "nobody", now: Self.now) == nil, "\(name)")
             let later = Self.now + 200
             #expect(
@@ -27,6 +28,7 @@ extension StoreContractTests {
             let after = try #require(try await store.sessionProof(id: "first-p", now: later), "\(name)")
             #expect(after.steppedUpAt == later && after.secondFactor == .totp, "\(name)")
             #expect(after.authenticatedAt == Self.now && after.latestProof == later, "\(name)")
+            #expect(after.factorProvenAt == later, "\(name)")
             // Past its end, or revoked, it is no longer active.
             #expect(try await store.sessionProof(id: "first-p", now: later + 7201)?.active == false, "\(name)")
             #expect(
@@ -139,6 +141,16 @@ extension StoreContractTests {
                 #expect(user.identities.count == 2, "\(name)")
             } else {
                 Issue.record("\(name): not linked")
+            }
+            // A sign-in's join by business (no caller's session) is the join itself, whoever
+            // else holds the token: never refused by it.
+            var join = LinkRecord(
+                userID: "bob", identity: Self.identity("app3-alice"), mappedProperties: [:], businessToken: "tfb-alice")
+            join.session = Self.newSession("joined")
+            let joined = try await store.linkIdentity(join, now: Self.now)
+            guard case .linked = joined else {
+                Issue.record("\(name): a join was refused: \(joined)")
+                return
             }
         }
     }

@@ -70,25 +70,25 @@ struct SecondFactorVerdictTests {
 
     /// Every combination of a factor change's facts, with the verdict the table in
     /// `Verdicts.factorChange` gives.
-    @Test("a change of a second factor: a recent proof, including the factor once there is one")
+    @Test("a change of a second factor: a recent proof, of the factor once there is one")
     func factorChange() {
         var rows = 0
         for active in [false, true] {
             for anonymous in [false, true] {
                 for factor in [false, true] {
-                    for proven in [false, true] {
-                        for age in [0.0, 600, 601] {
+                    for age in [0.0, 600, 601] {
+                        for factorAge in [nil, 0.0, 600, 601] as [TimeInterval?] {
                             let facts = FactorChangeFacts(
                                 sessionActive: active, anonymous: anonymous, activeFactor: factor,
-                                secondFactorProven: proven, secondsSinceProof: age, window: 600)
-                            let recent = age <= 600
+                                secondsSinceProof: age, secondsSinceFactorProof: factorAge, window: 600)
+                            let factorRecent = factorAge.map { $0 <= 600 } ?? false
                             let expected: FactorChangeVerdict =
                                 !active
                                 ? .sessionEnded
                                 : anonymous
                                     ? .reauthenticate
                                     : factor
-                                        ? (proven && recent ? .allow : .stepUp) : (recent ? .allow : .reauthenticate)
+                                        ? (factorRecent ? .allow : .stepUp) : (age <= 600 ? .allow : .reauthenticate)
                             #expect(Verdicts.factorChange(facts) == expected, "\(facts)")
                             rows += 1
                         }
@@ -96,14 +96,18 @@ struct SecondFactorVerdictTests {
                 }
             }
         }
-        #expect(rows == 48)
-        // The rows a reader checks first: the thief's stale session, and the owner's fresh one.
+        #expect(rows == 96)
+        // The rows a reader checks first: the thief's stale session, the owner's fresh one, and a
+        // fresh re-proof of Facebook on a session whose factor was proven long ago.
         #expect(Verdicts.factorChange(FactorChangeFacts(secondsSinceProof: 601)) == .reauthenticate)
         #expect(Verdicts.factorChange(FactorChangeFacts(secondsSinceProof: 10)) == .allow)
         #expect(
             Verdicts.factorChange(
-                FactorChangeFacts(activeFactor: true, secondFactorProven: true, secondsSinceProof: 601))
-                == .stepUp)
+                FactorChangeFacts(activeFactor: true, secondsSinceProof: 5, secondsSinceFactorProof: 86_400)) == .stepUp
+        )
+        #expect(
+            Verdicts.factorChange(
+                FactorChangeFacts(activeFactor: true, secondsSinceProof: 86_400, secondsSinceFactorProof: 5)) == .allow)
     }
 
     @Test("a merge's factors: moved when only the merged account has them, dropped under the caller's step-up")

@@ -50,7 +50,7 @@ struct AppleNotificationService: Sendable {
                 now: now)
             throw APIError(
                 .badRequest, .appleNotificationInvalid,
-                "This notification was refused: it is not signed by Apple for this app, is expired or replayed, or is malformed."
+                "This notification was refused: it is not signed by Apple for this app, is expired, or is malformed."
             )
         }
     }

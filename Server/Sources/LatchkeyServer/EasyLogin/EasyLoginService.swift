@@ -490,6 +490,8 @@ struct EasyLoginService: Sendable {
             )
         }
         if case .conflict(let owner, let through) = outcome {
+            try await secondFactor.requireFactorsForTicket(
+                SessionTokens.AccessClaims(userID: userID, sessionID: sessionID, secondFactor: proven))
             throw try IdentityService.conflict(
                 record, owner: owner, through: through, now: now, configuration: configuration, tokens: tokens)
         }

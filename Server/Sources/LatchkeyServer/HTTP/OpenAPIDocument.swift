@@ -2354,10 +2354,10 @@ enum OpenAPIDocument {
                 },
                 "responses": {
                   "200": {
-                    "description": "Applied (or a type this server does not act on); an empty body."
+                    "description": "Applied, applied already (a retry), or a type this server does not act on; an empty body."
                   },
                   "400": {
-                    "description": "The body is malformed, or the notification was refused (`apple_notification_invalid`: not signed by Apple, for another app, expired, replayed or malformed); recorded in the audit log, nothing changed.",
+                    "description": "The body is malformed, or the notification was refused (`apple_notification_invalid`: not signed by Apple, for another app, expired or malformed); recorded in the audit log, nothing changed. A notification applied already is answered 200 and changes nothing (Apple retries until it gets a 2xx).",
                     "content": {
                       "application/json": {
                         "schema": {

@@ -57,7 +57,9 @@ struct IdentityService: Sendable {
         )
         switch try await link(record, limitKey: proven.limitKey, now: now) {
         case .linked(let user), .alreadyLinked(let user): return user
-        case .conflict(let owner, let through): throw try conflict(record, owner: owner, through: through, now: now)
+        case .conflict(let owner, let through):
+            try await secondFactor.requireFactorsForTicket(claims)
+            throw try conflict(record, owner: owner, through: through, now: now)
         }
     }
 
@@ -127,7 +129,9 @@ struct IdentityService: Sendable {
         do {
             switch try await link(record, limitKey: proven.limitKey, now: now) {
             case .linked(let linked), .alreadyLinked(let linked): user = linked
-            case .conflict(let owner, let through): throw try conflict(record, owner: owner, through: through, now: now)
+            case .conflict(let owner, let through):
+                try await secondFactor.requireFactorsForTicket(claims)
+                throw try conflict(record, owner: owner, through: through, now: now)
             }
         } catch let required as SecondFactorRequired {
             throw try await secondFactor.required(userID: required.userID, token: challenge)

@@ -63,8 +63,9 @@ extension SecondFactorService {
         }
         let facts = FactorChangeFacts(
             sessionActive: proof.active && proof.userID == claims.userID, anonymous: proof.anonymous,
-            activeFactor: factors.contains(where: \.active), secondFactorProven: proof.secondFactor != nil,
+            activeFactor: factors.contains(where: \.active),
             secondsSinceProof: now.timeIntervalSince(proof.latestProof),
+            secondsSinceFactorProof: proof.factorProvenAt.map { now.timeIntervalSince($0) },
             window: configuration.identities.reauthenticationWindow)
         switch Verdicts.factorChange(facts) {
         case .allow: return
@@ -76,6 +77,16 @@ extension SecondFactorService {
         case .reauthenticate: throw APIError(IdentityRefusal.reauthenticationRequired, action: .secondFactor)
         case .stepUp: throw required(try await stepUp(claims, factors: factors), status: .forbidden)
         }
+    }
+
+    /// Passes unless the caller has an active factor that its session has not proven recently
+    /// (`Verdicts.factorChange`). A conflict's link ticket can merge the caller's account into
+    /// another, whose factors then guard the caller's identities instead of its own: issuing one
+    /// is a change of the caller's second factor, and a thief of an aal-1 session must not get it.
+    func requireFactorsForTicket(_ claims: SessionTokens.AccessClaims) async throws {
+        let factors = try await store.factors(userID: claims.userID)
+        guard factors.contains(where: \.active) else { return }
+        try await requireFactorChange(claims, factors: factors)
     }
 
     /// `POST /v1/users/me/factors/challenge`: a challenge whose code raises the caller's session to

@@ -127,6 +127,8 @@ package struct SessionProof: Sendable, Equatable {
     package var active: Bool
     /// Its user is a guest.
     package var anonymous: Bool
+    /// When it opened (its sign-in, and any second factor that sign-in passed).
+    package var createdAt: Date
     /// Its sign-in, or the latest re-proof of an identity it holds.
     package var authenticatedAt: Date
     /// Its latest passed step-up, if any.
@@ -136,9 +138,10 @@ package struct SessionProof: Sendable, Equatable {
 
     /// Creates a proof.
     package init(
-        userID: String, active: Bool, anonymous: Bool, authenticatedAt: Date, steppedUpAt: Date?,
+        userID: String, active: Bool, anonymous: Bool, createdAt: Date, authenticatedAt: Date, steppedUpAt: Date?,
         secondFactor: SecondFactorKind?
     ) {
+        self.createdAt = createdAt
         self.userID = userID
         self.active = active
         self.anonymous = anonymous
@@ -147,6 +150,10 @@ package struct SessionProof: Sendable, Equatable {
         self.secondFactor = secondFactor
     }
 
-    /// The latest proof of a credential: the sign-in's or the step-up's.
+    /// The latest proof of any credential: the sign-in's, a re-proven identity's, or a step-up's.
     package var latestProof: Date { max(authenticatedAt, steppedUpAt ?? authenticatedAt) }
+
+    /// The latest proof of a second factor: the latest step-up, else the sign-in when it passed
+    /// one; `nil` for a session that never proved one. A re-proven identity is no such proof.
+    package var factorProvenAt: Date? { steppedUpAt ?? (secondFactor == nil ? nil : createdAt) }
 }

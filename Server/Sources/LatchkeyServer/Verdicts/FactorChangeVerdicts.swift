@@ -9,24 +9,26 @@ package struct FactorChangeFacts: Sendable, Hashable {
     package var anonymous = false
     /// The user has an active factor.
     package var activeFactor = false
-    /// The session proved a second factor (`aal` 2), at its sign-in or a step-up.
-    package var secondFactorProven = false
-    /// Seconds since the session last proved a credential: its sign-in (or a re-proven identity),
+    /// Seconds since the session last proved any credential: its sign-in, a re-proven identity,
     /// or a step-up, whichever is later.
     package var secondsSinceProof: TimeInterval = 0
+    /// Seconds since the session last proved a second factor (a step-up, or a sign-in that passed
+    /// one); `nil` when it never did. A re-proven identity does not count: it proves the first
+    /// factor again, not the second.
+    package var secondsSinceFactorProof: TimeInterval?
     /// `LATCHKEY_REAUTHENTICATION_WINDOW`.
     package var window: TimeInterval = 600
 
     /// Creates the facts; each defaults to what lets a change through for a person without factors.
     package init(
         sessionActive: Bool = true, anonymous: Bool = false, activeFactor: Bool = false,
-        secondFactorProven: Bool = false, secondsSinceProof: TimeInterval = 0, window: TimeInterval = 600
+        secondsSinceProof: TimeInterval = 0, secondsSinceFactorProof: TimeInterval? = nil, window: TimeInterval = 600
     ) {
         self.sessionActive = sessionActive
         self.anonymous = anonymous
         self.activeFactor = activeFactor
-        self.secondFactorProven = secondFactorProven
         self.secondsSinceProof = secondsSinceProof
+        self.secondsSinceFactorProof = secondsSinceFactorProof
         self.window = window
     }
 }
@@ -48,16 +50,18 @@ extension Verdicts {
     /// adds one holds the account's every later sign-in, so a stolen session that signed in long
     /// ago must not plant the thief's authenticator (nor make recovery codes, nor remove the
     /// owner's). So, like every other change of a way in, it needs a recent proof; and once the
-    /// person has an active factor, that proof must include the factor.
+    /// person has an active factor, a recent proof of a factor: a session that passed one days ago
+    /// and re-proves only its Facebook now (a stolen phone's session and token) proves nothing of
+    /// the second factor.
     ///
-    /// | session | guest | active factor | aal 2 | recent | verdict |
+    /// | session | guest | active factor | recent proof | recent factor proof | verdict |
     /// |---|---|---|---|---|---|
     /// | ended | any | any | any | any | `sessionEnded` |
     /// | live | yes | any | any | any | `reauthenticate` |
-    /// | live | no | no | any | yes | `allow` |
-    /// | live | no | no | any | no | `reauthenticate` |
-    /// | live | no | yes | yes | yes | `allow` |
-    /// | live | no | yes | no, or not recent | | `stepUp` |
+    /// | live | no | no | yes | any | `allow` |
+    /// | live | no | no | no | any | `reauthenticate` |
+    /// | live | no | yes | any | yes | `allow` |
+    /// | live | no | yes | any | no, or none | `stepUp` |
     ///
     /// A passed step-up is a recent proof here (it proves the strongest way in), though not for
     /// deleting the account or changing identities, which ask for the first factor again.
@@ -65,9 +69,11 @@ extension Verdicts {
         if !facts.sessionActive { return .sessionEnded }
         // A guest has no way in a factor could guard: making one for it would only lock it out.
         if facts.anonymous { return .reauthenticate }
-        let recent = facts.secondsSinceProof <= facts.window
-        if facts.activeFactor { return facts.secondFactorProven && recent ? .allow : .stepUp }
-        return recent ? .allow : .reauthenticate
+        if facts.activeFactor {
+            guard let factorAge = facts.secondsSinceFactorProof, factorAge <= facts.window else { return .stepUp }
+            return .allow
+        }
+        return facts.secondsSinceProof <= facts.window ? .allow : .reauthenticate
     }
 }
 

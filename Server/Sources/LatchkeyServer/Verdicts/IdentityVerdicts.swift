@@ -33,7 +33,8 @@ package struct LinkFacts: Sendable, Hashable {
     /// without a caller's session (a sign-in that links).
     package var sessionRecent = true
     /// Who owns another identity with the link's business token (Facebook's `token_for_business`:
-    /// the same person in another app of the business); `.nobody` without one.
+    /// the same person in another app of the business), for a link a caller asked for; `.nobody`
+    /// without one, and for a sign-in's join by business (the join itself).
     package var businessOwner = Owner.nobody
 
     /// Creates the facts; each defaults to the one that lets a link through.
