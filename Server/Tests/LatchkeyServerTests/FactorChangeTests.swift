@@ -17,6 +17,17 @@ struct FactorChangeTests {
         return try await SessionTests.refresh(stack, try #require(session["refresh_token"]?.stringValue)).json()
     }
 
+    /// Alice enrols a factor, then signs in again passing it: the factor, and that aal-2 session.
+    static func enrolledAndPassed(_ stack: Stack) async throws -> (SecondFactorTests.Enrolled, JSONValue) {
+        let session = try await SecondFactorTests.signIn(stack)
+        let enrolled = try await SecondFactorTests.enroll(
+            stack, bearer: try #require(session["access_token"]?.stringValue))
+        let held = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
+        let passed = try await SecondFactorTests.complete(
+            stack, try SecondFactorTests.challenge(of: held), code: enrolled.authenticator.code())
+        return (enrolled, try #require(try passed.json()["session"]))
+    }
+
     @Test("without a factor, a stale session enrols none: 403 reauthentication_required, nothing stored")
     func staleSessionCannotPlantFirstFactor() async throws {
         try await Stack.run(SecondFactorTests.configure) { stack in
@@ -62,14 +73,7 @@ struct FactorChangeTests {
     @Test("with a factor, a stale aal-2 session steps up first; a passed step-up counts as recent")
     func staleSessionWithFactorStepsUp() async throws {
         try await Stack.run(SecondFactorTests.configure) { stack in
-            let session = try await SecondFactorTests.signIn(stack)
-            let enrolled = try await SecondFactorTests.enroll(
-                stack, bearer: try #require(session["access_token"]?.stringValue))
-            // Sign in again, passing the factor: an aal-2 session.
-            let held = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
-            let passed = try await SecondFactorTests.complete(
-                stack, try SecondFactorTests.challenge(of: held), code: enrolled.authenticator.code())
-            let strong = try #require(try passed.json()["session"])
+            let (enrolled, strong) = try await Self.enrolledAndPassed(stack)
             stack.clock.advance(30)
             // Stale, though aal 2: every change asks for the factor again.
             let stale = try await Self.staleSession(stack, strong)
@@ -112,14 +116,9 @@ struct FactorChangeTests {
     @Test("re-proving Facebook renews the sign-in, not the factor: a factor change still steps up")
     func reprovenIdentityIsNoFactorProof() async throws {
         try await Stack.run(SecondFactorTests.configure) { stack in
-            let session = try await SecondFactorTests.signIn(stack)
-            let enrolled = try await SecondFactorTests.enroll(
-                stack, bearer: try #require(session["access_token"]?.stringValue))
-            let held = try await stack.signIn(["accessToken": .string(try await stack.facebookToken())])
-            let passed = try await SecondFactorTests.complete(
-                stack, try SecondFactorTests.challenge(of: held), code: enrolled.authenticator.code())
+            let (enrolled, strong) = try await Self.enrolledAndPassed(stack)
             // Days later, a stolen phone: its session and its Facebook token.
-            let stale = try await Self.staleSession(stack, try #require(try passed.json()["session"]))
+            let stale = try await Self.staleSession(stack, strong)
             let bearer = try #require(stale["access_token"]?.stringValue)
             let reproven = try await stack.send(
                 .post, "/v1/users/me/identities", bearer: bearer,

@@ -928,7 +928,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "400": {
-                    "description": "RFC 6749 §5.2: a missing, ill-typed or too long parameter or an unreadable body (`invalid_request`), a refused grant (`invalid_grant`), or another grant type. Redeeming an Easy Login link's code can also answer `identity_already_linked` (with `link_ticket`), `link_request_invalid` or `reauthentication_required`.",
+                    "description": "RFC 6749 §5.2: a missing, ill-typed or too long parameter or an unreadable body (`invalid_request`), a refused grant (`invalid_grant`), or another grant type. Redeeming an Easy Login link's code can also answer `identity_already_linked` (with `link_ticket`), `link_request_invalid`, `reauthentication_required` or (a caller with a second factor not proven recently, instead of a ticket) `second_factor_required`.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -958,7 +958,8 @@ enum OpenAPIDocument {
                                 "user_disabled",
                                 "identity_already_linked",
                                 "link_request_invalid",
-                                "reauthentication_required"
+                                "reauthentication_required",
+                                "second_factor_required"
                               ]
                             }
                           }
@@ -1525,7 +1526,7 @@ enum OpenAPIDocument {
                     }
                   },
                   "403": {
-                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set. Adding an identity (or learning another account has it) needs a session that signed in within `LATCHKEY_REAUTHENTICATION_WINDOW` (`reauthentication_required`; guests excepted).",
+                    "description": "Facebook asks the person to act or refused a permission, the account is disabled, or `fieldsMapping` maps onto a property clients may not set. Adding an identity (or learning another account has it) needs a session that signed in within `LATCHKEY_REAUTHENTICATION_WINDOW` (`reauthentication_required`; guests excepted). A caller with an active second factor whose session has not proven it within the window gets `second_factor_required` (with a step-up `challenge`) instead of a conflict's ticket: a ticket can merge the caller's account away.",
                     "content": {
                       "application/json": {
                         "schema": {
@@ -1543,7 +1544,8 @@ enum OpenAPIDocument {
                                     "facebook_permission_denied",
                                     "user_disabled",
                                     "property_not_writable",
-                                    "reauthentication_required"
+                                    "reauthentication_required",
+                                    "second_factor_required"
                                   ]
                                 }
                               }

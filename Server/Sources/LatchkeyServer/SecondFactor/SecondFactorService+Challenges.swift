@@ -56,11 +56,15 @@ extension SecondFactorService {
     /// a recent proof, and with an active factor one that includes it); otherwise throws
     /// `403 reauthentication_required`, or `403 second_factor_required` with a step-up challenge.
     /// - Parameter factors: the user's factors, as the caller just read them (named in the challenge).
-    func requireFactorChange(_ claims: SessionTokens.AccessClaims, factors: [StoredFactor]) async throws {
+    /// - Parameter guestsExempt: a guest passes (a link's ticket) instead of being refused.
+    func requireFactorChange(
+        _ claims: SessionTokens.AccessClaims, factors: [StoredFactor], guestsExempt: Bool = false
+    ) async throws {
         let now = configuration.clock()
         guard let proof = try await store.sessionProof(id: claims.sessionID, now: now) else {
             throw APIError.sessionEnded
         }
+        if guestsExempt && proof.anonymous && proof.active { return }
         let facts = FactorChangeFacts(
             sessionActive: proof.active && proof.userID == claims.userID, anonymous: proof.anonymous,
             activeFactor: factors.contains(where: \.active),
@@ -83,10 +87,11 @@ extension SecondFactorService {
     /// (`Verdicts.factorChange`). A conflict's link ticket can merge the caller's account into
     /// another, whose factors then guard the caller's identities instead of its own: issuing one
     /// is a change of the caller's second factor, and a thief of an aal-1 session must not get it.
+    /// A guest is exempt, as from every reauthentication of a link: it has no identity to lose.
     func requireFactorsForTicket(_ claims: SessionTokens.AccessClaims) async throws {
         let factors = try await store.factors(userID: claims.userID)
         guard factors.contains(where: \.active) else { return }
-        try await requireFactorChange(claims, factors: factors)
+        try await requireFactorChange(claims, factors: factors, guestsExempt: true)
     }
 
     /// `POST /v1/users/me/factors/challenge`: a challenge whose code raises the caller's session to
