@@ -161,6 +161,10 @@ struct ServeJSONLogTests {
         process.standardOutput = output
         process.standardError = errors
         try await TestLock.fileDescriptors.withLock { try process.run() }
+        // A bound on a hang, not a timing: a server that never logs its banner is killed, so the
+        // reads below end and the test fails instead of waiting forever.
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { kill(pid, SIGKILL) } }
         // Off the cooperative pool, on a serial queue whose thread blocks signals (ChildProcess).
         let (printed, logged) = await withCheckedContinuation { continuation in
             DispatchQueue(label: "latchkey.test.json-serve").async {
