@@ -141,8 +141,8 @@ struct ServeCommand: AsyncParsableCommand {
             ] + servers
         // A part that fails (a port in use) shuts the group down in order, as a signal does,
         // rather than cancelling every part at once: cancelled together, the database and the
-        // HTTP client closed under requests and checks still running, which logged their
-        // cancellations before the error and once in a while trapped.
+        // HTTP client closed under parts still starting, Hummingbird logged its cancellation
+        // errors before ours, and its shutdown task raced the exit (the path of a rare SIGILL).
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map {
