@@ -10,7 +10,7 @@ import Glibc
 /// service's user (`runuser -u`, as `sudo -u` would), the secrets in root-only files piped in or
 /// read by root before the command becomes that user (`--run-as`). The machine's tests run as
 /// root; `scripts/test-setup` creates the user `latchkey-test`. Each test spawns a few short
-/// commands: about 0.5 s each on SQLite, 0.8 s for the PostgreSQL move (measured alone).
+/// commands: 1.4–2.1 s each, the PostgreSQL move the slowest (measured alone, copies included).
 @Suite(
     "Operator commands as the service's user",
     .enabled(
@@ -112,19 +112,25 @@ struct ServiceUserInstallation {
     let kekText: String
 
     var env: String { etc.appendingPathComponent("env").path }
+    /// The binary, installed where the user can run it.
+    var binary: String { root.appendingPathComponent("latchkey").path }
     var database: String { data.appendingPathComponent("latchkey.sqlite").path }
     var kek: Data { Data((kekText + "\n").utf8) }
 
     static func make() async throws -> ServiceUserInstallation {
         let entry = try #require(getpwnam(user), "no user \(user): run scripts/test-setup as root")
         let (uid, gid) = (entry.pointee.pw_uid, entry.pointee.pw_gid)
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-service-\(UUID())")
+        // /tmp, not TMPDIR, and a copy of the binary (0.1 s): the user must reach both, wherever
+        // the checkout lives (a build under /root is root's alone).
+        let root = URL(fileURLWithPath: "/tmp").appendingPathComponent("latchkey-service-\(UUID())")
         let etc = root.appendingPathComponent("etc")
         let data = root.appendingPathComponent("data")
         for (directory, mode) in [(root, 0o755), (etc, 0o750), (data, 0o700)] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             chmod(directory.path, mode_t(mode))
         }
+        try FileManager.default.copyItem(
+            at: try #require(LatchkeyBinary.url), to: root.appendingPathComponent("latchkey"))
         chown(etc.path, 0, gid)
         chown(data.path, uid, gid)
         let installation = ServiceUserInstallation(
@@ -158,8 +164,7 @@ struct ServiceUserInstallation {
     func asUser(
         _ assignments: [String], _ arguments: [String], input: Data?
     ) async throws -> (status: Int32, output: String) {
-        let binary = try #require(LatchkeyBinary.url).path
-        return try await ChildProcess.run(
+        try await ChildProcess.run(
             URL(fileURLWithPath: Self.runuser),
             ["-u", Self.user, "--", "/usr/bin/env"] + assignments + [binary] + arguments,
             environment: Self.environment, input: input, directory: root)
@@ -167,8 +172,7 @@ struct ServiceUserInstallation {
 
     /// `env ASSIGNMENTS latchkey ARGUMENTS` as root (as `sudo env … latchkey …` runs it).
     func asRoot(_ assignments: [String], _ arguments: [String]) async throws -> (status: Int32, output: String) {
-        let binary = try #require(LatchkeyBinary.url).path
-        return try await ChildProcess.run(
+        try await ChildProcess.run(
             URL(fileURLWithPath: "/usr/bin/env"), assignments + [binary] + arguments, environment: Self.environment,
             directory: root)
     }
