@@ -38,6 +38,11 @@ extension DatabaseCommand {
         @Option(help: "Rows per insert.")
         var batch: Int = 500
 
+        @Option(
+            name: .customLong("run-as"),
+            help: "Started as root: read the settings and their secret files, then continue as this user.")
+        var runAs: String?
+
         mutating func validate() throws {
             guard (1...5000).contains(batch) else { throw ValidationError("--batch must be between 1 and 5000") }
         }
@@ -58,6 +63,7 @@ extension DatabaseCommand {
         mutating func run() async throws {
             let source = try DatabaseLocation(from)
             let to = try destinationURL()
+            if let runAs { try ServiceUser.become(runAs) }
             let destination = try DatabaseLocation(to)
             guard case .sqliteFile(let path) = source else {
                 throw ValidationError("--from must be an SQLite file (sqlite:PATH)")

@@ -46,7 +46,10 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "With --apple-key: the key id client secrets must name.")
     var appleKeyID: String = AppleRegistration.demoKeyID
 
-    @Option(help: "With --apple-key: the registered bundle and Services ids, comma-separated.")
+    // Named by hand: derived from the property, the flag was `--apple-client-i-ds`.
+    @Option(
+        name: .customLong("apple-client-ids"),
+        help: "With --apple-key: the registered bundle and Services ids, comma-separated.")
     var appleClientIDs: String = AppleRegistration.demoClientIDs.joined(separator: ",")
 
     @Option(help: "With --apple-key: where server-to-server notifications go.")

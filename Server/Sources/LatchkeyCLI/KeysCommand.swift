@@ -28,8 +28,17 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "Use the database and settings of `latchkey serve --dev`.")
         var dev = false
 
+        @Option(
+            name: .customLong("run-as"),
+            help: """
+                Started as root: read the settings and their secret files (root-only, such as /etc/latchkey/kek), \
+                then continue as this user (the service's) before opening the database.
+                """)
+        var runAs: String?
+
         /// The configuration from the file and the environment, with `--database-url` over them:
         /// the same database `serve` (or, with `--dev`, `serve --dev`) uses from this directory.
+        /// With `--run-as`, the process is that user once it returns (the secrets already read).
         func configuration(checkingKeyProtection: Bool = true) throws -> ServerConfiguration {
             var settings = try Settings.load(configFile: config)
             Settings.set("LATCHKEY_DATABASE_URL", to: databaseURL, in: &settings)
@@ -42,6 +51,7 @@ struct KeysCommand: AsyncParsableCommand {
                 settings[name + "_FILE"] = nil
             }
             let configuration = try Settings.configuration(settings)
+            if let runAs { try ServiceUser.become(runAs) }
             guard checkingKeyProtection else { return configuration }
             guard configuration.secrets.keyEncryptionKey == nil, !configuration.secrets.allowPlaintextSigningKeys else {
                 return configuration
@@ -70,29 +80,70 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract:
-                "Show the session signing keys: id, role (signing, pending, verifying, retired), created, retired.")
+            abstract: """
+                Show the session signing keys: id, role (signing, pending, verifying, retired), created, retired, \
+                and which key-encryption key opens each.
+                """,
+            discussion: """
+                Exits 1 when a signing, pending or verifying key opens under neither LATCHKEY_KEY_ENCRYPTION_KEY nor \
+                one of LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS: servers with these settings cannot use it.
+                """)
 
         @OptionGroup var options: DatabaseOptions
 
         mutating func run() async throws {
             let configuration = try options.configuration()
             let keys = try await options.withStore(configuration) { store in try await store.signingKeys() }
+            let listing = Self.listing(keys, configuration: configuration, now: Date())
+            for line in listing.lines { print(line) }
+            guard listing.unusable.isEmpty else {
+                throw CommandError(
+                    listing.unusable.map { "\($0.role) key \($0.kid) does not open: \($0.reason)" }
+                        .joined(separator: "; ")
+                        + ". Servers with these settings cannot use it: give them the key-encryption key it was "
+                        + "sealed under (LATCHKEY_KEY_ENCRYPTION_KEY_FILE, or LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS_FILE)."
+                )
+            }
+        }
+
+        /// The table's lines, and the keys in use (signing, pending, verifying) that servers with
+        /// `configuration` could not use.
+        static func listing(
+            _ keys: [StoredSigningKey], configuration: ServerConfiguration, now: Date
+        ) -> (lines: [String], unusable: [(kid: String, role: SigningKeyRole, reason: String)]) {
+            let protection = SigningKeyProtection(configuration)
             let roles = SigningKeyRole.roles(
-                keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: Date(),
+                keys.map { ($0.kid, $0.createdAt, $0.retiredAt) }, now: now,
                 accessTokenLifetime: configuration.sessions.accessTokenLifetime,
                 activationDelay: configuration.sessions.keyActivationDelay)
             let format = Date.ISO8601FormatStyle()
-            print("KID                     ROLE       CREATED                RETIRED")
+            func column(_ text: String, _ width: Int) -> String {
+                text.padding(toLength: width, withPad: " ", startingAt: 0)
+            }
+            var lines = [
+                column("KID", 24) + column("ROLE", 11) + column("CREATED", 23) + column("RETIRED", 23) + "OPENS UNDER"
+            ]
+            var unusable: [(kid: String, role: SigningKeyRole, reason: String)] = []
             for key in keys.sorted(by: { $0.createdAt < $1.createdAt }) {
                 let role = roles[key.kid]
                 let retired = role.map { $0.shownRetirement(key.retiredAt) } ?? key.retiredAt
-                print(
-                    key.kid.padding(toLength: 24, withPad: " ", startingAt: 0)
-                        + (role?.rawValue ?? "?").padding(toLength: 11, withPad: " ", startingAt: 0)
-                        + key.createdAt.formatted(format).padding(toLength: 23, withPad: " ", startingAt: 0)
-                        + (retired.map { $0.formatted(format) } ?? "-"))
+                let opening = SigningKeyOpening(key, protection: protection)
+                lines.append(
+                    column(key.kid, 24) + column(role?.rawValue ?? "?", 11)
+                        + column(key.createdAt.formatted(format), 23)
+                        + column(retired.map { $0.formatted(format) } ?? "-", 23)
+                        + opening.shown)
+                if let role, role != .retired, !opening.usable(under: protection) {
+                    let reason =
+                        switch opening {
+                        case .refused(let reason): reason
+                        default:
+                            "stored unsealed while LATCHKEY_KEY_ENCRYPTION_KEY is set (`keys rewrap --seal-plain-keys`)"
+                        }
+                    unusable.append((key.kid, role, reason))
+                }
             }
+            return (lines, unusable)
         }
     }
 

@@ -77,8 +77,13 @@ struct ServeCommand: AsyncParsableCommand {
             try await StoreOpening.withStore(configuration, logger: logger, migrate: false, serving: true) { opened in
                 try await run(configuration: configuration, opened: opened, logger: logger)
             }
-        } catch let error as SQLiteServerLockError {
-            throw CommandError(error.description)
+        } catch {
+            let failure = (error as? SQLiteServerLockError).map { CommandError($0.description) } ?? error
+            guard format == .json else { throw failure }
+            // ArgumentParser would print `Error: …` as text: in JSON the failure is an event, and
+            // the exit status says the rest.
+            logger.critical("latchkey.server.failed", metadata: ["latchkey.error": "\(failure)"])
+            throw ExitCode.failure
         }
     }
 
@@ -94,7 +99,19 @@ struct ServeCommand: AsyncParsableCommand {
         let admin = configuration.operations.adminAddress
         let expected: Set<StartupBanner.Part> = Set(
             [.server] + (dev ? [.emulator] : []) + (admin == nil ? [] : [.admin]))
-        let banner = StartupBanner(expected: expected) { ports in
+        let json = configuration.operations.logFormat == .json
+        let banner = StartupBanner(
+            expected: expected,
+            emit: { text, ports in
+                guard json else { return FileHandle.standardOutput.write(Data((text + "\n").utf8)) }
+                logger.notice(
+                    "latchkey.server.listening",
+                    metadata: [
+                        "latchkey.banner": .string(text),
+                        "latchkey.server.port": .stringConvertible(ports[.server] ?? configuration.http.port),
+                    ])
+            }
+        ) { ports in
             let port = ports[.server] ?? configuration.http.port
             let text =
                 dev
@@ -122,10 +139,23 @@ struct ServeCommand: AsyncParsableCommand {
                 ClosingService(description: "database", close: { await opened.close() }),
                 ClosingService(description: "Facebook HTTP client", close: { try? await facebook.shutdown() }),
             ] + servers
+        // A part that fails (a port in use) shuts the group down in order, as a signal does,
+        // rather than cancelling every part at once: cancelled together, the database and the
+        // HTTP client closed under parts still starting, Hummingbird logged its cancellation
+        // errors before ours, and its shutdown task raced the exit (the path of a rare SIGILL).
         let group = ServiceGroup(
-            configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(
+                services: services.map {
+                    .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup)
+                }, logger: logger))
+        let signals = ShutdownSignals()
         do {
-            try await group.run()
+            try await withThrowingDiscardingTaskGroup { tasks in
+                tasks.addTask { await signals.watch(group) }
+                try await group.run()
+                tasks.cancelAll()
+            }
+            signals.logStopped(logger)
         } catch let error as IOError where error.errnoCode == EADDRINUSE || error.errnoCode == EACCES {
             // NIO's bind error names neither the port nor which part of `serve` wanted it.
             let part = banner.notListening ?? .server

@@ -16,10 +16,21 @@ final class StartupBanner: Sendable {
     private let expected: Set<Part>
     private let state = Mutex<(listening: Set<Part>, ports: [Part: Int])>(([], [:]))
     private let text: @Sendable (_ ports: [Part: Int]) -> String
+    private let emit: @Sendable (_ text: String, _ ports: [Part: Int]) -> Void
 
-    /// - Parameter text: the banner, given the port each part bound (port 0 picks one).
-    init(expected: Set<Part>, text: @escaping @Sendable (_ ports: [Part: Int]) -> String) {
+    /// - Parameters:
+    ///   - emit: shows the banner (standard output by default; a log event when the log is JSON,
+    ///     where every line must be one object).
+    ///   - text: the banner, given the port each part bound (port 0 picks one).
+    init(
+        expected: Set<Part>,
+        emit: @escaping @Sendable (_ text: String, _ ports: [Part: Int]) -> Void = { text, _ in
+            FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        },
+        text: @escaping @Sendable (_ ports: [Part: Int]) -> String
+    ) {
         self.expected = expected
+        self.emit = emit
         self.text = text
     }
 
@@ -30,7 +41,7 @@ final class StartupBanner: Sendable {
             if let port { state.ports[part] = port }
             return state.listening == expected ? state.ports : nil
         }
-        if let ready { FileHandle.standardOutput.write(Data((text(ready) + "\n").utf8)) }
+        if let ready { emit(text(ready), ready) }
     }
 
     /// The first expected part, in start order, that never started listening.

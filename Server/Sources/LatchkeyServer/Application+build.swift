@@ -59,7 +59,7 @@ func buildApplication(
         sealedRequestWindow: configuration.sealedRequestWindow)
     let keys = SessionKeys(ring)
     if resealed > 0 {
-        logger.notice("latchkey.keys.sealed", metadata: ["latchkey.keys.count": "\(resealed)"])
+        logger.notice("latchkey.keys.sealed", metadata: ["latchkey.keys.count": .stringConvertible(resealed)])
     }
     if protection.current == nil {
         logger.warning("latchkey.keys.plaintext", metadata: ["latchkey.setting": "LATCHKEY_KEY_ENCRYPTION_KEY_FILE"])
@@ -84,8 +84,8 @@ func buildApplication(
             "latchkey.keys.activation_before_jwks_cache",
             metadata: [
                 "latchkey.setting": "LATCHKEY_KEY_ACTIVATION_DELAY",
-                "latchkey.keys.activation_delay": "\(configuration.sessions.keyActivationDelay)",
-                "latchkey.keys.jwks_max_age": "\(Int(SessionKeyRing.jwksMaxAge))",
+                "latchkey.keys.activation_delay": .stringConvertible(configuration.sessions.keyActivationDelay),
+                "latchkey.keys.jwks_max_age": .stringConvertible(Int(SessionKeyRing.jwksMaxAge)),
             ])
     }
     if configuration.easyLogin.maximumPending != nil {
@@ -235,7 +235,9 @@ func buildApplication(
     if let adminApplication { application.addServices(adminApplication) }
     if let appleClient, configuration.apple.checksCredentials {
         application.addServices(
-            AppleCredentialMonitor(apple: appleClient, clientIDs: configuration.apple.clientIDs, logger: logger))
+            CancellingAtShutdown(
+                wrapped: AppleCredentialMonitor(
+                    apple: appleClient, clientIDs: configuration.apple.clientIDs, logger: logger)))
     }
     if !unchecked.apps.isEmpty {
         application.addServices(

@@ -75,6 +75,125 @@ struct PortInUseTests {
         #expect(emulator.contains("the Facebook emulator cannot listen on 127.0.0.1:\(held.port)"))
         #expect(emulator.contains("--emulator-port") && !emulator.contains("Latchkey (dev) listening"))
     }
+
+    /// Nine starts at once (about 2 s): a failed part used to cancel every other at once, which
+    /// printed Hummingbird's cancellation errors before the message, closed the database and the
+    /// HTTP client under parts still starting, and once in about nine tries ended in SIGILL.
+    @Test("a port in use ends every start with exit status 1 and the message, without cancellation noise")
+    func noCancellationNoise() async throws {
+        let held = try HeldPort.hold()
+        defer { close(held.descriptor) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-port-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let runs = try await withThrowingTaskGroup(of: (status: Int32, output: String).self) { group in
+            for index in 0..<9 {
+                group.addTask {
+                    try await ChildProcess.run(
+                        try #require(LatchkeyBinary.url),
+                        [
+                            "serve", "--dev", "--port", String(held.port), "--emulator-port", "0",
+                            "--database-url", directory.appendingPathComponent("\(index).sqlite").path,
+                        ], environment: ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") })
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for run in runs {
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.output.contains("Error: the Latchkey server cannot listen on 127.0.0.1:\(held.port)"))
+            #expect(!run.output.contains("CancellationError") && !run.output.contains("Server shutdown error"))
+        }
+    }
+}
+
+/// `LATCHKEY_LOG_FORMAT=json`: everything `serve` writes once it has read its settings.
+@Suite(
+    "serve's JSON log",
+    .enabled(if: LatchkeyBinary.url != nil || TestEnvironment.isCI, "the latchkey binary is not built"),
+    .timeLimit(.minutes(2)))
+struct ServeJSONLogTests {
+    /// Every line of `text` as a JSON object (an `Issue` for any other line).
+    static func objects(_ text: String) throws -> [[String: Any]] {
+        try text.split(whereSeparator: \.isNewline).map { line in
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            return try #require(object, "not a JSON object: \(line)")
+        }
+    }
+
+    /// The settings of a production-like start that needs nothing else (Facebook is never asked).
+    static func environment(port: Int, directory: URL) -> [String: String] {
+        ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }.merging([
+            "LATCHKEY_LOG_FORMAT": "json", "LATCHKEY_HOST": "127.0.0.1", "LATCHKEY_PORT": String(port),
+            "LATCHKEY_DATABASE_URL": directory.appendingPathComponent("latchkey.sqlite").path,
+            "LATCHKEY_KEY_ENCRYPTION_KEY": KeyEncryptionKey.generate().encoded,
+            "LATCHKEY_FACEBOOK_APP_ID": Demo.appID, "LATCHKEY_FACEBOOK_APP_SECRET": Demo.secret,
+            "LATCHKEY_FACEBOOK_STARTUP_CHECK": "off", "LATCHKEY_FACEBOOK_GRAPH_URL": "http://127.0.0.1:9/v21.0",
+        ]) { _, new in new }
+    }
+
+    @Test("a failed start is one JSON event, not `Error: …` text, and the exit status is 1 (about 1 s)")
+    func failedStart() async throws {
+        let held = try HeldPort.hold()
+        defer { close(held.descriptor) }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-json-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (status, output) = try await ChildProcess.run(
+            try #require(LatchkeyBinary.url), ["serve"],
+            environment: Self.environment(port: held.port, directory: directory))
+        #expect(status == 1)
+        let failed = try Self.objects(output).filter { $0["message"] as? String == "latchkey.server.failed" }
+        #expect(failed.count == 1, "\(output)")
+        #expect(
+            (failed.first?["latchkey.error"] as? String)?.contains("cannot listen on 127.0.0.1:\(held.port)") == true)
+    }
+
+    @Test("from the banner to SIGTERM every line is a JSON object; the shutdown is an event with numbers (about 2 s)")
+    func bannerToShutdown() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-json-\(UUID())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let process = Process()
+        process.executableURL = try #require(LatchkeyBinary.url)
+        process.arguments = ["serve"]
+        process.environment = Self.environment(port: 0, directory: directory)
+        let (output, errors) = (Pipe(), Pipe())
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = output
+        process.standardError = errors
+        try await TestLock.fileDescriptors.withLock { try process.run() }
+        // A bound on a hang, not a timing: a server that never logs its banner is killed, so the
+        // reads below end and the test fails instead of waiting forever.
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if process.isRunning { kill(pid, SIGKILL) } }
+        // Off the cooperative pool, on a serial queue whose thread blocks signals (ChildProcess).
+        let (printed, logged) = await withCheckedContinuation { continuation in
+            DispatchQueue(label: "latchkey.test.json-serve").async {
+                var logged = Data()
+                while !String(decoding: logged, as: UTF8.self).contains("latchkey.server.listening") {
+                    let data = errors.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    logged.append(data)
+                }
+                kill(process.processIdentifier, SIGTERM)
+                logged.append(errors.fileHandleForReading.readDataToEndOfFile())
+                let printed = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(
+                    returning: (String(decoding: printed, as: UTF8.self), String(decoding: logged, as: UTF8.self)))
+            }
+        }
+        #expect(process.terminationStatus == 0, "\(logged)")
+        #expect(try Self.objects(printed).isEmpty, "standard output: \(printed)")
+        let events = try Self.objects(logged)
+        let listening = try #require(events.first { $0["message"] as? String == "latchkey.server.listening" })
+        #expect((listening["latchkey.server.port"] as? Int ?? 0) > 0)
+        #expect((listening["latchkey.banner"] as? String)?.contains("Latchkey listening on http://127.0.0.1:") == true)
+        let stopped = try #require(events.last, "\(logged)")
+        #expect(stopped["message"] as? String == "latchkey.server.stopped")
+        #expect(stopped["latchkey.shutdown.signal"] as? String == "SIGTERM")
+        #expect(stopped["latchkey.shutdown.signal_number"] as? Int == Int(SIGTERM))
+        #expect(stopped["latchkey.shutdown.drain_ms"] is Int, "\(stopped)")
+    }
 }
 
 @Suite(

@@ -15,9 +15,11 @@ extension ServerConfiguration {
 
     /// `settings` with each `NAME_FILE` replaced by `NAME` and the file's contents (surrounding
     /// white space and newlines trimmed).
-    /// - Throws: `ConfigurationError` when a file cannot be read, or a setting is given both ways.
+    /// - Throws: `ConfigurationError` when a file cannot be read, a setting is given both ways, or
+    ///   two settings name one inherited descriptor (which holds one secret).
     static func resolvingFiles(_ settings: [String: String]) throws -> [String: String] {
         var resolved = settings
+        var readDescriptors: [Int32: String] = [:]
         for name in settingNames {
             guard let path = settings[name + "_FILE"]?.trimmingCharacters(in: .whitespaces), !path.isEmpty else {
                 continue
@@ -25,33 +27,20 @@ extension ServerConfiguration {
             guard (settings[name] ?? "").trimmingCharacters(in: .whitespaces).isEmpty else {
                 throw ConfigurationError("set \(name) or \(name)_FILE, not both")
             }
-            let contents = try readSettingFile(path, name: name)
+            if let descriptor = SettingFile.inheritedDescriptor(path) {
+                // A pipe is read once: the second setting would silently get an empty value.
+                if let first = readDescriptors[descriptor] {
+                    throw ConfigurationError(
+                        "\(first)_FILE and \(name)_FILE both read '\(path)', which carries one secret: give one of "
+                            + "them a file of its own (docs/deployment.md, section 8, runs commands needing two)")
+                }
+                readDescriptors[descriptor] = name
+            }
+            let contents = try SettingFile.read(path, name: name)
             resolved[name] = contents.trimmingCharacters(in: .whitespacesAndNewlines)
             resolved[name + "_FILE"] = nil
         }
         return resolved
-    }
-
-    /// The contents of a `NAME_FILE`: a regular file, or a pipe such as `/dev/stdin` (an operator
-    /// hands a command the key-encryption key that way, from a file only root reads, without it
-    /// touching a command line or the environment). At most 1 MiB.
-    /// - Throws: `ConfigurationError` naming the setting and the path, never the contents.
-    static func readSettingFile(_ path: String, name: String) throws -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            let reason = FileManager.default.fileExists(atPath: path) ? "no permission to read it" : "no such file"
-            throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(reason)")
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: 1 << 20) ?? Data()
-        } catch {
-            throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError("\(name)_FILE '\(path)' is not UTF-8 text")
-        }
-        return text
     }
 
     /// Builds a configuration from `LATCHKEY_…` settings through the one table (`settings`);

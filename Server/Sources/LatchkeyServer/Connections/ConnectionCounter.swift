@@ -91,15 +91,17 @@ final class ConnectionCounter: Sendable {
                 logger.warning(
                     "latchkey.connections.limit_reached",
                     metadata: [
-                        "latchkey.connections.maximum": "\(maximum)", "latchkey.connections.refused": "\(refused)",
+                        "latchkey.connections.maximum": .stringConvertible(maximum),
+                        "latchkey.connections.refused": .stringConvertible(refused),
                         "latchkey.setting": "LATCHKEY_MAX_CONNECTIONS",
                     ])
             case .refusedForAddress:
                 logger.warning(
                     "latchkey.connections.address_limit_reached",
                     metadata: [
-                        "latchkey.connections.maximum": "\(maximumPerAddress)",
-                        "latchkey.connections.refused": "\(refused)", "latchkey.connection.peer": "\(key ?? "")",
+                        "latchkey.connections.maximum": .stringConvertible(maximumPerAddress),
+                        "latchkey.connections.refused": .stringConvertible(refused),
+                        "latchkey.connection.peer": "\(key ?? "")",
                         "latchkey.setting": "LATCHKEY_MAX_CONNECTIONS_PER_ADDRESS",
                     ])
             case .counted: break

@@ -391,7 +391,7 @@ struct EasyLoginService: Sendable {
             "latchkey.signin",
             metadata: [
                 "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "easy_login",
-                "latchkey.signin.created": "\(created)", "latchkey.oauth.client": "\(pending.clientID)",
+                "latchkey.signin.created": .stringConvertible(created), "latchkey.oauth.client": "\(pending.clientID)",
             ])
         return .code(code)
     }

@@ -32,8 +32,8 @@ final class RefusalLog: Sendable {
         logger.notice(
             "latchkey.limits.refused",
             metadata: [
-                "latchkey.limit.rule": "\(rule.name)", "latchkey.limit.refused": "\(count)",
-                "latchkey.limit.retry_after": "\(retryAfter)",
+                "latchkey.limit.rule": "\(rule.name)", "latchkey.limit.refused": .stringConvertible(count),
+                "latchkey.limit.retry_after": .stringConvertible(retryAfter),
             ])
     }
 }

@@ -54,9 +54,14 @@ package struct JSONLogHandler: LogHandler {
         sink.emit(String(decoding: JSONValue.object(members).encoded(), as: UTF8.self) + "\n")
     }
 
+    /// A metadata value as JSON: counts, durations and flags logged as values
+    /// (`.stringConvertible(42)`) are numbers and booleans, so a collector compares them as such.
     static func json(_ value: Logger.Metadata.Value) -> JSONValue {
         switch value {
         case .string(let text): .string(text)
+        case .stringConvertible(let value as any BinaryInteger): .int(Int(truncatingIfNeeded: value))
+        case .stringConvertible(let value as Double): value.isFinite ? .double(value) : .string(value.description)
+        case .stringConvertible(let value as Bool): .bool(value)
         case .stringConvertible(let value): .string(value.description)
         case .array(let values): .array(values.map(json))
         case .dictionary(let members): .object(members.mapValues(json))

@@ -46,8 +46,8 @@ struct RequestObserver: RouterMiddleware {
             metadata: [
                 "latchkey.http.method": "\(request.method.rawValue)",
                 "latchkey.http.route": "\(route)",
-                "latchkey.http.status": "\(status)",
-                "latchkey.http.duration_ms": "\((milliseconds * 1000).rounded() / 1000)",
+                "latchkey.http.status": .stringConvertible(status),
+                "latchkey.http.duration_ms": .stringConvertible((milliseconds * 1000).rounded() / 1000),
                 "latchkey.client.address": "\(limits.clientInfo(request, context).address ?? "unknown")",
             ])
     }

@@ -134,7 +134,7 @@ package struct JobService: Service {
         logger.info(
             "latchkey.jobs.ran",
             metadata: [
-                "latchkey.job.kind": "\(job.kind.rawValue)", "latchkey.job.attempts": "\(job.attempts)",
+                "latchkey.job.kind": "\(job.kind.rawValue)", "latchkey.job.attempts": .stringConvertible(job.attempts),
                 "latchkey.job.outcome": "\(outcome.name)",
             ])
         do {

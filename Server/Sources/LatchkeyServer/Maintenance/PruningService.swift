@@ -97,13 +97,13 @@ package struct PruningService: Service {
         do {
             let (resealed, unopened) = try await run()
             if resealed > 0 {
-                logger.notice(events.sealed, metadata: ["latchkey.keys.count": "\(resealed)"])
+                logger.notice(events.sealed, metadata: ["latchkey.keys.count": .stringConvertible(resealed)])
             }
             if unopened > 0 {
                 logger.warning(
                     events.unopened,
                     metadata: [
-                        "latchkey.keys.count": "\(unopened)",
+                        "latchkey.keys.count": .stringConvertible(unopened),
                         "latchkey.setting": "LATCHKEY_PREVIOUS_KEY_ENCRYPTION_KEYS",
                     ])
             }
@@ -144,13 +144,15 @@ package struct PruningService: Service {
         logger.debug(
             "latchkey.prune.done",
             metadata: [
-                "latchkey.prune.single_use": "\(total.singleUse)", "latchkey.prune.nonces": "\(total.nonces)",
-                "latchkey.prune.pending_authorizations": "\(total.pendingAuthorizations)",
-                "latchkey.prune.authorization_codes": "\(total.authorizationCodes)",
-                "latchkey.prune.sessions": "\(total.sessions)",
-                "latchkey.prune.refresh_tokens": "\(total.refreshTokens)",
-                "latchkey.prune.audit_events": "\(total.auditEvents)", "latchkey.prune.guests": "\(total.guests)",
-                "latchkey.prune.orphan_provider_tokens": "\(total.orphanProviderTokens)",
+                "latchkey.prune.single_use": .stringConvertible(total.singleUse),
+                "latchkey.prune.nonces": .stringConvertible(total.nonces),
+                "latchkey.prune.pending_authorizations": .stringConvertible(total.pendingAuthorizations),
+                "latchkey.prune.authorization_codes": .stringConvertible(total.authorizationCodes),
+                "latchkey.prune.sessions": .stringConvertible(total.sessions),
+                "latchkey.prune.refresh_tokens": .stringConvertible(total.refreshTokens),
+                "latchkey.prune.audit_events": .stringConvertible(total.auditEvents),
+                "latchkey.prune.guests": .stringConvertible(total.guests),
+                "latchkey.prune.orphan_provider_tokens": .stringConvertible(total.orphanProviderTokens),
             ])
         return total
     }

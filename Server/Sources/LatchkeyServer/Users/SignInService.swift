@@ -90,7 +90,7 @@ struct SignInService: Sendable {
             "latchkey.signin",
             metadata: [
                 "latchkey.user.id": "\(user.id)", "latchkey.signin.kind": "\(proven.method.rawValue)",
-                "latchkey.signin.created": "\(created)",
+                "latchkey.signin.created": .stringConvertible(created),
             ])
         return SignInBody(
             user: UserBody(user), isNewUser: created, grantedPermissions: proven.granted,
