@@ -24,6 +24,8 @@ package final class PostgresStore: LatchkeyStore {
     let client: PostgresClient
     /// The pool's connections, kept between operations.
     let connections: HeldConnections
+    /// Names why operations get no connection (`latchkey.database.unreachable`).
+    let diagnosis: ConnectionDiagnosis
     let timeout: Duration
     /// The pool's connection settings, for the one connection `firstConnection` opens itself.
     let firstConnectionSettings: PostgresConnection.Configuration
@@ -87,6 +89,7 @@ package final class PostgresStore: LatchkeyStore {
         self.firstConnectionSettings = try Self.firstConnectionSettings(
             url: url, tls: tlsConfiguration, pool: configuration)
         self.logger = logger
+        self.diagnosis = ConnectionDiagnosis(settings: firstConnectionSettings, logger: logger)
         self.shownURL = url.description
         self.connections = HeldConnections(client: client, limit: max(1, poolSize), staleLease: timeout / 2)
         self.timeout = timeout
@@ -148,24 +151,38 @@ package final class PostgresStore: LatchkeyStore {
     ) async throws -> T {
         let connections = self.connections
         let timeout = timeout ?? self.timeout
+        let diagnosis = self.diagnosis
         return try await observation.timed("\(operation)") {
-            try await withConnection(operation, timeout: timeout, connections: connections, body)
+            try await withConnection(
+                operation, timeout: timeout, connections: connections, diagnosis: diagnosis, body)
         }
     }
 
     /// `withConnection`, untimed.
     private func withConnection<T: Sendable>(
-        _ operation: StaticString, timeout: Duration, connections: HeldConnections,
+        _ operation: StaticString, timeout: Duration, connections: HeldConnections, diagnosis: ConnectionDiagnosis,
         _ body: @escaping @Sendable (PostgresConnection) async throws -> T
     ) async throws -> T {
+        // Whether the time ran out in the query (a slow database) or before any connection (one
+        // down or refusing): they read differently, and the second is diagnosed.
+        let leased = Atomic(false)
         do {
             return try await Deadline.run(
                 within: timeout,
-                timedOut: { StoreUnavailable("no answer within \(timeout) (\(operation))") }
+                timedOut: {
+                    if leased.load(ordering: .relaxed) {
+                        return StoreUnavailable("no answer within \(timeout) (\(operation))")
+                    }
+                    diagnosis.diagnose()
+                    return StoreUnavailable(
+                        "no connection within \(timeout) (\(operation))"
+                            + (diagnosis.recentCause.map { ": \($0)" } ?? "; trying one to find out why"))
+                }
             ) {
                 let held: HeldConnections.Held
                 do {
                     held = try await connections.take()
+                    leased.store(true, ordering: .relaxed)
                 } catch let failure as HeldConnections.LeaseFailure {
                     // No connection to lease: the pool's circuit breaker once the database has
                     // been unreachable a while, its shutdown, the store closed.

@@ -193,3 +193,37 @@ struct PostgresFirstConnectionTests {
         #expect(try outcome.get() == PostgresStore.knownSchemaVersion)
     }
 }
+
+/// PostgreSQL refusing connections at run time is named as that, not as a slow database.
+@Suite("PostgreSQL: no connection at run time")
+struct PostgresRunTimeConnectionTests {
+    @Test("an operation that gets no connection says so, and the cause is found and named")
+    func refusedAtRunTime() async throws {
+        guard var url = try TestPostgres.url() else { return }
+        let refusing = try HeldPort.refusing()
+        defer { close(refusing.descriptor) }
+        url.port = refusing.port
+        url.password = "not-the-Password-4711"
+        let capture = LogCapture()
+        let store = try PostgresStore(
+            url: url, poolSize: 1, timeout: .milliseconds(300), logger: capture.logger(label: "test"))
+        func failure() async -> StoreUnavailable? {
+            do {
+                _ = try await store.user(id: "anyone")
+                return nil
+            } catch {
+                return error as? StoreUnavailable
+            }
+        }
+        let first = try #require(await failure())
+        #expect(first.reason.hasPrefix("no connection within"), "\(first.reason)")
+        #expect(!first.reason.contains("no answer"))
+        await store.diagnosis.diagnose()?.value
+        let logged = capture.all.filter { $0.contains("latchkey.database.unreachable") }
+        #expect(logged.count == 1 && logged.first?.contains("refuses connections") == true, "\(logged)")
+        let second = try #require(await failure())
+        #expect(second.reason.contains("PostgreSQL refuses connections at 127.0.0.1:\(refusing.port)"), "\(second)")
+        #expect(!(capture.all + [first.description, second.description]).joined().contains("4711"))
+        await store.close()
+    }
+}

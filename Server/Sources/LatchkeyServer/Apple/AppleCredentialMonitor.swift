@@ -22,7 +22,9 @@ struct AppleCredentialMonitor: Service, CustomStringConvertible {
     /// Checks once right away (after the server had a moment to bind: in `--dev` the emulator
     /// starts beside it), then every interval until shutdown.
     func run() async {
-        try? await Task.sleep(for: .seconds(1))
+        // Cancelled in that moment (a start that failed, a quick stop): nothing to check, and
+        // no "cancelled" warnings before the real reason the server stopped.
+        guard (try? await Task.sleep(for: .seconds(1))) != nil else { return }
         await checkAll()
         await runPeriodically(every: Self.interval) { await checkAll() }
     }
