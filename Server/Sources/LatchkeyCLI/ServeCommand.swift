@@ -149,9 +149,10 @@ struct ServeCommand: AsyncParsableCommand {
                     .init(service: $0, failureTerminationBehavior: .gracefullyShutdownGroup)
                 }, logger: logger))
         let signals = ShutdownSignals()
+        let trapped = await ShutdownSignals.trap()
         do {
             try await withThrowingDiscardingTaskGroup { tasks in
-                tasks.addTask { await signals.watch(group) }
+                tasks.addTask { await signals.watch(trapped, group) }
                 try await group.run()
                 tasks.cancelAll()
             }

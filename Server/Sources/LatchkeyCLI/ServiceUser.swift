@@ -34,9 +34,21 @@ enum ServiceUser {
         guard initgroups(name, gid) == 0, setgid(gid) == 0, setuid(uid) == 0 else {
             throw CommandError("--run-as \(name): cannot become \(name): \(String(cString: strerror(errno)))")
         }
-        // Root must be gone for good, not only for now.
-        guard getuid() == uid, geteuid() == uid, getegid() == gid, setuid(0) != 0 else {
+        // Root must be gone for good, not only for now, its supplementary groups included (root's
+        // group opens what is root's by group).
+        guard getuid() == uid, geteuid() == uid, getegid() == gid, setuid(0) != 0,
+            gid == 0 || !supplementaryGroups().contains(0)
+        else {
             throw CommandError("--run-as \(name): the process could not drop root")
         }
+    }
+
+    /// The process's supplementary group ids.
+    static func supplementaryGroups() -> [gid_t] {
+        let count = getgroups(0, nil)
+        guard count > 0 else { return [] }
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        let read = getgroups(count, &groups)
+        return Array(groups.prefix(max(0, Int(read))))
     }
 }

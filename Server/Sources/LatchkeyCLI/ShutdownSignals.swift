@@ -9,9 +9,17 @@ import UnixSignals
 final class ShutdownSignals: Sendable {
     private let first = Mutex<(signal: UnixSignal, at: ContinuousClock.Instant)?>(nil)
 
-    /// Waits for the signals, until cancelled; each one asks `group` to shut down gracefully.
-    func watch(_ group: ServiceGroup) async {
-        for await signal in await UnixSignalsSequence(trapping: .sigterm, .sigint) {
+    /// The signals, trapped from now on: made before the group runs, so a SIGTERM that comes
+    /// while its services start is a graceful shutdown too, not the default action (death with
+    /// no drain and no `latchkey.server.stopped`), as ServiceLifecycle's own handling was.
+    static func trap() async -> UnixSignalsSequence {
+        await UnixSignalsSequence(trapping: .sigterm, .sigint)
+    }
+
+    /// Waits for `signals` (from `trap()`), until cancelled; each one asks `group` to shut down
+    /// gracefully.
+    func watch(_ signals: UnixSignalsSequence, _ group: ServiceGroup) async {
+        for await signal in signals {
             first.withLock { if $0 == nil { $0 = (signal, .now) } }
             await group.triggerGracefulShutdown()
         }

@@ -176,7 +176,8 @@ package final class PostgresStore: LatchkeyStore {
                     diagnosis.diagnose()
                     return StoreUnavailable(
                         "no connection within \(timeout) (\(operation))"
-                            + (diagnosis.recentCause.map { ": \($0)" } ?? "; trying one to find out why"))
+                            + (diagnosis.recentCause.map { ": \($0)" }
+                                ?? ": PostgreSQL is stopped, unreachable or refusing connections"))
                 }
             ) {
                 let held: HeldConnections.Held

@@ -167,8 +167,10 @@ enum DocumentedCommands {
             var flags: [String] = []
             while next < tokens.count {
                 let token = tokens[next]
+                // Another `latchkey` starts another command, unless it is a flag's value
+                // (`--run-as latchkey`).
                 if ["|", "||", "&&", ";", "#", ">", "2>&1"].contains(token) || token.hasPrefix(")")
-                    || token.hasSuffix("latchkey")
+                    || (token.hasSuffix("latchkey") && !tokens[next - 1].hasPrefix("--"))
                 {
                     break
                 }

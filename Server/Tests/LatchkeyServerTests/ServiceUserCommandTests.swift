@@ -135,10 +135,17 @@ struct ServiceUserInstallation {
         chown(data.path, uid, gid)
         let installation = ServiceUserInstallation(
             root: root, etc: etc, data: data, kekText: KeyEncryptionKey.generate().encoded)
-        _ = try installation.secret("kek", installation.kekText)
-        try installation.writeEnv(database: installation.database)
-        let migrate = try await installation.asUser([], ["db", "migrate", "--config", installation.env], input: nil)
-        try #require(migrate.status == 0, "\(migrate.output)")
+        // A failed setup removes what it made: the caller's `defer` is not set yet.
+        do {
+            _ = try installation.secret("kek", installation.kekText)
+            try installation.writeEnv(database: installation.database)
+            let migrate = try await installation.asUser(
+                [], ["db", "migrate", "--config", installation.env], input: nil)
+            try #require(migrate.status == 0, "\(migrate.output)")
+        } catch {
+            installation.remove()
+            throw error
+        }
         return installation
     }
 

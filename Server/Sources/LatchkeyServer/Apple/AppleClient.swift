@@ -129,6 +129,9 @@ struct AppleClient: Sendable {
             metrics?.providerCall(
                 provider: "apple", endpoint: endpoint, failed: status >= 500, duration: .now - started)
         } catch {
+            // Cancelled by our own shutdown (a check under way at a stop): not Apple's failure,
+            // and no warning in an operator's log.
+            if Task.isCancelled { return .failure(.unreachable) }
             metrics?.providerCall(provider: "apple", endpoint: endpoint, failed: true, duration: .now - started)
             health.failed()
             logger.warning(

@@ -43,10 +43,14 @@ enum SettingFile {
             }
             defer { try? handle.close() }
             do {
-                data = try handle.read(upToCount: limit) ?? Data()
+                data = try handle.read(upToCount: limit + 1) ?? Data()
             } catch {
                 throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
             }
+        }
+        // Cut silently, a secret would be wrong in a way nothing reports.
+        guard data.count <= limit else {
+            throw ConfigurationError("\(name)_FILE '\(path)' is longer than 1 MiB: not a secret or a setting")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigurationError("\(name)_FILE '\(path)' is not UTF-8 text")
@@ -69,10 +73,18 @@ enum SettingFile {
             )
         }
         let handle = FileHandle(fileDescriptor: copy, closeOnDealloc: true)
+        let data: Data
         do {
-            return try handle.read(upToCount: limit) ?? Data()
+            data = try handle.read(upToCount: limit + 1) ?? Data()
         } catch {
             throw ConfigurationError("cannot read \(name)_FILE '\(path)': \(error.localizedDescription)")
         }
+        // An empty pipe is a command before it that failed (`sudo cat` of a file it could not
+        // read), not a setting left unset on purpose: say so, rather than "none is set".
+        guard !data.isEmpty else {
+            throw ConfigurationError(
+                "\(name)_FILE is '\(path)', and nothing came through it: did the command piping the secret fail?")
+        }
+        return data
     }
 }
