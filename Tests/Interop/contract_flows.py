@@ -278,8 +278,10 @@ if sorted(identity["provider"] for identity in alice_linked["user"]["identities"
     fail("linking Apple to a Facebook user did not add it")
 notice = emulator_post("/_emulator/apple/notifications", {"user": "bob", "type": "email-disabled", "deliver": False})
 call("POST", "/v1/apple/notifications", status=200, json_body={"payload": notice["payload"]})
+# Delivered again (Apple retries until a 2xx): answered 200, applied once.
+call("POST", "/v1/apple/notifications", status=200, json_body={"payload": notice["payload"]})
 call("POST", "/v1/apple/notifications", status=400, code="apple_notification_invalid",
-     json_body={"payload": notice["payload"]}, valid_request=True)
+     json_body={"payload": notice["payload"][:-4] + "AAAA"}, valid_request=True)
 delivered = emulator_post("/_emulator/apple/notifications", {"user": "bob", "type": "email-enabled"})
 if delivered.get("status") != 200:
     fail(f"the emulator's delivery to the dev server's notification URL answered {delivered.get('status')}")
