@@ -140,9 +140,11 @@ struct ServeCommand: AsyncParsableCommand {
                 ClosingService(description: "Facebook HTTP client", close: { try? await facebook.shutdown() }),
             ] + servers
         // A part that fails (a port in use) shuts the group down in order, as a signal does,
-        // rather than cancelling every part at once: cancelled together, the database and the
-        // HTTP client closed under parts still starting, Hummingbird logged its cancellation
-        // errors before ours, and its shutdown task raced the exit (the path of a rare SIGILL).
+        // rather than cancelling every part at once. Cancelled together, Hummingbird logged its
+        // cancellation errors before ours, and a connection a listener accepted after its
+        // connection loop was cancelled (in `--dev`, Apple's check calling the emulator) trapped
+        // in NIO ("Deinited NIOAsyncWriter without calling finish()"): the SIGILL of a start on
+        // a port in use (PortInUseTests, connections during a failed start).
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map {
