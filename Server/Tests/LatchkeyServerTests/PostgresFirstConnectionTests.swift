@@ -66,16 +66,25 @@ struct PostgresFirstConnectionTests {
         #expect(!error.description.contains("4711"))
     }
 
-    @Test("nothing listening: unavailable once the wait is over, with the last attempt's cause, never the password")
-    func nothingListening() async throws {
-        guard var url = try TestPostgres.url() else { return }
-        let refusing = try HeldPort.refusing()
-        defer { close(refusing.descriptor) }
-        url.port = refusing.port
+    /// A store of `url` moved to `port` (where nothing listens), with a password the logs must
+    /// never show, logging into the capture.
+    static func refused(_ url: PostgresURL, port: Int, timeout: Duration) throws -> (PostgresStore, LogCapture) {
+        var url = url
+        url.port = port
         url.password = "not-the-Password-4711"
         let capture = LogCapture()
-        let store = try PostgresStore(
-            url: url, poolSize: 1, timeout: TestPostgres.timeout, logger: capture.logger(label: "test"))
+        return (
+            try PostgresStore(url: url, poolSize: 1, timeout: timeout, logger: capture.logger(label: "test")),
+            capture
+        )
+    }
+
+    @Test("nothing listening: unavailable once the wait is over, with the last attempt's cause, never the password")
+    func nothingListening() async throws {
+        guard let url = try TestPostgres.url() else { return }
+        let refusing = try HeldPort.refusing()
+        defer { close(refusing.descriptor) }
+        let (store, capture) = try Self.refused(url, port: refusing.port, timeout: TestPostgres.timeout)
         let outcome = await Self.outcome { try await store.migrate(waitingForDatabase: .seconds(2)) }
         await store.close()
         guard case .failure(let error) = outcome, let unavailable = error as? StoreUnavailable else {
@@ -199,14 +208,11 @@ struct PostgresFirstConnectionTests {
 struct PostgresRunTimeConnectionTests {
     @Test("an operation that gets no connection says so, and the cause is found and named")
     func refusedAtRunTime() async throws {
-        guard var url = try TestPostgres.url() else { return }
+        guard let url = try TestPostgres.url() else { return }
         let refusing = try HeldPort.refusing()
         defer { close(refusing.descriptor) }
-        url.port = refusing.port
-        url.password = "not-the-Password-4711"
-        let capture = LogCapture()
-        let store = try PostgresStore(
-            url: url, poolSize: 1, timeout: .milliseconds(300), logger: capture.logger(label: "test"))
+        let (store, capture) = try PostgresFirstConnectionTests.refused(
+            url, port: refusing.port, timeout: .milliseconds(300))
         func failure() async -> StoreUnavailable? {
             do {
                 _ = try await store.user(id: "anyone")
