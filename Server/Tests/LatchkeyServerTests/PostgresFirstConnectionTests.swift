@@ -226,7 +226,9 @@ struct PostgresRunTimeConnectionTests {
         #expect(!first.reason.contains("no answer"))
         await store.diagnosis.diagnose()?.value
         let logged = capture.all.filter { $0.contains("latchkey.database.unreachable") }
-        #expect(logged.count == 1 && logged.first?.contains("refuses connections") == true, "\(logged)")
+        // One try per 5 s: on a loaded machine the first failure may outlast that, and the wait
+        // above start a second.
+        #expect(!logged.isEmpty && logged.allSatisfy { $0.contains("refuses connections") }, "\(logged)")
         let second = try #require(await failure())
         #expect(second.reason.contains("PostgreSQL refuses connections at 127.0.0.1:\(refusing.port)"), "\(second)")
         #expect(!(capture.all + [first.description, second.description]).joined().contains("4711"))
