@@ -383,20 +383,26 @@ package final class SQLiteStore: LatchkeyStore {
         }
     }
 
-    /// See `LatchkeyStore.sessionProof`.
+    /// See `LatchkeyStore.sessionProof`. One read, as PostgreSQL's: a missing user reads as
+    /// disabled, as in `session(_:_:)`.
     package func sessionProof(id: String, now: Date) async throws -> SessionProof? {
         try await transaction { db in
-            guard let session = try Self.session(id, db) else { return nil }
-            let times = try db.query("SELECT created_at, stepped_up_at FROM sessions WHERE id = ?", [.text(id)]).first
-            let steppedUp = times?.column("stepped_up_at")?.double
-            let live = try Self.sessionLive(id, at: now, db)
+            guard
+                let row = try db.query(
+                    """
+                    SELECT s.user_id, s.revoked_at IS NULL AND s.expires_at > ? AND COALESCE(u.disabled = 0, 0) AS active,
+                        COALESCE(u.anonymous, 0) AS anonymous, s.created_at,
+                        COALESCE(s.authenticated_at, s.created_at) AS authenticated_at, s.stepped_up_at, s.second_factor
+                    FROM sessions s LEFT JOIN users u ON u.id = s.user_id WHERE s.id = ?
+                    """, [.float(now.timeIntervalSince1970), .text(id)]
+                ).first, let userID = row.column("user_id")?.string
+            else { return nil }
+            let date = { (name: String) in row.column(name)?.double.map(Date.init(timeIntervalSince1970:)) }
             return SessionProof(
-                userID: session.userID, active: !session.revoked && !session.userDisabled && live,
-                anonymous: session.anonymous,
-                createdAt: Date(timeIntervalSince1970: times?.column("created_at")?.double ?? 0),
-                authenticatedAt: Date(timeIntervalSince1970: session.authenticatedAt),
-                steppedUpAt: steppedUp.map(Date.init(timeIntervalSince1970:)),
-                secondFactor: session.assurance.secondFactor)
+                userID: userID, active: row.column("active")?.integer == 1,
+                anonymous: row.column("anonymous")?.integer == 1, createdAt: date("created_at") ?? .distantPast,
+                authenticatedAt: date("authenticated_at") ?? .distantPast, steppedUpAt: date("stepped_up_at"),
+                secondFactor: row.column("second_factor")?.string.flatMap(SecondFactorKind.init(rawValue:)))
         }
     }
 

@@ -192,7 +192,7 @@ struct IdentityService: Sendable {
         _ claims: SessionTokens.AccessClaims, _ request: LinkCompletionRequest
     ) async throws -> LinkCompletionBody {
         let now = configuration.clock()
-        let invalid = APIError(IdentityRefusal.ticketInvalid)
+        let invalid = APIError(IdentityRefusal.ticketInvalid, action: .merge)
         guard
             let opened = SealedToken.open(request.linkTicket, kind: .linkTicket, keys: tokens.keys.current.requestKeys),
             let source = opened.payload["u"]?.stringValue, let provider = opened.payload["p"]?.stringValue,
@@ -246,7 +246,7 @@ struct IdentityService: Sendable {
                 id: claims.userID, sessionID: claims.sessionID, now: configuration.clock(),
                 reauthenticationWindow: configuration.identities.reauthenticationWindow)
         } catch let refusal as IdentityRefusal {
-            throw APIError(refusal)
+            throw APIError(refusal, action: .deleteAccount)
         }
         logger.info("latchkey.user.deleted", metadata: ["latchkey.user.id": "\(claims.userID)"])
     }
@@ -271,7 +271,7 @@ extension APIError {
 
     /// The typed error of a refused identity operation.
     /// - Parameter action: what was refused, named in `reauthentication_required`'s message.
-    init(_ refusal: IdentityRefusal, action: ChangeOfWayIn = .deleteAccount) {
+    init(_ refusal: IdentityRefusal, action: ChangeOfWayIn) {
         switch refusal {
         case .replayed: self = .idTokenReplayed
         case .nonceInvalid: self = .nonceInvalid
